@@ -1,0 +1,31 @@
+//! `sluice rules [ID]`: the rule table, or one rule's documentation.
+
+use crate::error::{Error, Result};
+use crate::rules;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct RulesArgs {
+    /// Print this rule's documentation.
+    pub id: Option<String>,
+}
+
+pub fn run(args: RulesArgs) -> Result<ExitCode> {
+    let text = match args.id {
+        Some(id) => rules::find(&id)
+            .ok_or_else(|| Error::Usage(format!("unknown rule `{id}`; `sluice rules` lists them")))?
+            .markdown(),
+        None => {
+            let mut table = Table::new();
+            table.load_style(UTF8_FULL_CONDENSED);
+            table.set_header(["rule", "severity", "category", "what it catches"]);
+            for meta in rules::all() {
+                table.add_row([meta.id, meta.severity.as_str(), meta.category.as_str(), meta.summary]);
+            }
+            format!("{table}\n")
+        }
+    };
+    super::print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,142 @@
+//! The one currency of Sluice: every capability produces [`Finding`]s and every
+//! output format is a renderer over a list of them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How bad a finding is. Ordered: `Info < Warning < Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A fact a finding relied on ("index" = "stop_times_route_idx", "table rows" = "unknown").
+/// Shown by `--explain` so every verdict can be checked by a human.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    pub name: String,
+    pub value: String,
+}
+
+/// The source text a finding points into: the whole statement (or the lines
+/// around the location), starting at `first_line`, for excerpts with a caret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Snippet {
+    pub first_line: usize,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// Kebab-case rule id, as listed by `sluice rules`.
+    pub rule: String,
+    pub severity: Severity,
+    /// Path relative to the repository root (or the working directory outside one), with `/`.
+    pub file: String,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based, in characters.
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub message: String,
+    pub help: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<Fact>,
+    #[serde(skip)]
+    pub snippet: Option<Snippet>,
+    /// Structured evidence for machine consumers (two plans, a freeze window…).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<serde_json::Value>,
+}
+
+impl Finding {
+    pub fn new(rule: &str, severity: Severity, file: impl Into<String>, message: impl Into<String>) -> Self {
+        Finding {
+            rule: rule.to_string(),
+            severity,
+            file: file.into(),
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 1,
+            message: message.into(),
+            help: String::new(),
+            facts: Vec::new(),
+            snippet: None,
+            evidence: None,
+        }
+    }
+
+    pub fn at(mut self, line: usize, column: usize, end_line: usize, end_column: usize) -> Self {
+        self.line = line.max(1);
+        self.column = column.max(1);
+        self.end_line = end_line.max(self.line);
+        self.end_column = end_column.max(1);
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    pub fn fact(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.facts.push(Fact { name: name.into(), value: value.into() });
+        self
+    }
+
+    pub fn snippet(mut self, first_line: usize, text: impl Into<String>) -> Self {
+        self.snippet = Some(Snippet { first_line, text: text.into() });
+        self
+    }
+
+    pub fn evidence(mut self, value: serde_json::Value) -> Self {
+        self.evidence = Some(value);
+        self
+    }
+}
+
+/// Everything a command found, plus what it looked at, handed to a renderer.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Lines for the reader that are not findings ("3 migrations, 2 query files checked").
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Sorted by file, then position, then rule: stable output whatever order files were checked in.
+    pub fn sort(&mut self) {
+        self.findings.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.rule, &a.message).cmp(&(&b.file, b.line, b.column, &b.rule, &b.message))
+        });
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings.iter().filter(|f| f.severity == severity).count()
+    }
+
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}

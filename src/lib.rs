@@ -1,0 +1,17 @@
+//! Sluice: the deployment-safety and migration-review gate.
+//!
+//! The library does the work; `main.rs` only calls [`cli::main`].
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod finding;
+pub mod freeze;
+pub mod git;
+pub mod plan;
+pub mod report;
+pub mod rules;
+pub mod sql;
+
+pub use error::{Error, Result};
+pub use finding::{Finding, Report, Severity};

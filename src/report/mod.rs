@@ -1,0 +1,54 @@
+//! Renderers over a [`Report`]: nothing else in Sluice knows about output formats.
+
+mod json;
+mod table;
+
+use crate::finding::{Report, Severity};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Sarif,
+    Github,
+    Gitlab,
+    Markdown,
+}
+
+/// Options shared by the renderers.
+#[derive(Clone, Debug, Default)]
+pub struct RenderOptions {
+    /// Colour the table output (only on a terminal without NO_COLOR).
+    pub color: bool,
+    /// Print the facts each finding used.
+    pub explain: bool,
+}
+
+pub fn render(report: &Report, format: Format, options: &RenderOptions) -> String {
+    match format {
+        Format::Table => table::render(report, options),
+        Format::Json => json::render(report),
+        Format::Sarif | Format::Github | Format::Gitlab | Format::Markdown => {
+            unimplemented!("{format:?} renderer: see issue 4")
+        }
+    }
+}
+
+/// `--fail-on`: the lowest severity that fails the gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FailOn {
+    #[default]
+    Error,
+    Warning,
+    Never,
+}
+
+impl FailOn {
+    pub fn fails(self, report: &Report) -> bool {
+        match (self, report.worst()) {
+            (FailOn::Never, _) | (_, None) => false,
+            (FailOn::Error, Some(w)) => w >= Severity::Error,
+            (FailOn::Warning, Some(w)) => w >= Severity::Warning,
+        }
+    }
+}

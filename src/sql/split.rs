@@ -1,0 +1,230 @@
+//! Splits a SQL file into statements with byte spans and 1-based line/column, using
+//! sqlparser's tokenizer so dollar-quoted bodies, strings, comments and nested `/* */`
+//! never split a statement in the wrong place.
+
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+
+/// Where a statement (or anything else) sits in its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// Byte offsets into the file text, end exclusive.
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line and column (columns count characters).
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+/// A `--` or `/* */` comment found between statements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment {
+    pub line: usize,
+    pub text: String,
+}
+
+/// One statement as written: its text and tokens, not yet parsed.
+#[derive(Clone, Debug)]
+pub struct RawStatement {
+    pub span: Span,
+    /// Tokens of the statement without the terminating `;`, comments and whitespace kept.
+    pub tokens: Vec<TokenWithSpan>,
+    /// Comments between the previous statement and this one (where `sluice:ignore` lives).
+    pub leading_comments: Vec<Comment>,
+}
+
+/// The split of a file, and whatever stopped the tokenizer (an unterminated string…).
+#[derive(Debug, Default)]
+pub struct Split {
+    pub statements: Vec<RawStatement>,
+    /// Every comment in the file, for file-level directives.
+    pub comments: Vec<Comment>,
+    /// The tokenizer's complaint and where the rest of the file (which could not be split) starts.
+    pub tokenizer_error: Option<(String, Span)>,
+}
+
+/// Maps sqlparser's (line, column) locations back to byte offsets, walking forward only.
+struct Offsets<'a> {
+    text: &'a str,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Offsets { text, line_starts }
+    }
+
+    fn byte(&self, line: u64, column: u64) -> usize {
+        let Some(&start) = self.line_starts.get((line as usize).saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let rest = &self.text[start..];
+        let within = rest.char_indices().nth((column as usize).saturating_sub(1)).map(|(b, _)| b).unwrap_or(rest.len());
+        start + within
+    }
+
+    fn location(&self, byte: usize) -> (usize, usize) {
+        let line = self.line_starts.partition_point(|&s| s <= byte);
+        let start = self.line_starts[line - 1];
+        (line, self.text[start..byte].chars().count() + 1)
+    }
+
+    fn span(&self, start: usize, end: usize) -> Span {
+        let (line, column) = self.location(start);
+        let (end_line, end_column) = self.location(end);
+        Span { start, end, line, column, end_line, end_column }
+    }
+}
+
+fn is_trivia(token: &Token) -> bool {
+    matches!(token, Token::Whitespace(_))
+}
+
+fn comment_text(token: &Token) -> Option<String> {
+    match token {
+        Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => Some(format!("{prefix}{}", comment.trim_end())),
+        Token::Whitespace(Whitespace::MultiLineComment(c)) => Some(format!("/*{c}*/")),
+        _ => None,
+    }
+}
+
+fn keyword(token: &Token) -> Option<Keyword> {
+    match token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+pub fn split(text: &str) -> Split {
+    let offsets = Offsets::new(text);
+    let dialect = PostgreSqlDialect {};
+    let (tokens, tokenizer_error) = match Tokenizer::new(&dialect, text).tokenize_with_location() {
+        Ok(tokens) => (tokens, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let mut out = Split::default();
+    if let Some(e) = tokenizer_error {
+        // Split what precedes the error by re-tokenizing it; the rest is reported as one piece.
+        let cut = offsets.byte(e.location.line, e.location.column);
+        let cut = text[..cut].rfind(';').map(|i| i + 1).unwrap_or(0);
+        let head = split(&text[..cut]);
+        out.statements = head.statements;
+        out.comments = head.comments;
+        let start = cut + (text[cut..].len() - text[cut..].trim_start().len());
+        out.tokenizer_error = Some((e.message.clone(), offsets.span(start, text.len())));
+        return out;
+    }
+
+    let mut current: Vec<TokenWithSpan> = Vec::new();
+    let mut pending_comments: Vec<Comment> = Vec::new();
+    let mut leading: Vec<Comment> = Vec::new();
+    // `BEGIN ATOMIC … END` bodies (SQL-standard function bodies) contain semicolons.
+    let mut atomic_depth = 0usize;
+    let mut previous_keyword: Option<Keyword> = None;
+
+    let finish = |current: &mut Vec<TokenWithSpan>, leading: &mut Vec<Comment>, out: &mut Split| {
+        let first = current.iter().position(|t| !is_trivia(&t.token));
+        let last = current.iter().rposition(|t| !is_trivia(&t.token));
+        if let (Some(first), Some(last)) = (first, last) {
+            let start = offsets.byte(current[first].span.start.line, current[first].span.start.column);
+            let end = offsets.byte(current[last].span.end.line, current[last].span.end.column);
+            let tokens: Vec<TokenWithSpan> = current.drain(first..=last).collect();
+            out.statements.push(RawStatement {
+                span: offsets.span(start, end),
+                tokens,
+                leading_comments: std::mem::take(leading),
+            });
+        }
+        current.clear();
+    };
+
+    for token in tokens {
+        if let Some(text) = comment_text(&token.token) {
+            let comment = Comment { line: token.span.start.line as usize, text };
+            out.comments.push(comment.clone());
+            if current.iter().all(|t| is_trivia(&t.token)) {
+                pending_comments.push(comment);
+            }
+        }
+        match &token.token {
+            Token::SemiColon if atomic_depth == 0 => {
+                if current.iter().any(|t| !is_trivia(&t.token)) {
+                    finish(&mut current, &mut leading, &mut out);
+                }
+                continue;
+            }
+            Token::EOF => continue,
+            t if !is_trivia(t) => {
+                if current.iter().all(|t| is_trivia(&t.token)) {
+                    leading = std::mem::take(&mut pending_comments);
+                }
+                let kw = keyword(t);
+                match (previous_keyword, kw) {
+                    (Some(Keyword::BEGIN), Some(Keyword::ATOMIC)) => atomic_depth += 1,
+                    (_, Some(Keyword::END)) if atomic_depth > 0 => atomic_depth -= 1,
+                    _ => {}
+                }
+                previous_keyword = kw;
+            }
+            _ => {}
+        }
+        current.push(token);
+    }
+    finish(&mut current, &mut leading, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(sql: &str) -> Vec<String> {
+        split(sql).statements.iter().map(|s| sql[s.span.start..s.span.end].to_string()).collect()
+    }
+
+    #[test]
+    fn splits_on_semicolons_outside_strings_comments_and_dollar_quotes() {
+        let sql = "SELECT ';';\n-- a; comment\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n/* a /* nested; */ c */ SELECT 2";
+        assert_eq!(
+            texts(sql),
+            vec!["SELECT ';'", "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql", "SELECT 2"]
+        );
+    }
+
+    #[test]
+    fn reports_lines_and_columns_one_based() {
+        let sql = "SELECT 1;\n\n  UPDATE t SET a = 1\n  WHERE b = 2;";
+        let split = split(sql);
+        let second = &split.statements[1].span;
+        assert_eq!((second.line, second.column, second.end_line, second.end_column), (3, 3, 4, 14));
+    }
+
+    #[test]
+    fn keeps_begin_atomic_bodies_whole() {
+        let sql = "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END;\nSELECT 3;";
+        assert_eq!(texts(sql).len(), 2);
+    }
+
+    #[test]
+    fn attaches_leading_comments_to_the_next_statement() {
+        let sql = "SELECT 1;\n-- sluice:ignore x -- because\nSELECT 2;";
+        let split = split(sql);
+        assert!(split.statements[0].leading_comments.is_empty());
+        assert_eq!(split.statements[1].leading_comments[0].text, "-- sluice:ignore x -- because");
+        assert_eq!(split.statements[1].leading_comments[0].line, 2);
+    }
+
+    #[test]
+    fn an_unterminated_string_keeps_the_statements_before_it() {
+        let sql = "SELECT 1;\nSELECT 'oops;\nSELECT 3;";
+        let split = split(sql);
+        assert_eq!(split.statements.len(), 1);
+        let (_, span) = split.tokenizer_error.expect("tokenizer error");
+        assert_eq!(span.line, 2);
+    }
+}
