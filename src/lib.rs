@@ -7,10 +7,13 @@ pub mod config;
 pub mod error;
 pub mod finding;
 pub mod freeze;
+pub mod lint;
 pub mod git;
 pub mod plan;
+pub mod policy;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod sql;
 
 pub use error::{Error, Result};

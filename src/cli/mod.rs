@@ -6,11 +6,13 @@ mod lint;
 mod plan;
 mod rules;
 
+use crate::config;
 use crate::error::Error;
 use crate::finding::Report;
 use crate::report::{self, FailOn, Format, RenderOptions};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -33,6 +35,45 @@ pub enum Command {
     Freeze(freeze::FreezeCommand),
     /// Compare EXPLAIN plans on production-scale fixtures.
     Plan(plan::PlanArgs),
+}
+
+/// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ProjectArgs {
+    /// Configuration file (default: the nearest sluice.toml, walking up from the working directory).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Migrations directory (overrides [migrations] dir).
+    #[arg(long, value_name = "DIR")]
+    pub migrations: Option<PathBuf>,
+    /// Query directory (overrides [queries] dirs; repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub queries: Vec<PathBuf>,
+    /// Policies directory (overrides [policies] dir).
+    #[arg(long, value_name = "DIR")]
+    pub policies: Option<PathBuf>,
+}
+
+impl ProjectArgs {
+    /// Loads the configuration and applies the flags (their paths are relative to `cwd`).
+    pub fn load(&self, cwd: &Path) -> Result<config::Loaded, Error> {
+        let mut loaded = config::load(self.config.as_deref(), cwd)?;
+        let absolute = |p: &PathBuf| cwd.join(p);
+        if let Some(dir) = &self.migrations {
+            loaded.config.migrations.dir = absolute(dir);
+        }
+        if !self.queries.is_empty() {
+            loaded.config.queries.dirs = self.queries.iter().map(absolute).collect();
+        }
+        if let Some(dir) = &self.policies {
+            loaded.config.policies.dir = absolute(dir);
+        }
+        Ok(loaded)
+    }
+}
+
+pub fn current_dir() -> Result<PathBuf, Error> {
+    std::env::current_dir().map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))
 }
 
 /// Output options shared by the commands that print findings.

@@ -1,18 +1,42 @@
 //! The rules: one file each, listed in [`REGISTRY`]. `sluice rules`, the README table and
 //! SARIF rule metadata are all generated from the registry.
 
+pub mod context;
 pub mod meta;
 
+mod domain_identity_unique;
+mod drop_index_in_use;
+mod function_on_indexed_column;
+mod invalid_suppression;
+mod unique_constraint_on_existing_table;
+mod unparsed_statement;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use context::{Context, Facts, MigrationState, Role, SourceFile};
 pub use meta::{Category, RuleMeta};
 
-/// A rule. SQL rules implement the check hooks; rules whose findings come from
-/// elsewhere (git history, plans, the freeze calendar) carry only their metadata.
+use crate::finding::Finding;
+
+/// A rule. SQL rules implement [`Rule::check`]; rules whose findings come from elsewhere
+/// (git history, plans, the freeze calendar) carry only their metadata.
 pub trait Rule: Sync + Send {
     fn meta(&self) -> &'static RuleMeta;
+
+    /// Checks one statement of a migration or query file, pushing what it finds.
+    fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
-pub static REGISTRY: &[&dyn Rule] = &[];
+pub static REGISTRY: &[&dyn Rule] = &[
+    &function_on_indexed_column::FunctionOnIndexedColumn,
+    &domain_identity_unique::DomainIdentityUnique,
+    &unique_constraint_on_existing_table::UniqueConstraintOnExistingTable,
+    &drop_index_in_use::DropIndexInUse,
+    &unparsed_statement::UnparsedStatement,
+    &invalid_suppression::InvalidSuppression,
+];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
     REGISTRY.iter().map(|r| r.meta())
@@ -21,3 +45,6 @@ pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
 pub fn find(id: &str) -> Option<&'static RuleMeta> {
     all().find(|m| m.id == id)
 }
+
+pub use invalid_suppression::META as INVALID_SUPPRESSION;
+pub use unparsed_statement::META as UNPARSED_STATEMENT;

@@ -2,3 +2,9 @@
 //! view of statements the schema model and the rules work with. Only this module knows sqlparser.
 
 pub mod split;
+pub mod ddl;
+pub mod from_ast;
+pub mod names;
+pub mod recognize;
+pub mod parse;
+pub mod query;

@@ -1,0 +1,117 @@
+//! Reading a project's migrations, query files and policies from disk, in parallel.
+
+use super::{MigrationSource, Settings, Sources};
+use crate::config::{Layout, Loaded};
+use crate::error::{read_text, Error, Result};
+use crate::policy::Policies;
+use crate::rules::SourceFile;
+use crate::schema::migrations::{self, Migration};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The directory paths in findings are relative to: the repository root, else the working directory.
+pub fn display_root(start: &Path) -> PathBuf {
+    start.ancestors().find(|d| d.join(".git").exists()).unwrap_or(start).to_path_buf()
+}
+
+/// `path` as findings show it: relative to `root` when under it, with `/`.
+pub fn display_path(path: &Path, root: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let shown = absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
+    shown.to_string_lossy().replace('\\', "/")
+}
+
+fn read(path: &Path, root: &Path) -> Result<SourceFile> {
+    Ok(SourceFile::parse(display_path(path, root), read_text(path)?))
+}
+
+/// Whether the runner wraps this migration in a transaction, honouring the markers runners
+/// use to opt out: dbmate's `-- migrate:up transaction:false`, diesel's `metadata.toml`
+/// with `run_in_transaction = false` beside `up.sql`.
+pub fn runs_in_transaction(default: bool, up: &Path, text: &str) -> bool {
+    if text.lines().any(|l| {
+        let l = l.trim();
+        l.starts_with("-- migrate:up") && l.contains("transaction:false")
+    }) {
+        return false;
+    }
+    if up.file_name().is_some_and(|n| n == "up.sql") {
+        if let Some(metadata) = up.parent().map(|d| d.join("metadata.toml")).filter(|p| p.is_file()) {
+            if let Ok(text) = std::fs::read_to_string(&metadata) {
+                if text.lines().any(|l| l.replace(' ', "") == "run_in_transaction=false") {
+                    return false;
+                }
+            }
+        }
+    }
+    default
+}
+
+/// Resolves the layout and the runner's transaction mode for a set of migration files.
+pub fn layout_and_transaction(loaded: &Loaded, files: &[PathBuf]) -> (Layout, bool) {
+    let layout = match loaded.config.migrations.layout {
+        Layout::Auto => migrations::detect(files),
+        other => other,
+    };
+    let wraps = loaded.config.migrations.transaction_per_file.unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
+    (layout, wraps)
+}
+
+/// Reads everything the configuration names, plus `extra` files (linted as query files when
+/// they are neither migrations nor configured queries).
+pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
+    let dir = loaded.migrations_dir();
+    let files = migrations::list_files(&dir)?;
+    let (layout, wraps) = layout_and_transaction(loaded, &files);
+    let list: Vec<Migration> = migrations::from_paths(&files, layout);
+
+    let migrations: Vec<MigrationSource> = list
+        .into_par_iter()
+        .map(|migration| {
+            let up_path = dir.join(&migration.up);
+            let up = read(&up_path, root)?;
+            let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
+            let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text);
+            Ok(MigrationSource { migration, up, down, in_transaction })
+        })
+        .collect::<Result<_>>()?;
+
+    let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
+    let migration_paths: Vec<PathBuf> = migrations.iter().map(|m| dir.join(&m.migration.up)).collect();
+    for path in extra {
+        let is_known = migration_paths.iter().chain(query_paths.iter()).any(|p| same_file(p, path));
+        if !is_known && path.extension().is_some_and(|e| e == "sql") {
+            query_paths.push(path.clone());
+        }
+    }
+    let queries = query_paths.par_iter().map(|p| read(p, root)).collect::<Result<Vec<_>>>()?;
+
+    let schema_dump = loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
+    let policies = Policies::load(&loaded.policies_dir())?;
+    let settings = Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
+    Ok((Sources { schema_dump, migrations, queries }, settings))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Expands command-line paths (files or directories) to the display paths they select.
+pub fn selection(paths: &[PathBuf], root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if !path.exists() {
+            return Err(Error::Usage(format!("{}: no such file or directory", path.display())));
+        }
+        out.push(display_path(path, root));
+    }
+    Ok(out)
+}
+
+/// Whether a file's display path is selected by the command-line paths (a directory selects what is below it).
+pub fn is_selected(display: &str, selection: &[String]) -> bool {
+    selection.iter().any(|s| display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty())
+}

@@ -1,0 +1,141 @@
+//! The lint engine: replays migrations in order, checking each statement against the schema
+//! just before it, then checks query files against the final schema. Source-agnostic: the
+//! files come from disk (`sluice lint`) or from git blobs (`sluice check`).
+
+pub mod load;
+mod suppress;
+
+use crate::config::RuleLevel;
+use crate::finding::{Finding, Report};
+use crate::policy::Policies;
+use crate::rules::{self, Context, Facts, MigrationState, Role, SourceFile, UNPARSED_STATEMENT};
+use crate::schema::migrations::Migration;
+use crate::schema::{Origin, Schema};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// A migration with its parsed up (and down) file.
+#[derive(Debug)]
+pub struct MigrationSource {
+    pub migration: Migration,
+    pub up: SourceFile,
+    pub down: Option<SourceFile>,
+    /// The runner wraps this file in a transaction.
+    pub in_transaction: bool,
+}
+
+/// Everything the linter reads.
+#[derive(Debug, Default)]
+pub struct Sources {
+    pub schema_dump: Option<SourceFile>,
+    pub migrations: Vec<MigrationSource>,
+    pub queries: Vec<SourceFile>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub postgres_version: u32,
+    pub levels: BTreeMap<String, RuleLevel>,
+    pub policies: Policies,
+}
+
+/// dbmate keeps both directions in one file; only what precedes `-- migrate:down` runs on deploy.
+fn down_section_start(file: &SourceFile) -> usize {
+    file.parsed
+        .comments
+        .iter()
+        .find(|c| c.text.trim_start_matches('-').trim().starts_with("migrate:down"))
+        .and_then(|c| file.parsed.text.lines().nth(c.line - 1).map(|_| line_offset(&file.parsed.text, c.line)))
+        .unwrap_or(usize::MAX)
+}
+
+fn line_offset(text: &str, line: usize) -> usize {
+    text.split_inclusive('\n').take(line - 1).map(str::len).sum()
+}
+
+fn check_statements(cx_base: (&SourceFile, &Schema, Role, &Facts), statement: &crate::sql::parse::Statement, out: &mut Vec<Finding>) {
+    let (file, schema, role, facts) = cx_base;
+    let cx = Context { file, statement, schema, role, facts };
+    for rule in rules::REGISTRY {
+        rule.check(&cx, out);
+    }
+}
+
+/// A file the tokenizer could not read to the end: fail closed, say where.
+fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
+    let (message, span) = file.parsed.tokenizer_error.as_ref()?;
+    Some(
+        Finding::new(
+            UNPARSED_STATEMENT.id,
+            UNPARSED_STATEMENT.severity,
+            file.display.clone(),
+            format!("the rest of the file could not be read and was not checked: {message}"),
+        )
+        .at(span.line, span.column, span.line, span.column)
+        .help(UNPARSED_STATEMENT.fix.trim()),
+    )
+}
+
+/// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
+/// always built from the whole history).
+pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
+    let facts = Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
+    let mut schema = Schema::default();
+    let mut findings: Vec<Finding> = Vec::new();
+    if let Some(dump) = &sources.schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+
+    for (index, source) in sources.migrations.iter().enumerate() {
+        let file = &source.up;
+        let check = selected(&file.display);
+        let mut state = MigrationState {
+            index,
+            migration: Some(source.migration.clone()),
+            runner_transaction: source.in_transaction,
+            ..MigrationState::default()
+        };
+        let down_start = down_section_start(file);
+        let mut file_findings = Vec::new();
+        for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
+            if check {
+                check_statements((file, &schema, Role::Migration(&state), &facts), statement, &mut file_findings);
+            }
+            schema.apply(statement, &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) });
+            state.observe(statement);
+        }
+        if check {
+            file_findings.extend(tokenizer_finding(file));
+            findings.extend(suppress::apply(file, file_findings));
+        }
+    }
+
+    let query_findings: Vec<Finding> = sources
+        .queries
+        .par_iter()
+        .filter(|file| selected(&file.display))
+        .flat_map_iter(|file| {
+            let mut out = Vec::new();
+            for statement in &file.parsed.statements {
+                check_statements((file, &schema, Role::Query, &facts), statement, &mut out);
+            }
+            out.extend(tokenizer_finding(file));
+            suppress::apply(file, out)
+        })
+        .collect();
+    findings.extend(query_findings);
+
+    let findings = findings
+        .into_iter()
+        .filter_map(|mut f| match settings.levels.get(&f.rule) {
+            Some(level) => level.severity().map(|s| {
+                f.severity = s;
+                f
+            }),
+            None => Some(f),
+        })
+        .collect();
+    let mut report = Report { findings, notes: Vec::new() };
+    report.sort();
+    report
+}

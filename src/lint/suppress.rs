@@ -1,0 +1,105 @@
+//! Inline suppression: `-- sluice:ignore rule-id[, rule-id] -- reason` silences those rules on
+//! the next statement, `-- sluice:ignore-file rule-id -- reason` in the whole file. A directive
+//! naming an unknown rule or giving no reason is itself a finding and silences nothing.
+
+use crate::finding::Finding;
+use crate::rules::{self, SourceFile, INVALID_SUPPRESSION};
+use crate::sql::split::Comment;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Directive {
+    line: usize,
+    rules: Vec<String>,
+    file_level: bool,
+}
+
+/// Reads a directive from a comment, or says what is wrong with it.
+fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
+    let body = comment.text.trim_start_matches("--").trim_start_matches("/*").trim_end_matches("*/").trim();
+    let rest = body.strip_prefix("sluice:")?;
+    let (file_level, rest) = if let Some(r) = rest.strip_prefix("ignore-file") {
+        (true, r)
+    } else if let Some(r) = rest.strip_prefix("ignore") {
+        (false, r)
+    } else {
+        return Some(Err(format!("unknown directive `sluice:{}`; use `sluice:ignore` or `sluice:ignore-file`", rest.split_whitespace().next().unwrap_or(""))));
+    };
+    let (ids, reason) = match rest.split_once("--") {
+        Some((ids, reason)) => (ids, reason.trim()),
+        None => (rest, ""),
+    };
+    let rules: Vec<String> = ids.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
+    if rules.is_empty() {
+        return Some(Err("`sluice:ignore` names no rule; write `-- sluice:ignore rule-id -- reason`".into()));
+    }
+    if let Some(unknown) = rules.iter().find(|id| rules::find(id).is_none()) {
+        return Some(Err(format!("`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids")));
+    }
+    if reason.is_empty() {
+        return Some(Err(format!(
+            "`sluice:ignore {}` gives no reason; add one after ` -- ` so reviewers know why the check does not apply",
+            rules.join(", ")
+        )));
+    }
+    Some(Ok(Directive { line: comment.line, rules, file_level }))
+}
+
+/// Drops the findings of `file` that its directives silence, and adds findings for bad directives.
+pub fn apply(file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
+    let mut problems = Vec::new();
+    let mut file_rules: Vec<String> = Vec::new();
+    // (first line, last line, rules) per statement-level directive.
+    let mut ranges: Vec<(usize, usize, Vec<String>)> = Vec::new();
+    for comment in &file.parsed.comments {
+        match parse(comment) {
+            None => {}
+            Some(Err(message)) => problems.push(
+                Finding::new(INVALID_SUPPRESSION.id, INVALID_SUPPRESSION.severity, file.display.clone(), message)
+                    .at(comment.line, 1, comment.line, comment.text.chars().count() + 1)
+                    .snippet(comment.line, comment.text.clone())
+                    .help(INVALID_SUPPRESSION.fix.trim()),
+            ),
+            Some(Ok(d)) if d.file_level => file_rules.extend(d.rules),
+            Some(Ok(_)) => {}
+        }
+    }
+    for statement in &file.parsed.statements {
+        for comment in &statement.leading_comments {
+            if let Some(Ok(d)) = parse(comment) {
+                if !d.file_level {
+                    ranges.push((statement.span.line, statement.span.end_line, d.rules));
+                }
+            }
+        }
+    }
+    let silenced = |f: &Finding| {
+        f.rule != INVALID_SUPPRESSION.id
+            && (file_rules.contains(&f.rule)
+                || ranges.iter().any(|(first, last, rules)| (*first..=*last).contains(&f.line) && rules.contains(&f.rule)))
+    };
+    findings.into_iter().filter(|f| !silenced(f)).chain(problems).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(text: &str) -> Comment {
+        Comment { line: 1, text: text.into() }
+    }
+
+    #[test]
+    fn reads_rules_and_reasons() {
+        let d = parse(&comment("-- sluice:ignore drop-index-in-use, unparsed-statement -- replaced by idx_b")).unwrap().unwrap();
+        assert_eq!(d.rules, ["drop-index-in-use", "unparsed-statement"]);
+        assert!(!d.file_level);
+        assert!(parse(&comment("-- sluice:ignore-file unparsed-statement -- vendored")).unwrap().unwrap().file_level);
+        assert!(parse(&comment("-- just a comment")).is_none());
+    }
+
+    #[test]
+    fn rejects_unknown_rules_and_missing_reasons() {
+        assert!(parse(&comment("-- sluice:ignore no-such-rule -- x")).unwrap().unwrap_err().contains("unknown rule `no-such-rule`"));
+        assert!(parse(&comment("-- sluice:ignore drop-index-in-use")).unwrap().unwrap_err().contains("gives no reason"));
+    }
+}

@@ -1,0 +1,74 @@
+//! Test helpers: lint SQL given as strings, the way `sluice lint` would.
+
+use crate::finding::{Finding, Severity};
+use crate::lint::{lint, MigrationSource, Settings, Sources};
+use crate::policy::identity::IdentityPolicy;
+use crate::policy::Policies;
+use crate::rules::{RuleMeta, SourceFile};
+use crate::schema::migrations::Migration;
+use std::path::{Path, PathBuf};
+
+/// Lints files given as (name, sql): names under `queries/` are query files, the others are
+/// migrations in the order given. `identity` is the text of `policies/identity.toml`.
+pub fn lint_files(files: &[(&str, &str)], identity: &str) -> Vec<Finding> {
+    let mut sources = Sources::default();
+    for (name, sql) in files {
+        let file = SourceFile::parse(*name, sql.to_string());
+        if name.starts_with("queries/") {
+            sources.queries.push(file);
+        } else {
+            let version = format!("{:03}", sources.migrations.len() + 1);
+            sources.migrations.push(MigrationSource {
+                migration: Migration { version, name: name.to_string(), up: PathBuf::from(name), down: None },
+                up: file,
+                down: None,
+                in_transaction: false,
+            });
+        }
+    }
+    let policies = Policies { identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), identity).expect("valid policy") };
+    let settings = Settings { postgres_version: 15, policies, ..Settings::default() };
+    lint(&sources, &settings, &|_| true).findings
+}
+
+/// Splits a doc example into files: `-- migration: NAME` and `-- query: NAME` lines start a
+/// new file; text before any marker is one migration.
+pub fn example_files(example: &str) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for line in example.lines() {
+        let marker = line.trim().strip_prefix("-- migration:").map(|n| n.trim().to_string()).or_else(|| {
+            line.trim().strip_prefix("-- query:").map(|n| format!("queries/{}", n.trim()))
+        });
+        match marker {
+            Some(name) => files.push((name, String::new())),
+            None => {
+                if files.is_empty() {
+                    files.push(("example.sql".into(), String::new()));
+                }
+                let last = files.last_mut().unwrap();
+                last.1.push_str(line);
+                last.1.push('\n');
+            }
+        }
+    }
+    files
+}
+
+pub fn ids(findings: &[Finding]) -> Vec<&str> {
+    findings.iter().map(|f| f.rule.as_str()).collect()
+}
+
+/// The rule's doc examples are its first tests: the bad SQL is flagged by the rule,
+/// the recommended fix lints clean (no error or warning from any rule).
+pub fn check_examples(meta: &RuleMeta, identity: &str) {
+    let lint_example = |sql: &str| {
+        let files = example_files(sql);
+        let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+        lint_files(&borrowed, identity)
+    };
+    let bad = lint_example(meta.bad);
+    assert!(bad.iter().any(|f| f.rule == meta.id), "{}: the bad example is not flagged; found {:?}", meta.id, ids(&bad));
+    let good = lint_example(meta.good);
+    let loud: Vec<&Finding> = good.iter().filter(|f| f.severity >= Severity::Warning || f.rule == meta.id).collect();
+    assert!(loud.is_empty(), "{}: the recommended fix does not lint clean: {:#?}", meta.id, loud);
+}

@@ -1,0 +1,125 @@
+//! Parses a file statement by statement, so one statement sqlparser cannot read never hides
+//! the rest of the file; unparsed statements still go through the token-level recognizer.
+
+use super::ddl::Ddl;
+use super::split::{split, Comment, Span};
+use super::{from_ast, recognize};
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+#[derive(Debug)]
+pub struct Statement {
+    pub span: Span,
+    pub ast: Option<ast::Statement>,
+    /// Why sqlparser rejected it, when it did.
+    pub parse_error: Option<String>,
+    pub ddl: Ddl,
+    /// For unparsed statements: the recognizer understood every token.
+    pub fully_recognized: bool,
+    pub leading_comments: Vec<Comment>,
+}
+
+#[derive(Debug)]
+pub struct ParsedFile {
+    pub text: String,
+    pub statements: Vec<Statement>,
+    pub comments: Vec<Comment>,
+    /// Set when the tokenizer gave up (an unterminated string or comment): the rest is unread.
+    pub tokenizer_error: Option<(String, Span)>,
+}
+
+impl ParsedFile {
+    pub fn statement_text(&self, statement: &Statement) -> &str {
+        &self.text[statement.span.start..statement.span.end]
+    }
+}
+
+pub fn parse_file(text: String) -> ParsedFile {
+    let split = split(&text);
+    let statements = split.statements.into_iter().map(parse_statement).collect();
+    ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
+}
+
+fn parse_statement(raw: super::split::RawStatement) -> Statement {
+    let leading = recognize::leading_keywords(&raw.tokens);
+    let parsed = Parser::new(&PostgreSqlDialect {})
+        .with_tokens_with_locations(raw.tokens.clone())
+        .parse_statement()
+        .and_then(|statement| statement_alone(&raw.tokens, statement));
+    match parsed {
+        Ok(statement) => {
+            let ddl = from_ast::ddl(&statement, &leading);
+            Statement {
+                span: raw.span,
+                ast: Some(statement),
+                parse_error: None,
+                ddl,
+                fully_recognized: false,
+                leading_comments: raw.leading_comments,
+            }
+        }
+        Err(error) => {
+            let recognized = recognize::recognize(&raw.tokens);
+            Statement {
+                span: raw.span,
+                ast: None,
+                parse_error: Some(error.to_string().trim_start_matches("sql parser error: ").to_string()),
+                ddl: recognized.ddl,
+                fully_recognized: recognized.complete,
+                leading_comments: raw.leading_comments,
+            }
+        }
+    }
+}
+
+/// sqlparser stops at what it understands; a statement it only partly read is unparsed,
+/// except for `DROP INDEX CONCURRENTLY`, which it misreads as an index named CONCURRENTLY.
+fn statement_alone(
+    tokens: &[sqlparser::tokenizer::TokenWithSpan],
+    statement: ast::Statement,
+) -> Result<ast::Statement, sqlparser::parser::ParserError> {
+    let words: Vec<String> = tokens
+        .iter()
+        .filter_map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_uppercase()),
+            Token::Whitespace(_) => None,
+            _ => Some(String::new()),
+        })
+        .take(3)
+        .collect();
+    if words.len() >= 3 && words[0] == "DROP" && words[1] == "INDEX" && words[2] == "CONCURRENTLY" {
+        return Err(sqlparser::parser::ParserError::ParserError(
+            "DROP INDEX CONCURRENTLY is not supported by the SQL parser".into(),
+        ));
+    }
+    Ok(statement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_bad_statement_does_not_hide_the_rest() {
+        let file = parse_file("CREATE TABLE t (a int);\nREINDEX TABLE CONCURRENTLY t;\nCREATE INDEX i ON t (a);".into());
+        assert_eq!(file.statements.len(), 3);
+        assert!(file.statements[0].parse_error.is_none());
+        assert!(file.statements[1].parse_error.is_some());
+        assert!(matches!(file.statements[1].ddl, Ddl::Reindex { concurrently: true, .. }));
+        assert!(matches!(file.statements[2].ddl, Ddl::CreateIndex(_)));
+    }
+
+    #[test]
+    fn drop_index_concurrently_is_not_an_index_named_concurrently() {
+        let file = parse_file("DROP INDEX CONCURRENTLY idx;".into());
+        match &file.statements[0].ddl {
+            Ddl::Drop { names, concurrently, .. } => {
+                assert_eq!(names, &vec!["idx".to_string()]);
+                assert!(concurrently);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! What a query does with columns in its predicates (WHERE, JOIN … ON) — in SELECT, UPDATE,
+//! DELETE, CTEs and subqueries — with aliases and qualified names resolved to base tables.
+//! `function-on-indexed-column` and `drop-index-in-use` stand on this.
+
+use super::names::{self, expression, ident};
+use sqlparser::ast::{
+    self, BinaryOperator, Expr, FromTable, JoinConstraint, JoinOperator, Query, SetExpr, Spanned, TableFactor,
+    TableWithJoins, UnaryOperator,
+};
+
+/// Answers what the schema knows, so this module does not depend on it.
+pub trait Catalog {
+    fn has_column(&self, table: &str, column: &str) -> bool;
+}
+
+/// How a column is hidden from an index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WrapKind {
+    Function(String),
+    Cast,
+    AtTimeZone,
+    Arithmetic,
+    Collate,
+    Other,
+}
+
+impl WrapKind {
+    pub fn describe(&self) -> String {
+        match self {
+            WrapKind::Function(name) => format!("a call to {name}(…)"),
+            WrapKind::Cast => "a cast".into(),
+            WrapKind::AtTimeZone => "AT TIME ZONE".into(),
+            WrapKind::Arithmetic => "arithmetic".into(),
+            WrapKind::Collate => "COLLATE".into(),
+            WrapKind::Other => "an expression".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wrapping {
+    pub kind: WrapKind,
+    /// The whole side of the comparison, normalized like index expressions are.
+    pub expression: String,
+    /// As written, for messages.
+    pub written: String,
+}
+
+/// Where in the file, 1-based.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+/// A column a predicate compares, resolved to its base table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnUse {
+    pub table: String,
+    pub column: String,
+    /// `None` when compared bare (an index can serve it).
+    pub wrapped: Option<Wrapping>,
+    /// The comparison's other side also reads columns (a join condition).
+    pub join: bool,
+    pub position: Position,
+}
+
+struct Relation {
+    alias: String,
+    /// `None` for CTEs and derived tables.
+    table: Option<String>,
+}
+
+struct Scope<'p> {
+    relations: Vec<Relation>,
+    ctes: Vec<String>,
+    parent: Option<&'p Scope<'p>>,
+}
+
+impl Scope<'_> {
+    fn is_cte(&self, name: &str) -> bool {
+        self.ctes.iter().any(|c| c == name) || self.parent.is_some_and(|p| p.is_cte(name))
+    }
+
+    fn resolve(&self, parts: &[String], catalog: &dyn Catalog) -> Option<(String, String)> {
+        let (column, qualifier) = parts.split_last()?;
+        if qualifier.is_empty() {
+            let found = self
+                .relations
+                .iter()
+                .filter_map(|r| r.table.as_ref())
+                .find(|t| catalog.has_column(t, column))
+                .map(|t| (t.clone(), column.clone()));
+            return found.or_else(|| self.parent.and_then(|p| p.resolve(parts, catalog)));
+        }
+        let alias = names::qualified(qualifier);
+        match self.relations.iter().find(|r| r.alias == alias || r.table.as_deref() == Some(alias.as_str())) {
+            Some(r) => r.table.clone().map(|t| (t, column.clone())),
+            None => self.parent.and_then(|p| p.resolve(parts, catalog)),
+        }
+    }
+}
+
+struct Walker<'c> {
+    catalog: &'c dyn Catalog,
+    /// Added to every line: the statement was parsed out of a larger text (a function body).
+    line_offset: usize,
+    uses: Vec<ColumnUse>,
+}
+
+fn position(expr: &Expr, line_offset: usize) -> Position {
+    let span = expr.span();
+    Position {
+        line: span.start.line as usize + line_offset,
+        column: span.start.column as usize,
+        end_line: span.end.line as usize + line_offset,
+        end_column: span.end.column as usize,
+    }
+}
+
+fn column_parts(expr: &Expr) -> Option<Vec<String>> {
+    match expr {
+        Expr::Identifier(i) => Some(vec![ident(i)]),
+        Expr::CompoundIdentifier(parts) => Some(parts.iter().map(ident).collect()),
+        _ => None,
+    }
+}
+
+fn strip(mut expr: &Expr) -> &Expr {
+    while let Expr::Nested(inner) = expr {
+        expr = inner;
+    }
+    expr
+}
+
+fn wrap_kind(expr: &Expr) -> WrapKind {
+    match expr {
+        Expr::Function(f) => WrapKind::Function(names::last(&f.name)),
+        Expr::Cast { .. } => WrapKind::Cast,
+        Expr::AtTimeZone { .. } => WrapKind::AtTimeZone,
+        Expr::Extract { .. } => WrapKind::Function("extract".into()),
+        Expr::Collate { .. } => WrapKind::Collate,
+        Expr::BinaryOp { .. } | Expr::UnaryOp { .. } => WrapKind::Arithmetic,
+        _ => WrapKind::Other,
+    }
+}
+
+/// Column references in an expression, not descending into subqueries.
+fn columns_in(expr: &Expr, out: &mut Vec<Vec<String>>) {
+    if let Some(parts) = column_parts(expr) {
+        out.push(parts);
+        return;
+    }
+    match expr {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::In { target: ast::InTarget::Subquery(_), .. } => {}
+        Expr::Function(f) => {
+            if let ast::FunctionArguments::List(list) = &f.args {
+                for arg in &list.args {
+                    let (ast::FunctionArg::Unnamed(a) | ast::FunctionArg::Named { arg: a, .. } | ast::FunctionArg::ExprNamed { arg: a, .. }) = arg;
+                    if let ast::FunctionArgExpr::Expr(e) = a {
+                        columns_in(e, out);
+                    }
+                }
+            }
+        }
+        Expr::Cast { expr, .. } | Expr::Collate { expr, .. } | Expr::Extract { expr, .. } | Expr::Nested(expr) => {
+            columns_in(expr, out)
+        }
+        Expr::UnaryOp { expr, .. } => columns_in(expr, out),
+        Expr::AtTimeZone { timestamp, time_zone } => {
+            columns_in(timestamp, out);
+            columns_in(time_zone, out);
+        }
+        Expr::BinaryOp { left, right, .. } => {
+            columns_in(left, out);
+            columns_in(right, out);
+        }
+        Expr::Case { operand, conditions, else_result, .. } => {
+            if let Some(o) = operand {
+                columns_in(o, out);
+            }
+            for c in conditions {
+                columns_in(&c.condition, out);
+                columns_in(&c.result, out);
+            }
+            if let Some(e) = else_result {
+                columns_in(e, out);
+            }
+        }
+        Expr::Tuple(items) => items.iter().for_each(|i| columns_in(i, out)),
+        _ => {}
+    }
+}
+
+fn is_arithmetic(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::Plus
+            | BinaryOperator::Minus
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo
+            | BinaryOperator::StringConcat
+    )
+}
+
+fn is_comparison(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::Eq
+            | BinaryOperator::NotEq
+            | BinaryOperator::Lt
+            | BinaryOperator::LtEq
+            | BinaryOperator::Gt
+            | BinaryOperator::GtEq
+            | BinaryOperator::PGLikeMatch
+            | BinaryOperator::PGILikeMatch
+            | BinaryOperator::PGRegexMatch
+            | BinaryOperator::PGRegexIMatch
+            | BinaryOperator::AtArrow
+            | BinaryOperator::ArrowAt
+            | BinaryOperator::Question
+    )
+}
+
+impl Walker<'_> {
+    fn statement(&mut self, statement: &ast::Statement) {
+        let root = Scope { relations: Vec::new(), ctes: Vec::new(), parent: None };
+        match statement {
+            ast::Statement::Query(q) => self.query(q, &root),
+            ast::Statement::CreateView(v) => self.query(&v.query, &root),
+            ast::Statement::Insert(i) => {
+                if let Some(source) = &i.source {
+                    self.query(source, &root)
+                }
+            }
+            ast::Statement::Update(u) => {
+                let mut relations = Vec::new();
+                let mut ons = Vec::new();
+                self.from(std::slice::from_ref(&u.table), &root, &mut relations, &mut ons);
+                if let Some(ast::UpdateTableFromKind::BeforeSet(f) | ast::UpdateTableFromKind::AfterSet(f)) = &u.from {
+                    self.from(f, &root, &mut relations, &mut ons);
+                }
+                let scope = Scope { relations, ctes: Vec::new(), parent: None };
+                for on in ons.iter().copied().chain(u.selection.iter()) {
+                    self.predicate(on, &scope);
+                }
+            }
+            ast::Statement::Delete(d) => {
+                let (FromTable::WithFromKeyword(tables) | FromTable::WithoutKeyword(tables)) = &d.from;
+                let mut relations = Vec::new();
+                let mut ons = Vec::new();
+                self.from(tables, &root, &mut relations, &mut ons);
+                if let Some(using) = &d.using {
+                    self.from(using, &root, &mut relations, &mut ons);
+                }
+                let scope = Scope { relations, ctes: Vec::new(), parent: None };
+                for on in ons.iter().copied().chain(d.selection.iter()) {
+                    self.predicate(on, &scope);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn query(&mut self, query: &Query, outer: &Scope) {
+        let mut ctes = Vec::new();
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                self.query(&cte.query, outer);
+                ctes.push(ident(&cte.alias.name));
+            }
+        }
+        let scope = Scope { relations: Vec::new(), ctes, parent: Some(outer) };
+        self.set_expr(&query.body, &scope);
+    }
+
+    fn set_expr(&mut self, body: &SetExpr, outer: &Scope) {
+        match body {
+            SetExpr::Select(select) => {
+                let mut relations = Vec::new();
+                let mut ons = Vec::new();
+                self.from(&select.from, outer, &mut relations, &mut ons);
+                let scope = Scope { relations, ctes: Vec::new(), parent: Some(outer) };
+                for on in ons.iter().copied().chain(select.selection.iter()) {
+                    self.predicate(on, &scope);
+                }
+            }
+            SetExpr::Query(q) => self.query(q, outer),
+            SetExpr::SetOperation { left, right, .. } => {
+                self.set_expr(left, outer);
+                self.set_expr(right, outer);
+            }
+            _ => {}
+        }
+    }
+
+    fn from<'a>(&mut self, from: &'a [TableWithJoins], outer: &Scope, relations: &mut Vec<Relation>, ons: &mut Vec<&'a Expr>) {
+        for twj in from {
+            self.factor(&twj.relation, outer, relations, ons);
+            for join in &twj.joins {
+                self.factor(&join.relation, outer, relations, ons);
+                let constraint = match &join.join_operator {
+                    JoinOperator::Join(c)
+                    | JoinOperator::Inner(c)
+                    | JoinOperator::Left(c)
+                    | JoinOperator::LeftOuter(c)
+                    | JoinOperator::Right(c)
+                    | JoinOperator::RightOuter(c)
+                    | JoinOperator::FullOuter(c)
+                    | JoinOperator::Semi(c)
+                    | JoinOperator::LeftSemi(c)
+                    | JoinOperator::RightSemi(c)
+                    | JoinOperator::Anti(c)
+                    | JoinOperator::LeftAnti(c)
+                    | JoinOperator::RightAnti(c) => Some(c),
+                    _ => None,
+                };
+                if let Some(JoinConstraint::On(on)) = constraint {
+                    ons.push(on);
+                }
+            }
+        }
+    }
+
+    fn factor<'a>(&mut self, factor: &'a TableFactor, outer: &Scope, relations: &mut Vec<Relation>, ons: &mut Vec<&'a Expr>) {
+        match factor {
+            TableFactor::Table { name, alias, .. } => {
+                let table = names::object(name);
+                let alias_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| names::last(name));
+                let is_cte = name.0.len() == 1 && outer.is_cte(&table);
+                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table) });
+            }
+            TableFactor::Derived { subquery, alias, .. } => {
+                self.query(subquery, outer);
+                relations.push(Relation { alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(), table: None });
+            }
+            TableFactor::NestedJoin { table_with_joins, .. } => {
+                self.from(std::slice::from_ref(table_with_joins), outer, relations, ons);
+            }
+            _ => {}
+        }
+    }
+
+    /// Walks AND/OR/NOT down to comparisons; looks into subqueries with this scope as parent.
+    fn predicate(&mut self, expr: &Expr, scope: &Scope) {
+        match expr {
+            Expr::Nested(e) => self.predicate(e, scope),
+            Expr::UnaryOp { op: UnaryOperator::Not, expr } => self.predicate(expr, scope),
+            Expr::BinaryOp { left, op: BinaryOperator::And | BinaryOperator::Or, right } => {
+                self.predicate(left, scope);
+                self.predicate(right, scope);
+            }
+            Expr::BinaryOp { left, op, right } if is_comparison(op) => {
+                self.side(left, &[right], scope);
+                self.side(right, &[left], scope);
+            }
+            Expr::Between { expr, low, high, .. } => self.side(expr, &[low, high], scope),
+            Expr::In { expr, target, .. } => match target {
+                ast::InTarget::List(list) => {
+                    let others: Vec<&Expr> = list.iter().collect();
+                    self.side(expr, &others, scope);
+                }
+                ast::InTarget::Subquery(subquery) => {
+                    self.side(expr, &[], scope);
+                    self.query(subquery, scope);
+                }
+                _ => self.side(expr, &[], scope),
+            },
+            Expr::Like { expr, pattern, .. } | Expr::ILike { expr, pattern, .. } | Expr::SimilarTo { expr, pattern, .. } => {
+                self.side(expr, &[pattern], scope)
+            }
+            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, &[], scope),
+            Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => self.side(left, &[right], scope),
+            Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => self.query(subquery, scope),
+            _ => {}
+        }
+        // Subqueries on either side of a comparison (`x = (SELECT …)`).
+        if !matches!(expr, Expr::Exists { .. } | Expr::Subquery(_) | Expr::In { target: ast::InTarget::Subquery(_), .. }) {
+            let _ = ast::visit_expressions(expr, |e| {
+                if let Expr::Subquery(q) | Expr::Exists { subquery: q, .. } = e {
+                    self.query(q, scope);
+                }
+                std::ops::ControlFlow::<()>::Continue(())
+            });
+        }
+    }
+
+    fn side(&mut self, side: &Expr, others: &[&Expr], scope: &Scope) {
+        let side = strip(side);
+        if let Expr::Tuple(items) = side {
+            for item in items {
+                self.side(item, others, scope);
+            }
+            return;
+        }
+        let join = others.iter().any(|o| {
+            let mut refs = Vec::new();
+            columns_in(o, &mut refs);
+            refs.iter().any(|r| scope.resolve(r, self.catalog).is_some())
+        });
+        if let Some(parts) = column_parts(side) {
+            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+                self.uses.push(ColumnUse { table, column, wrapped: None, join, position: position(side, self.line_offset) });
+            }
+            return;
+        }
+        let mut refs = Vec::new();
+        columns_in(side, &mut refs);
+        if refs.is_empty() {
+            return;
+        }
+        let kind = match side {
+            Expr::BinaryOp { op, .. } if !is_arithmetic(op) => WrapKind::Other,
+            other => wrap_kind(other),
+        };
+        let wrapping = Wrapping { kind, expression: expression(side), written: side.to_string() };
+        for parts in refs {
+            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+                self.uses.push(ColumnUse {
+                    table,
+                    column,
+                    wrapped: Some(wrapping.clone()),
+                    join,
+                    position: position(side, self.line_offset),
+                });
+            }
+        }
+    }
+}
+
+/// The columns compared in a statement's predicates. `line_offset` is added to every line
+/// (for statements parsed out of a larger text, such as a function body).
+pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
+    let mut walker = Walker { catalog, line_offset, uses: Vec::new() };
+    walker.statement(statement);
+    walker.uses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse::parse_file;
+
+    struct Tables(&'static [(&'static str, &'static [&'static str])]);
+
+    impl Catalog for Tables {
+        fn has_column(&self, table: &str, column: &str) -> bool {
+            self.0.iter().any(|(t, cols)| *t == table && cols.contains(&column))
+        }
+    }
+
+    const SCHEMA: Tables = Tables(&[
+        ("stop_times", &["route_id", "service_date", "departure_time", "service_timezone", "trip_id"]),
+        ("trips", &["id", "route_id"]),
+        ("users", &["id", "email", "created_at"]),
+    ]);
+
+    fn uses(sql: &str) -> Vec<ColumnUse> {
+        let file = parse_file(sql.to_string());
+        predicate_uses(file.statements[0].ast.as_ref().expect("parses"), &SCHEMA, 0)
+    }
+
+    fn wrapped(sql: &str) -> Vec<(String, String)> {
+        uses(sql).into_iter().filter(|u| u.wrapped.is_some() && !u.join).map(|u| (u.table, u.column)).collect()
+    }
+
+    #[test]
+    fn finds_the_transit_incident_through_aliases() {
+        let sql = "SELECT st.trip_id FROM stop_times st JOIN trips t ON t.id = st.trip_id
+                   WHERE st.route_id = $1 AND convert_timezone(st.service_timezone, st.departure_time) BETWEEN $2 AND $3";
+        let found = wrapped(sql);
+        assert!(found.contains(&("stop_times".into(), "departure_time".into())), "{found:?}");
+    }
+
+    #[test]
+    fn bare_columns_and_constant_sides_are_not_wrapped() {
+        assert!(wrapped("SELECT 1 FROM users WHERE created_at > now() - interval '1 day'").is_empty());
+        assert!(wrapped("SELECT 1 FROM stop_times WHERE departure_time BETWEEN $1 AND $2").is_empty());
+    }
+
+    #[test]
+    fn resolves_in_ctes_subqueries_updates_and_deletes() {
+        assert_eq!(wrapped("WITH x AS (SELECT id FROM users WHERE lower(email) = $1) SELECT * FROM x").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM trips WHERE id IN (SELECT id FROM users WHERE email::text = $1)").len(), 1);
+        assert_eq!(wrapped("UPDATE users SET email = 'x' WHERE created_at::date = $1").len(), 1);
+        assert_eq!(wrapped("DELETE FROM users u WHERE u.created_at AT TIME ZONE 'UTC' < $1").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM users WHERE email COLLATE \"C\" = $1").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM users WHERE id + 1 = $1").len(), 1);
+    }
+
+    #[test]
+    fn a_cte_shadows_a_table_of_the_same_name() {
+        assert!(wrapped("WITH users AS (SELECT 1 AS id) SELECT * FROM users WHERE id::text = '1'").is_empty());
+    }
+
+    #[test]
+    fn reports_positions() {
+        let found = uses("SELECT 1\nFROM users\nWHERE lower(email) = $1");
+        assert_eq!((found[0].position.line, found[0].position.column), (3, 7));
+    }
+}
