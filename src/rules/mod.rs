@@ -2,6 +2,11 @@
 //! SARIF rule metadata are all generated from the registry.
 
 pub mod meta;
+pub mod migration_deleted;
+pub mod migration_edited;
+pub mod migration_out_of_order;
+pub mod migration_renamed;
+pub mod migration_version_conflict;
 
 pub use meta::{Category, RuleMeta};
 
@@ -12,7 +17,13 @@ pub trait Rule: Sync + Send {
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
-pub static REGISTRY: &[&dyn Rule] = &[];
+pub static REGISTRY: &[&dyn Rule] = &[
+    &migration_edited::MigrationEdited,
+    &migration_deleted::MigrationDeleted,
+    &migration_renamed::MigrationRenamed,
+    &migration_out_of_order::MigrationOutOfOrder,
+    &migration_version_conflict::MigrationVersionConflict,
+];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
     REGISTRY.iter().map(|r| r.meta())
