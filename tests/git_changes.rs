@@ -415,6 +415,18 @@ fn files_are_read_and_listed_on_each_side() {
     assert!(git::list_files(&opened, &Side::WorkTree, Path::new("no/such/dir"))
         .unwrap()
         .is_empty());
+    // Reading a whole directory at once agrees with listing and reading file by file.
+    for side in [Side::Rev(base), Side::Rev(head), Side::WorkTree] {
+        let all = git::read_files(&opened, &side, Path::new("migrations")).unwrap();
+        let one_by_one: Vec<(String, String)> = list(&side)
+            .into_iter()
+            .map(|p| (p.clone(), read(&side, &p).unwrap()))
+            .collect();
+        assert_eq!(all, one_by_one, "{side:?}");
+    }
+    assert!(git::read_files(&opened, &Side::Rev(base), Path::new("no/such/dir"))
+        .unwrap()
+        .is_empty());
     // Directories may be given absolute, as the configuration resolves them.
     let absolute = opened.root().join("queries");
     assert_eq!(
