@@ -92,15 +92,23 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// Prints the report and returns the gate's exit code: 1 when it fails, else 0.
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
-        let options = RenderOptions { color: stdout_color(), explain: self.explain };
+        let options = RenderOptions {
+            color: stdout_color(),
+            explain: self.explain,
+            fail_on: self.fail_on,
+        };
         let text = report::render(report, self.format, &options);
         print_stdout(&text)?;
-        Ok(if self.fail_on.fails(report) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        Ok(if self.fail_on.fails(report) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
     }
 }
 
 pub fn stdout_color() -> bool {
-    std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()) && std::io::stdout().is_terminal()
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.

@@ -1,1 +1,420 @@
-//! placeholder: filled by its issue
+//! Git facts for `sluice check`, read through libgit2: no checkout, no `git` process.
+//!
+//! The flow: [`open`] the repository, [`resolve_base`] and [`resolve_head`] the two sides,
+//! [`changes`] between them, [`classify`](Classifier::classify) each changed path, then read
+//! either side with [`read_file`] / [`list_files`]. [`history`] turns the migration lists of
+//! both sides into the history-only findings (`migration-edited`, …).
+
+mod classify;
+pub mod history;
+
+pub use classify::{Classified, Classifier, FileKind};
+pub use git2::Oid;
+
+use crate::error::{text_from_bytes, Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The branches tried, in order, for the default base.
+pub const DEFAULT_BASES: &[&str] = &["origin/main", "main", "master"];
+
+/// An opened repository with a working tree.
+pub struct Repo {
+    git: git2::Repository,
+    root: PathBuf,
+}
+
+impl Repo {
+    /// The working tree's root: every path Sluice reports is relative to it.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The libgit2 handle, for what this module does not wrap.
+    pub fn git(&self) -> &git2::Repository {
+        &self.git
+    }
+}
+
+/// One side of the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A commit's tree.
+    Rev(Oid),
+    /// The files on disk: committed, staged, unstaged and untracked (not ignored) changes.
+    WorkTree,
+}
+
+/// The head side of `sluice check`.
+pub type Head = Side;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+    /// Moved from `from` (git's similarity detection), possibly with edits.
+    Renamed {
+        from: String,
+    },
+}
+
+/// A changed file between base and head. `path` is the head path (the base path for `Deleted`),
+/// relative to the repository root with `/` separators.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub kind: ChangeKind,
+    pub path: String,
+}
+
+/// Opens the repository containing `dir` (searching upwards, like `git`).
+pub fn open(dir: &Path) -> Result<Repo> {
+    let git = git2::Repository::discover(dir).map_err(|e| {
+        Error::Usage(format!(
+            "{}: not inside a git repository ({}); pass --repo DIR",
+            dir.display(),
+            e.message()
+        ))
+    })?;
+    let root = git
+        .workdir()
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "{}: a bare repository has no working tree to review; use a clone",
+                dir.display()
+            ))
+        })?
+        .to_path_buf();
+    Ok(Repo { git, root })
+}
+
+/// Whether `sluice check` runs in CI (the `CI` variable every major CI service sets).
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// The head side: `rev` when given, else HEAD in CI and the working tree elsewhere, so a
+/// developer reviews uncommitted work before committing it.
+pub fn resolve_head(repo: &Repo, rev: Option<&str>, ci: bool) -> Result<Head> {
+    match rev {
+        Some(rev) => Ok(Side::Rev(commit_of(repo, rev)?)),
+        None if ci => Ok(Side::Rev(head_commit(repo)?)),
+        None => Ok(Side::WorkTree),
+    }
+}
+
+/// The base commit: the merge base of the head commit (HEAD for the working tree) with `base`,
+/// or with the first of `origin/main`, `main`, `master` that exists. Using the merge base, not
+/// the branch tip, keeps what landed on main since the branch point out of the review: those
+/// would otherwise show up as this change deleting or reverting them.
+pub fn resolve_base(repo: &Repo, base: Option<&str>, head: &Head) -> Result<Oid> {
+    let head_oid = match head {
+        Side::Rev(oid) => *oid,
+        Side::WorkTree => head_commit(repo)?,
+    };
+    let (name, base_oid) = match base {
+        Some(rev) => (rev.to_string(), commit_of(repo, rev)?),
+        None => {
+            let found = DEFAULT_BASES.iter().find_map(|name| {
+                let object = repo.git.revparse_single(name).ok()?;
+                Some((name.to_string(), object.peel_to_commit().ok()?.id()))
+            });
+            found.ok_or_else(|| {
+                Error::Usage(format!(
+                    "no base revision to compare with: tried {} in {}; pass --base REV (in CI, fetch the target \
+                     branch first, e.g. `git fetch origin main`)",
+                    DEFAULT_BASES.join(", "),
+                    repo.root.display()
+                ))
+            })?
+        }
+    };
+    repo.git.merge_base(head_oid, base_oid).map_err(|e| {
+        Error::Other(format!(
+            "no common ancestor of {name} ({}) and the head ({head_oid}): {}; in a shallow CI clone fetch more \
+             history (actions/checkout with fetch-depth: 0)",
+            short(base_oid),
+            e.message()
+        ))
+    })
+}
+
+fn short(oid: Oid) -> String {
+    oid.to_string()[..10].to_string()
+}
+
+fn head_commit(repo: &Repo) -> Result<Oid> {
+    let head = repo.git.head().map_err(|e| {
+        Error::Other(format!(
+            "{}: HEAD does not name a commit ({}); commit something first",
+            repo.root.display(),
+            e.message()
+        ))
+    })?;
+    head.peel_to_commit()
+        .map(|c| c.id())
+        .map_err(|e| Error::Other(format!("HEAD is not a commit: {}", e.message())))
+}
+
+fn commit_of(repo: &Repo, rev: &str) -> Result<Oid> {
+    let object = repo.git.revparse_single(rev).map_err(|e| {
+        Error::Usage(format!(
+            "unknown revision `{rev}` in {}: {}",
+            repo.root.display(),
+            e.message()
+        ))
+    })?;
+    object
+        .peel_to_commit()
+        .map(|c| c.id())
+        .map_err(|_| Error::Usage(format!("revision `{rev}` does not name a commit")))
+}
+
+fn tree_of(repo: &Repo, oid: Oid) -> Result<git2::Tree<'_>> {
+    repo.git
+        .find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(|e| Error::Other(format!("cannot read commit {oid}: {}", e.message())))
+}
+
+fn git_error(what: &str) -> impl Fn(git2::Error) -> Error + '_ {
+    move |e| Error::Other(format!("git: {what}: {}", e.message()))
+}
+
+fn utf8_path(path: Option<&Path>) -> Result<String> {
+    let path = path.ok_or_else(|| Error::Other("git: a change without a path".into()))?;
+    path.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| Error::Other(format!("{}: file name is not valid UTF-8; rename it", path.display())))
+}
+
+/// Every changed file between `base` and `head`, sorted by path, renames detected.
+pub fn changes(repo: &Repo, base: Oid, head: &Head) -> Result<Vec<Change>> {
+    let base_tree = tree_of(repo, base)?;
+    let mut options = git2::DiffOptions::new();
+    options.ignore_submodules(true).include_typechange(true);
+    let mut diff = match head {
+        Side::Rev(oid) => {
+            let head_tree = tree_of(repo, *oid)?;
+            repo.git
+                .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
+        }
+        Side::WorkTree => {
+            options
+                .include_untracked(true)
+                .recurse_untracked_dirs(true)
+                .show_untracked_content(true);
+            repo.git
+                .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
+        }
+    }
+    .map_err(git_error("cannot diff the two revisions"))?;
+    let mut find = git2::DiffFindOptions::new();
+    // Untracked files count so that a file moved on disk but not yet `git add`ed is a rename.
+    find.renames(true).for_untracked(true);
+    diff.find_similar(Some(&mut find))
+        .map_err(git_error("rename detection failed"))?;
+
+    let mut out = Vec::new();
+    for delta in diff.deltas() {
+        use git2::Delta;
+        let new_path = || utf8_path(delta.new_file().path());
+        let old_path = || utf8_path(delta.old_file().path());
+        let change = match delta.status() {
+            Delta::Added | Delta::Untracked | Delta::Copied => Change {
+                kind: ChangeKind::Added,
+                path: new_path()?,
+            },
+            Delta::Modified | Delta::Typechange | Delta::Conflicted => {
+                // A mode-only change (chmod) leaves the content, and so the migration, as it was.
+                let (old, new) = (delta.old_file().id(), delta.new_file().id());
+                if old == new && !old.is_zero() {
+                    continue;
+                }
+                Change {
+                    kind: ChangeKind::Modified,
+                    path: new_path()?,
+                }
+            }
+            Delta::Deleted => Change {
+                kind: ChangeKind::Deleted,
+                path: old_path()?,
+            },
+            Delta::Renamed => Change {
+                kind: ChangeKind::Renamed { from: old_path()? },
+                path: new_path()?,
+            },
+            Delta::Unmodified | Delta::Ignored | Delta::Unreadable => continue,
+        };
+        out.push(change);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// A file's text on one side, `None` when it does not exist there. Invalid UTF-8 is an error
+/// naming the file and line.
+pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>> {
+    match side {
+        Side::Rev(oid) => {
+            let tree = tree_of(repo, *oid)?;
+            let entry = match tree.get_path(Path::new(path)) {
+                Ok(entry) => entry,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+                Err(e) => return Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
+            };
+            let object = entry.to_object(&repo.git).map_err(git_error(path))?;
+            match object.as_blob() {
+                Some(blob) => text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some),
+                None => Ok(None),
+            }
+        }
+        Side::WorkTree => {
+            let full = repo.root.join(path);
+            if full.is_dir() {
+                return Ok(None);
+            }
+            match std::fs::read(&full) {
+                Ok(bytes) => text_from_bytes(Path::new(path), bytes).map(Some),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::io(path, e)),
+            }
+        }
+    }
+}
+
+/// Every file under `dir` (relative to the repository root) on one side, as sorted
+/// repository-relative `/` paths. The working tree leaves out what `.gitignore` ignores.
+/// A missing directory is an empty list.
+pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
+    let prefix = classify::relative_dir(&repo.root, dir);
+    let mut out = Vec::new();
+    match side {
+        Side::Rev(oid) => {
+            let root_tree = tree_of(repo, *oid)?;
+            let subtree = if prefix.is_empty() {
+                root_tree
+            } else {
+                let entry = match root_tree.get_path(Path::new(&prefix)) {
+                    Ok(entry) => entry,
+                    Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(out),
+                    Err(e) => return Err(Error::Other(format!("git: {prefix}: {}", e.message()))),
+                };
+                match entry.to_object(&repo.git).map_err(git_error(&prefix))?.into_tree() {
+                    Ok(tree) => tree,
+                    Err(_) => return Ok(out),
+                }
+            };
+            let mut bad_name = None;
+            subtree
+                .walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+                    if entry.kind() == Some(git2::ObjectType::Blob) {
+                        match entry.name() {
+                            Ok(name) => out.push(join(&prefix, &format!("{parent}{name}"))),
+                            Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
+                        }
+                    }
+                    git2::TreeWalkResult::Ok
+                })
+                .map_err(git_error(&prefix))?;
+            if let Some(dir) = bad_name {
+                return Err(Error::Other(format!(
+                    "{dir}: holds a file whose name is not valid UTF-8; rename it"
+                )));
+            }
+        }
+        Side::WorkTree => {
+            let start = repo.root.join(&prefix);
+            if !start.is_dir() {
+                return Ok(out);
+            }
+            let walker = ignore::WalkBuilder::new(&start)
+                .hidden(false)
+                .require_git(false)
+                .parents(true)
+                .build();
+            for entry in walker {
+                let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", start.display())))?;
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let relative = entry.path().strip_prefix(&repo.root).unwrap_or(entry.path());
+                let relative = relative.to_str().ok_or_else(|| {
+                    Error::Other(format!(
+                        "{}: file name is not valid UTF-8; rename it",
+                        entry.path().display()
+                    ))
+                })?;
+                if relative.split('/').any(|part| part == ".git") {
+                    continue;
+                }
+                out.push(relative.replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Every file under `dir` on one side with its text, sorted by path: one tree walk for a whole
+/// migration history instead of a lookup per file. Invalid UTF-8 is an error naming the file.
+pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, String)>> {
+    match side {
+        Side::WorkTree => list_files(repo, side, dir)?
+            .into_iter()
+            .map(|path| {
+                let text = read_file(repo, side, &path)?.unwrap_or_default();
+                Ok((path, text))
+            })
+            .collect(),
+        Side::Rev(oid) => {
+            let prefix = classify::relative_dir(&repo.root, dir);
+            let root_tree = tree_of(repo, *oid)?;
+            let tree = if prefix.is_empty() {
+                root_tree
+            } else {
+                match root_tree.get_path(Path::new(&prefix)) {
+                    Ok(entry) => match entry.to_object(&repo.git).map_err(git_error(&prefix))?.into_tree() {
+                        Ok(tree) => tree,
+                        Err(_) => return Ok(Vec::new()),
+                    },
+                    Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+                    Err(e) => return Err(Error::Other(format!("git: {prefix}: {}", e.message()))),
+                }
+            };
+            let mut blobs = Vec::new();
+            let mut bad_name = None;
+            tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+                if entry.kind() == Some(git2::ObjectType::Blob) {
+                    match entry.name() {
+                        Ok(name) => blobs.push((join(&prefix, &format!("{parent}{name}")), entry.id())),
+                        Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
+                    }
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .map_err(git_error(&prefix))?;
+            if let Some(dir) = bad_name {
+                return Err(Error::Other(format!(
+                    "{dir}: holds a file whose name is not valid UTF-8; rename it"
+                )));
+            }
+            let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
+            let mut out = Vec::with_capacity(blobs.len());
+            for (path, id) in blobs {
+                let object = odb.read(id).map_err(git_error(&path))?;
+                let text = text_from_bytes(Path::new(&path), object.data().to_vec())?;
+                out.push((path, text));
+            }
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(out)
+        }
+    }
+}
+
+fn join(prefix: &str, rest: &str) -> String {
+    if prefix.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{prefix}/{rest}")
+    }
+}

@@ -1,6 +1,11 @@
 //! Renderers over a [`Report`]: nothing else in Sluice knows about output formats.
 
+pub mod fingerprint;
+pub mod github;
+pub mod gitlab;
 mod json;
+pub mod markdown;
+pub mod sarif;
 mod table;
 
 use crate::finding::{Report, Severity};
@@ -22,15 +27,18 @@ pub struct RenderOptions {
     pub color: bool,
     /// Print the facts each finding used.
     pub explain: bool,
+    /// The gate's threshold, for the markdown verdict line.
+    pub fail_on: FailOn,
 }
 
 pub fn render(report: &Report, format: Format, options: &RenderOptions) -> String {
     match format {
         Format::Table => table::render(report, options),
         Format::Json => json::render(report),
-        Format::Sarif | Format::Github | Format::Gitlab | Format::Markdown => {
-            unimplemented!("{format:?} renderer: see issue 4")
-        }
+        Format::Sarif => sarif::render(report),
+        Format::Github => github::render(report),
+        Format::Gitlab => gitlab::render(report),
+        Format::Markdown => markdown::render(report, options),
     }
 }
 

@@ -3,6 +3,11 @@
 
 pub mod context;
 pub mod meta;
+pub mod migration_deleted;
+pub mod migration_edited;
+pub mod migration_out_of_order;
+pub mod migration_renamed;
+pub mod migration_version_conflict;
 
 mod domain_identity_unique;
 mod drop_index_in_use;
@@ -36,6 +41,11 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &drop_index_in_use::DropIndexInUse,
     &unparsed_statement::UnparsedStatement,
     &invalid_suppression::InvalidSuppression,
+    &migration_edited::MigrationEdited,
+    &migration_deleted::MigrationDeleted,
+    &migration_renamed::MigrationRenamed,
+    &migration_out_of_order::MigrationOutOfOrder,
+    &migration_version_conflict::MigrationVersionConflict,
 ];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
