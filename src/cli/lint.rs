@@ -21,8 +21,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
     let loaded = args.project.load(&cwd)?;
     let root = load::display_root(&std::path::absolute(&loaded.root).unwrap_or(loaded.root.clone()));
-    let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
     let selection = load::selection(&args.paths, &root)?;
+    let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
     let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);
     let mut report = lint::lint(&sources, &settings, &selected);
     let checked = sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count();

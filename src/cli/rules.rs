@@ -9,10 +9,18 @@ use std::process::ExitCode;
 pub struct RulesArgs {
     /// Print this rule's documentation.
     pub id: Option<String>,
+    /// Print the rule table as Markdown (as in the README).
+    #[arg(long, conflicts_with_all = ["id", "docs"])]
+    pub markdown: bool,
+    /// Print every rule's documentation as Markdown (docs/rules.md).
+    #[arg(long, conflicts_with = "id")]
+    pub docs: bool,
 }
 
 pub fn run(args: RulesArgs) -> Result<ExitCode> {
     let text = match args.id {
+        None if args.markdown => rules::markdown_table(),
+        None if args.docs => rules::docs_markdown(),
         Some(id) => rules::find(&id)
             .ok_or_else(|| Error::Usage(format!("unknown rule `{id}`; `sluice rules` lists them")))?
             .markdown(),

@@ -56,5 +56,32 @@ pub fn find(id: &str) -> Option<&'static RuleMeta> {
     all().find(|m| m.id == id)
 }
 
+/// The rule table of the README, generated so it never drifts from the registry.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| rule | default | category | what it catches | other tools |\n|---|---|---|---|---|\n");
+    for meta in all() {
+        let equivalents = if meta.equivalents.is_empty() { "—" } else { meta.equivalents };
+        out.push_str(&format!(
+            "| [`{id}`](docs/rules.md#{id}) | {} | {} | {} | {} |\n",
+            meta.severity,
+            meta.category.as_str(),
+            meta.summary.replace('|', "\\|"),
+            equivalents.replace('|', "\\|"),
+            id = meta.id,
+        ));
+    }
+    out
+}
+
+/// `docs/rules.md`: every rule's documentation, generated from the registry.
+pub fn docs_markdown() -> String {
+    let mut out = String::from("<!-- Generated from the rule registry by `sluice rules --docs`; do not edit by hand. -->\n# Sluice rules\n\n");
+    for meta in all() {
+        out.push_str(&meta.markdown().replacen("# ", "## ", 1).replace("\n## What", "\n### What").replace("\n## Why", "\n### Why").replace("\n## How", "\n### How").replace("\n## Example", "\n### Example").replace("\n## Other", "\n### Other"));
+        out.push('\n');
+    }
+    out
+}
+
 pub use invalid_suppression::META as INVALID_SUPPRESSION;
 pub use unparsed_statement::META as UNPARSED_STATEMENT;

@@ -47,6 +47,7 @@ impl Rule for UnparsedStatement {
             cx.finding(&META, format!("the SQL parser could not read this statement ({error}); {verdict}")).fact("parser", error.clone());
         if cx.statement.fully_recognized {
             finding.severity = Severity::Info;
+            finding.help = "Nothing to do: Sluice's recognizer understood every part of it and checked it.".into();
         }
         out.push(finding);
     }
