@@ -187,3 +187,65 @@ fn rules_command_lists_and_documents() {
     let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).args(["rules", "no-such-rule"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+const CREATE_USERS: &[u8] = b"CREATE TABLE users (id bigint PRIMARY KEY, email text);\nCREATE INDEX users_email ON users (email);\n";
+const DROP_USERS: &[u8] = b"DROP TABLE users;\n";
+const LOWER_EMAIL: &[u8] = b"SELECT id FROM users WHERE lower(email) = $1;\n";
+
+/// The query's finding exists only if the up migrations were replayed and the down ones were not.
+fn assert_replayed_up_only(dir: &Path) {
+    let (code, findings, _) = lint_json(dir, &[]);
+    assert_eq!(code, 1, "{findings:#?}");
+    assert!(findings.iter().any(|f| f["rule"] == "function-on-indexed-column"), "{findings:#?}");
+}
+
+#[test]
+fn every_migration_layout_replays_up_migrations_in_order() {
+    let folder = project(&[
+        ("migrations/2024-01-01-000000_create_users/up.sql", CREATE_USERS),
+        ("migrations/2024-01-01-000000_create_users/down.sql", DROP_USERS),
+        ("queries/q.sql", LOWER_EMAIL),
+    ]);
+    assert_replayed_up_only(folder.path());
+
+    let flyway = project(&[
+        ("migrations/V1__create_users.sql", b"CREATE TABLE users (id bigint PRIMARY KEY, email text);"),
+        ("migrations/V1.1__index_email.sql", b"CREATE INDEX users_email ON users (email);"),
+        ("migrations/U1.1__index_email.sql", b"DROP INDEX users_email;"),
+        ("queries/q.sql", LOWER_EMAIL),
+    ]);
+    assert_replayed_up_only(flyway.path());
+
+    let golang = project(&[
+        ("migrations/1_create_users.up.sql", CREATE_USERS),
+        ("migrations/1_create_users.down.sql", DROP_USERS),
+        ("queries/q.sql", LOWER_EMAIL),
+    ]);
+    assert_replayed_up_only(golang.path());
+
+    let dbmate = project(&[
+        ("migrations/20240101000000_create_users.sql", b"-- migrate:up\nCREATE TABLE users (id bigint PRIMARY KEY, email text);\nCREATE INDEX users_email ON users (email);\n\n-- migrate:down\nDROP TABLE users;\n"),
+        ("queries/q.sql", LOWER_EMAIL),
+    ]);
+    assert_replayed_up_only(dbmate.path());
+}
+
+#[test]
+fn a_schema_dump_can_start_the_history() {
+    let dump = b"SET statement_timeout = 0;
+SELECT pg_catalog.set_config('search_path', '', false);
+CREATE TABLE public.users (id bigint NOT NULL, email character varying(255) NOT NULL);
+ALTER TABLE ONLY public.users ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+CREATE INDEX index_users_on_email ON public.users USING btree (email);
+";
+    let dir = project(&[
+        ("sluice.toml", b"[migrations]\ndir = \"db/migrate\"\nschema_dump = \"db/structure.sql\"\n"),
+        ("db/structure.sql", dump),
+        ("db/migrate/20240101_noop.sql", b"SELECT 1;"),
+        ("queries/q.sql", LOWER_EMAIL),
+    ]);
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let hit = findings.iter().find(|f| f["rule"] == "function-on-indexed-column").expect("schema from the dump");
+    assert!(hit["message"].as_str().unwrap().contains("index_users_on_email"));
+}

@@ -45,7 +45,7 @@ fn down_section_start(file: &SourceFile) -> usize {
         .comments
         .iter()
         .find(|c| c.text.trim_start_matches('-').trim().starts_with("migrate:down"))
-        .and_then(|c| file.parsed.text.lines().nth(c.line - 1).map(|_| line_offset(&file.parsed.text, c.line)))
+        .map(|c| line_offset(&file.parsed.text, c.line))
         .unwrap_or(usize::MAX)
 }
 
@@ -53,11 +53,9 @@ fn line_offset(text: &str, line: usize) -> usize {
     text.split_inclusive('\n').take(line - 1).map(str::len).sum()
 }
 
-fn check_statements(cx_base: (&SourceFile, &Schema, Role, &Facts), statement: &crate::sql::parse::Statement, out: &mut Vec<Finding>) {
-    let (file, schema, role, facts) = cx_base;
-    let cx = Context { file, statement, schema, role, facts };
+fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
     for rule in rules::REGISTRY {
-        rule.check(&cx, out);
+        rule.check(cx, out);
     }
 }
 
@@ -99,7 +97,8 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         let mut file_findings = Vec::new();
         for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
             if check {
-                check_statements((file, &schema, Role::Migration(&state), &facts), statement, &mut file_findings);
+                let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
+                check_statement(&cx, &mut file_findings);
             }
             schema.apply(statement, &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) });
             state.observe(statement);
@@ -117,7 +116,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         .flat_map_iter(|file| {
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
-                check_statements((file, &schema, Role::Query, &facts), statement, &mut out);
+                check_statement(&Context { file, statement, schema: &schema, role: Role::Query, facts: &facts }, &mut out);
             }
             out.extend(tokenizer_finding(file));
             suppress::apply(file, out)
