@@ -32,7 +32,11 @@ fn readme_rule_table_equals_sluice_rules() {
         std::fs::write(&path, format!("{}{}{}", &readme[..start], table, &readme[end..])).unwrap();
         return;
     }
-    assert_eq!(&readme[start..end], table, "README rule table is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs");
+    assert_eq!(
+        &readme[start..end],
+        table,
+        "README rule table is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs"
+    );
 }
 
 #[test]
@@ -45,5 +49,8 @@ fn docs_rules_md_equals_the_registry() {
         return;
     }
     let current = std::fs::read_to_string(&path).expect("docs/rules.md");
-    assert_eq!(current, docs, "docs/rules.md is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs");
+    assert_eq!(
+        current, docs,
+        "docs/rules.md is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs"
+    );
 }

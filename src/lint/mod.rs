@@ -77,7 +77,11 @@ fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
-    let facts = Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+    };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
     if let Some(dump) = &sources.schema_dump {
@@ -97,10 +101,23 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         let mut file_findings = Vec::new();
         for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
             if check {
-                let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
+                let cx = Context {
+                    file,
+                    statement,
+                    schema: &schema,
+                    role: Role::Migration(&state),
+                    facts: &facts,
+                };
                 check_statement(&cx, &mut file_findings);
             }
-            schema.apply(statement, &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) });
+            schema.apply(
+                statement,
+                &Origin {
+                    file: file.display.clone(),
+                    line: statement.span.line,
+                    migration: Some(index),
+                },
+            );
             state.observe(statement);
         }
         if check {
@@ -116,7 +133,16 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         .flat_map_iter(|file| {
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
-                check_statement(&Context { file, statement, schema: &schema, role: Role::Query, facts: &facts }, &mut out);
+                check_statement(
+                    &Context {
+                        file,
+                        statement,
+                        schema: &schema,
+                        role: Role::Query,
+                        facts: &facts,
+                    },
+                    &mut out,
+                );
             }
             out.extend(tokenizer_finding(file));
             suppress::apply(file, out)
@@ -134,7 +160,10 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             None => Some(f),
         })
         .collect();
-    let mut report = Report { findings, notes: Vec::new() };
+    let mut report = Report {
+        findings,
+        notes: Vec::new(),
+    };
     report.sort();
     report
 }

@@ -13,6 +13,8 @@ pub struct Policies {
 
 impl Policies {
     pub fn load(dir: &Path) -> Result<Policies> {
-        Ok(Policies { identity: identity::IdentityPolicy::load(&dir.join(identity::FILE))? })
+        Ok(Policies {
+            identity: identity::IdentityPolicy::load(&dir.join(identity::FILE))?,
+        })
     }
 }

@@ -20,7 +20,10 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn parse(display: impl Into<String>, text: String) -> SourceFile {
-        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_file(text) }
+        SourceFile {
+            display: display.into(),
+            parsed: crate::sql::parse::parse_file(text),
+        }
     }
 }
 
@@ -56,7 +59,10 @@ impl MigrationState {
 
     /// Whether `table` existed before this migration (so locking it blocks production traffic).
     pub fn is_existing(&self, table: &str, schema: &Schema) -> bool {
-        !self.created_tables.contains(table) && schema.table(table).is_some_and(|t| t.origin.migration != Some(self.index))
+        !self.created_tables.contains(table)
+            && schema
+                .table(table)
+                .is_some_and(|t| t.origin.migration != Some(self.index))
     }
 
     /// Updates the state after `statement` ran.
@@ -164,18 +170,33 @@ impl<'a> Context<'a> {
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
-        let from_constraint = |table: &Name, c: &crate::sql::ddl::Constraint, with_new_table: bool| -> Option<UniqueAddition> {
-            let (keys, what) = match &c.kind {
-                ConstraintKind::PrimaryKey { columns: cols } => (columns(cols), "PRIMARY KEY"),
-                ConstraintKind::Unique { columns: cols, .. } => (columns(cols), "UNIQUE constraint"),
-                ConstraintKind::UsingIndex { index, primary_key } => (
-                    self.schema.indexes.get(index).map(|i| i.keys.clone()).unwrap_or_default(),
-                    if *primary_key { "PRIMARY KEY" } else { "UNIQUE constraint" },
-                ),
-                _ => return None,
+        let from_constraint =
+            |table: &Name, c: &crate::sql::ddl::Constraint, with_new_table: bool| -> Option<UniqueAddition> {
+                let (keys, what) = match &c.kind {
+                    ConstraintKind::PrimaryKey { columns: cols } => (columns(cols), "PRIMARY KEY"),
+                    ConstraintKind::Unique { columns: cols, .. } => (columns(cols), "UNIQUE constraint"),
+                    ConstraintKind::UsingIndex { index, primary_key } => (
+                        self.schema
+                            .indexes
+                            .get(index)
+                            .map(|i| i.keys.clone())
+                            .unwrap_or_default(),
+                        if *primary_key {
+                            "PRIMARY KEY"
+                        } else {
+                            "UNIQUE constraint"
+                        },
+                    ),
+                    _ => return None,
+                };
+                Some(UniqueAddition {
+                    table: table.clone(),
+                    keys,
+                    what,
+                    name: c.name.clone(),
+                    with_new_table,
+                })
             };
-            Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), with_new_table })
-        };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
                 table: index.table.clone(),
@@ -188,13 +209,20 @@ impl<'a> Context<'a> {
                 .iter()
                 .flat_map(|a| match a {
                     AlterAction::AddConstraint(c) => from_constraint(table, c, false).into_iter().collect::<Vec<_>>(),
-                    AlterAction::AddColumn { column, .. } => {
-                        column.constraints.iter().filter_map(|c| from_constraint(table, c, false)).collect()
-                    }
+                    AlterAction::AddColumn { column, .. } => column
+                        .constraints
+                        .iter()
+                        .filter_map(|c| from_constraint(table, c, false))
+                        .collect(),
                     _ => Vec::new(),
                 })
                 .collect(),
-            Ddl::CreateTable { name, columns: cols, constraints, .. } => cols
+            Ddl::CreateTable {
+                name,
+                columns: cols,
+                constraints,
+                ..
+            } => cols
                 .iter()
                 .flat_map(|c| c.constraints.iter())
                 .chain(constraints.iter())

@@ -58,9 +58,14 @@ pub fn find(id: &str) -> Option<&'static RuleMeta> {
 
 /// The rule table of the README, generated so it never drifts from the registry.
 pub fn markdown_table() -> String {
-    let mut out = String::from("| rule | default | category | what it catches | other tools |\n|---|---|---|---|---|\n");
+    let mut out =
+        String::from("| rule | default | category | what it catches | other tools |\n|---|---|---|---|---|\n");
     for meta in all() {
-        let equivalents = if meta.equivalents.is_empty() { "—" } else { meta.equivalents };
+        let equivalents = if meta.equivalents.is_empty() {
+            "—"
+        } else {
+            meta.equivalents
+        };
         out.push_str(&format!(
             "| [`{id}`](docs/rules.md#{id}) | {} | {} | {} | {} |\n",
             meta.severity,
@@ -75,9 +80,20 @@ pub fn markdown_table() -> String {
 
 /// `docs/rules.md`: every rule's documentation, generated from the registry.
 pub fn docs_markdown() -> String {
-    let mut out = String::from("<!-- Generated from the rule registry by `sluice rules --docs`; do not edit by hand. -->\n# Sluice rules\n\n");
+    let mut out = String::from(
+        "<!-- Generated from the rule registry by `sluice rules --docs`; do not edit by hand. -->\n# Sluice rules\n\n",
+    );
     for meta in all() {
-        out.push_str(&meta.markdown().replacen("# ", "## ", 1).replace("\n## What", "\n### What").replace("\n## Why", "\n### Why").replace("\n## How", "\n### How").replace("\n## Example", "\n### Example").replace("\n## Other", "\n### Other"));
+        out.push_str(
+            &meta
+                .markdown()
+                .replacen("# ", "## ", 1)
+                .replace("\n## What", "\n### What")
+                .replace("\n## Why", "\n### Why")
+                .replace("\n## How", "\n### How")
+                .replace("\n## Example", "\n### Example")
+                .replace("\n## Other", "\n### Other"),
+        );
         out.push('\n');
     }
     out

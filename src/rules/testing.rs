@@ -19,15 +19,26 @@ pub fn lint_files(files: &[(&str, &str)], identity: &str) -> Vec<Finding> {
         } else {
             let version = format!("{:03}", sources.migrations.len() + 1);
             sources.migrations.push(MigrationSource {
-                migration: Migration { version, name: name.to_string(), up: PathBuf::from(name), down: None },
+                migration: Migration {
+                    version,
+                    name: name.to_string(),
+                    up: PathBuf::from(name),
+                    down: None,
+                },
                 up: file,
                 down: None,
                 in_transaction: false,
             });
         }
     }
-    let policies = Policies { identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), identity).expect("valid policy") };
-    let settings = Settings { postgres_version: 15, policies, ..Settings::default() };
+    let policies = Policies {
+        identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), identity).expect("valid policy"),
+    };
+    let settings = Settings {
+        postgres_version: 15,
+        policies,
+        ..Settings::default()
+    };
     lint(&sources, &settings, &|_| true).findings
 }
 
@@ -36,9 +47,15 @@ pub fn lint_files(files: &[(&str, &str)], identity: &str) -> Vec<Finding> {
 pub fn example_files(example: &str) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = Vec::new();
     for line in example.lines() {
-        let marker = line.trim().strip_prefix("-- migration:").map(|n| n.trim().to_string()).or_else(|| {
-            line.trim().strip_prefix("-- query:").map(|n| format!("queries/{}", n.trim()))
-        });
+        let marker = line
+            .trim()
+            .strip_prefix("-- migration:")
+            .map(|n| n.trim().to_string())
+            .or_else(|| {
+                line.trim()
+                    .strip_prefix("-- query:")
+                    .map(|n| format!("queries/{}", n.trim()))
+            });
         match marker {
             Some(name) => files.push((name, String::new())),
             None => {
@@ -67,8 +84,21 @@ pub fn check_examples(meta: &RuleMeta, identity: &str) {
         lint_files(&borrowed, identity)
     };
     let bad = lint_example(meta.bad);
-    assert!(bad.iter().any(|f| f.rule == meta.id), "{}: the bad example is not flagged; found {:?}", meta.id, ids(&bad));
+    assert!(
+        bad.iter().any(|f| f.rule == meta.id),
+        "{}: the bad example is not flagged; found {:?}",
+        meta.id,
+        ids(&bad)
+    );
     let good = lint_example(meta.good);
-    let loud: Vec<&Finding> = good.iter().filter(|f| f.severity >= Severity::Warning || f.rule == meta.id).collect();
-    assert!(loud.is_empty(), "{}: the recommended fix does not lint clean: {:#?}", meta.id, loud);
+    let loud: Vec<&Finding> = good
+        .iter()
+        .filter(|f| f.severity >= Severity::Warning || f.rule == meta.id)
+        .collect();
+    assert!(
+        loud.is_empty(),
+        "{}: the recommended fix does not lint clean: {:#?}",
+        meta.id,
+        loud
+    );
 }
