@@ -1,7 +1,12 @@
 //! The rules: one file each, listed in [`REGISTRY`]. `sluice rules`, the README table and
 //! SARIF rule metadata are all generated from the registry.
 
+pub mod index_inefficient;
 pub mod meta;
+pub mod plan_cost_increase;
+pub mod plan_regression;
+pub mod plan_unavailable;
+pub mod pool_capacity;
 
 pub use meta::{Category, RuleMeta};
 
@@ -12,7 +17,13 @@ pub trait Rule: Sync + Send {
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
-pub static REGISTRY: &[&dyn Rule] = &[];
+pub static REGISTRY: &[&dyn Rule] = &[
+    &plan_regression::PlanRegression,
+    &plan_cost_increase::PlanCostIncrease,
+    &index_inefficient::IndexInefficient,
+    &pool_capacity::PoolCapacity,
+    &plan_unavailable::PlanUnavailable,
+];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
     REGISTRY.iter().map(|r| r.meta())
