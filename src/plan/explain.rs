@@ -245,9 +245,11 @@ pub async fn sample_params(client: &Client, query: &Query, spec: &ScaleSpec) -> 
         return params.clone();
     }
     let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for column in &query.param_columns {
         let value = match column {
-            Some(column) => sample_for_column(client, query, spec, column).await,
+            // The second parameter on a column is the upper end of a range (`BETWEEN $3 AND $4`).
+            Some(column) => sample_for_column(client, query, spec, column, !seen.insert(column.clone())).await,
             None => None,
         };
         out.push(value.unwrap_or_else(|| "NULL".into()));
@@ -255,13 +257,13 @@ pub async fn sample_params(client: &Client, query: &Query, spec: &ScaleSpec) -> 
     out
 }
 
-async fn sample_for_column(client: &Client, query: &Query, spec: &ScaleSpec, column: &str) -> Option<String> {
+async fn sample_for_column(client: &Client, query: &Query, spec: &ScaleSpec, column: &str, upper: bool) -> Option<String> {
     let mentioned = |table: &str| query.words.iter().any(|w| w == table || table.ends_with(&format!(".{w}")));
     let mut candidates: Vec<(&String, &crate::plan::scale::TableSpec)> =
         spec.tables.iter().filter(|(_, t)| t.columns.contains_key(column)).collect();
     candidates.sort_by_key(|(name, _)| !mentioned(name));
     for (table, t) in &candidates {
-        if let Some(v) = typical(spec, table, column, &t.columns[column].generator, 0) {
+        if let Some(v) = typical(spec, table, column, &t.columns[column].generator, 0, upper) {
             return Some(v);
         }
     }
@@ -286,15 +288,19 @@ async fn sample_for_column(client: &Client, query: &Query, spec: &ScaleSpec, col
 }
 
 /// A representative value of a generator: the middle of a range, the hottest value of a skew.
-fn typical(spec: &ScaleSpec, table: &str, column: &str, generator: &Generator, depth: usize) -> Option<String> {
+/// `upper`: the other end of a range query starting there, 1% of the generator's span wide.
+fn typical(spec: &ScaleSpec, table: &str, column: &str, generator: &Generator, depth: usize, upper: bool) -> Option<String> {
     let rows = spec.tables.get(table).map(|t| t.rows).unwrap_or(1).max(1);
     Some(match generator {
-        Generator::Uniform { low, high } => (low + (high - low) / 2).to_string(),
+        Generator::Uniform { low, high } => {
+            let width = if upper { ((high - low) / 100).max(1) } else { 0 };
+            (low + (high - low) / 2 + width).to_string()
+        }
         Generator::Zipf { .. } => "1".into(),
         Generator::References { table: t, column: c } => {
             let target = spec.tables.get(t)?;
             match target.columns.get(c) {
-                Some(cspec) if depth < 4 => typical(spec, t, c, &cspec.generator, depth + 1)?,
+                Some(cspec) if depth < 4 => typical(spec, t, c, &cspec.generator, depth + 1, upper)?,
                 // A key column without a generator is filled 1, 2, 3…
                 _ => (target.rows.max(1) / 2).max(1).to_string(),
             }
@@ -302,7 +308,8 @@ fn typical(spec: &ScaleSpec, table: &str, column: &str, generator: &Generator, d
         Generator::Timestamps { from, to } => {
             let a = chrono::DateTime::parse_from_rfc3339(from).ok()?;
             let b = chrono::DateTime::parse_from_rfc3339(to).ok()?;
-            quote_literal(&(a + (b - a) / 2).to_rfc3339())
+            let width = if upper { (b - a) / 100 } else { chrono::TimeDelta::zero() };
+            quote_literal(&(a + (b - a) / 2 + width).to_rfc3339())
         }
         Generator::OneOf(values) => values.first()?.clone(),
         Generator::Pattern(p) => quote_literal(&p.replace("{n}", &(rows / 2).max(1).to_string())),
@@ -347,9 +354,15 @@ mod tests {
         )
         .expect("spec");
         let st = &spec.tables["st"].columns;
-        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0).as_deref(), Some("5"));
-        assert_eq!(typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0).as_deref(), Some("50"));
-        assert_eq!(typical(&spec, "st", "kind", &st["kind"].generator, 0).as_deref(), Some("'a'"));
-        assert_eq!(typical(&spec, "st", "at", &st["at"].generator, 0).as_deref(), Some("'2025-01-02T00:00:00+00:00'"));
+        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, false).as_deref(), Some("5"));
+        assert_eq!(typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0, false).as_deref(), Some("50"));
+        assert_eq!(typical(&spec, "st", "kind", &st["kind"].generator, 0, false).as_deref(), Some("'a'"));
+        assert_eq!(typical(&spec, "st", "at", &st["at"].generator, 0, false).as_deref(), Some("'2025-01-02T00:00:00+00:00'"));
+        assert_eq!(
+            typical(&spec, "st", "at", &st["at"].generator, 0, true).as_deref(),
+            Some("'2025-01-02T00:28:48+00:00'"),
+            "the upper end of a range is 1% of the span later"
+        );
+        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, true).as_deref(), Some("6"));
     }
 }

@@ -242,7 +242,7 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
 
     if let Some(workload) = &options.workload {
         if options.analyze {
-            report.findings.extend(pool_check(workload, &queries, &base.measured, &head.measured)?);
+            report.findings.extend(pool_check(workload, &options.root, &queries, &base.measured, &head.measured)?);
         } else {
             report.notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
         }
@@ -374,6 +374,7 @@ fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
 
 fn pool_check(
     workload: &Workload,
+    root: &std::path::Path,
     queries: &[Query],
     base: &[Option<std::result::Result<Measured, String>>],
     head: &[Option<std::result::Result<Measured, String>>],
@@ -381,7 +382,11 @@ fn pool_check(
     let mut loads = Vec::new();
     let mut first: BTreeMap<String, usize> = BTreeMap::new();
     for wq in &workload.queries {
-        let indices: Vec<usize> = (0..queries.len()).filter(|&i| queries[i].file == wq.file).collect();
+        // `file` is relative to the project root, or else to the workload file's directory.
+        let beside = workload.path.parent().map(|d| relative(root, &d.join(&wq.file))).unwrap_or_default();
+        let beside = beside.strip_prefix("./").unwrap_or(&beside).to_string();
+        let indices: Vec<usize> =
+            (0..queries.len()).filter(|&i| queries[i].file == wq.file || queries[i].file == beside).collect();
         if indices.is_empty() {
             return Err(Error::invalid(
                 &workload.path,
@@ -389,13 +394,13 @@ fn pool_check(
                 format!("file = \"{}\" is not among the planned query files", wq.file),
             ));
         }
-        first.insert(wq.file.clone(), indices[0]);
+        first.insert(queries[indices[0]].file.clone(), indices[0]);
         let ms = |side: &[Option<std::result::Result<Measured, String>>]| -> Option<f64> {
             indices.iter().map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms)).sum()
         };
         // A query with no measurement on head was already reported; count it as the timeout.
         let head_ms = ms(head).unwrap_or(f64::INFINITY);
-        loads.push(Load { file: wq.file.clone(), peak_rps: wq.peak_rps, base_ms: ms(base), head_ms });
+        loads.push(Load { file: queries[indices[0]].file.clone(), peak_rps: wq.peak_rps, base_ms: ms(base), head_ms });
     }
     let c = capacity::capacity(workload, loads);
     if !c.over() {
