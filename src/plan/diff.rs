@@ -239,7 +239,13 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
         }
     }
     for index in &facts.missing_indexes {
-        v.regressions.push(format!("the base plan used index {index}, which no longer exists on head"));
+        let sentence = format!("the base plan used index {index}, which no longer exists on head");
+        // When the planner found an equally cheap path without it, the index was not needed.
+        if v.head_cost > v.base_cost {
+            v.regressions.push(sentence);
+        } else {
+            v.cost_increases.push(format!("{sentence} (the head plan is no costlier)"));
+        }
     }
     let (bj, hj) = (join_methods(base), join_methods(head));
     if bj != hj {

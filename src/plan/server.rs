@@ -260,6 +260,17 @@ pub struct Server {
 }
 
 impl Server {
+    /// A connection URL for `database` on the ephemeral server (Unix socket), e.g. for `psql`.
+    pub fn url(&self, database: &str) -> Option<String> {
+        use tokio_postgres::config::Host;
+        let host = self.config.get_hosts().iter().find_map(|h| match h {
+            Host::Unix(path) => Some(path.display().to_string()),
+            _ => None,
+        })?;
+        let encoded: String = host.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        Some(format!("postgresql://{SUPERUSER}@{encoded}:5432/{database}"))
+    }
+
     pub fn is_ephemeral(&self) -> bool {
         self.ephemeral.is_some()
     }
@@ -675,7 +686,10 @@ fn lock_cluster(dir: &Path) -> Result<File> {
 fn stop_orphan(data: &Path) {
     let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else { return };
     let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok()) else { return };
-    if pid > 0 && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() {
+    let is_postgres = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).contains("postgres"))
+        .unwrap_or(false);
+    if pid > 0 && is_postgres && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() {
         stop_pid(pid, Duration::from_secs(15));
     }
 }
