@@ -368,7 +368,8 @@ pub fn lines(plan: &Value) -> Vec<Line> {
 pub fn render_diff(base: &Value, head: &Value) -> String {
     let a = lines(base);
     let b = lines(head);
-    let same = |x: &Line, y: &Line| x.depth == y.depth && x.key == y.key;
+    // Nodes match by what they are, not how deep: a Sort inserted above a join moves the join down.
+    let same = |x: &Line, y: &Line| x.key == y.key;
     // Longest common subsequence over node keys; plans are small.
     let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {

@@ -171,6 +171,7 @@ pub async fn prepare_session(client: &Client, timeout: Duration) -> Result<()> {
 /// The generic plan: the one a prepared statement gets whatever its parameters.
 /// Errors are the server's words (a query that no longer plans is a finding, not a crash).
 pub async fn generic_plan(client: &Client, query: &Query, version_num: u32, timeout: Duration) -> std::result::Result<Value, String> {
+    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
     if version_num >= 160000 {
         let rows = simple_rows(client, &format!("EXPLAIN (GENERIC_PLAN, FORMAT JSON) {}", query.text), timeout).await?;
         return parse_plan(rows);
@@ -216,6 +217,7 @@ pub struct Measured {
 /// back, so writes leave no trace) with sample parameters, and keeps the median.
 pub async fn analyze(client: &Client, query: &Query, params: &[String], repeat: usize, timeout: Duration) -> std::result::Result<Measured, String> {
     let name = "sluice_a";
+    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
     let _ = simple_rows(client, &format!("DEALLOCATE {name}"), timeout).await;
     simple_rows(client, &format!("PREPARE {name} AS {}", query.text), timeout).await?;
     let n = param_count(client, name, timeout).await?;
