@@ -32,7 +32,7 @@ pub enum Command {
     #[command(subcommand)]
     Freeze(freeze::FreezeCommand),
     /// Compare EXPLAIN plans on production-scale fixtures.
-    Plan(plan::PlanArgs),
+    Plan(Box<plan::PlanArgs>),
 }
 
 /// Output options shared by the commands that print findings.
@@ -59,7 +59,7 @@ impl OutputArgs {
 }
 
 pub fn stdout_color() -> bool {
-    std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()) && std::io::stdout().is_terminal()
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.
@@ -79,7 +79,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Rules(args) => rules::run(args),
         Command::Freeze(command) => freeze::run(command),
-        Command::Plan(args) => plan::run(args),
+        Command::Plan(args) => plan::run(*args),
     };
     match result {
         Ok(code) => code,

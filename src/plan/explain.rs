@@ -32,7 +32,14 @@ pub struct Query {
 fn is_plannable(first: Keyword) -> bool {
     matches!(
         first,
-        Keyword::SELECT | Keyword::WITH | Keyword::INSERT | Keyword::UPDATE | Keyword::DELETE | Keyword::VALUES | Keyword::TABLE | Keyword::MERGE
+        Keyword::SELECT
+            | Keyword::WITH
+            | Keyword::INSERT
+            | Keyword::UPDATE
+            | Keyword::DELETE
+            | Keyword::VALUES
+            | Keyword::TABLE
+            | Keyword::MERGE
     )
 }
 
@@ -41,11 +48,20 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
     let text = crate::error::read_text(path)?;
     let split = crate::sql::split::split(&text);
     if let Some((message, span)) = &split.tokenizer_error {
-        return Err(Error::invalid(path, Some(span.line), format!("cannot split the file into statements: {message}")));
+        return Err(Error::invalid(
+            path,
+            Some(span.line),
+            format!("cannot split the file into statements: {message}"),
+        ));
     }
     let mut out = Vec::new();
     for statement in &split.statements {
-        let tokens: Vec<&Token> = statement.tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+        let tokens: Vec<&Token> = statement
+            .tokens
+            .iter()
+            .map(|t| &t.token)
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
         let first = match tokens.first() {
             Some(Token::Word(w)) => w.keyword,
             _ => Keyword::NoKeyword,
@@ -56,15 +72,27 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
         let params = statement
             .leading_comments
             .iter()
-            .find_map(|c| c.text.trim_start_matches("--").trim().strip_prefix("sluice:params").map(str::to_string))
+            .find_map(|c| {
+                c.text
+                    .trim_start_matches("--")
+                    .trim()
+                    .strip_prefix("sluice:params")
+                    .map(str::to_string)
+            })
             .map(|list| split_params(&list));
         let mut param_columns: Vec<Option<String>> = Vec::new();
         let mut words = Vec::new();
         for (i, token) in tokens.iter().enumerate() {
             match token {
-                Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => words.push(w.value.clone()),
+                Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => {
+                    words.push(w.value.clone())
+                }
                 Token::Placeholder(p) => {
-                    let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()).filter(|&n| n >= 1) else {
+                    let Some(n) = p
+                        .strip_prefix('$')
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .filter(|&n| n >= 1)
+                    else {
                         continue;
                     };
                     if param_columns.len() < n {
@@ -102,8 +130,20 @@ fn compared_column(tokens: &[&Token], at: usize) -> Option<String> {
         i -= 1;
         steps += 1;
         match tokens[i] {
-            Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => return Some(w.value.clone()),
-            Token::Word(w) if matches!(w.keyword, Keyword::SELECT | Keyword::WHERE | Keyword::SET | Keyword::VALUES | Keyword::LIMIT | Keyword::OFFSET) => {
+            Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => {
+                return Some(w.value.clone())
+            }
+            Token::Word(w)
+                if matches!(
+                    w.keyword,
+                    Keyword::SELECT
+                        | Keyword::WHERE
+                        | Keyword::SET
+                        | Keyword::VALUES
+                        | Keyword::LIMIT
+                        | Keyword::OFFSET
+                ) =>
+            {
                 return None
             }
             Token::Comma => return None,
@@ -134,7 +174,11 @@ fn split_params(list: &str) -> Vec<String> {
     out
 }
 
-async fn simple_rows(client: &Client, sql: &str, timeout: Duration) -> std::result::Result<Vec<Vec<Option<String>>>, String> {
+async fn simple_rows(
+    client: &Client,
+    sql: &str,
+    timeout: Duration,
+) -> std::result::Result<Vec<Vec<Option<String>>>, String> {
     let run = client.simple_query(sql);
     let messages = match tokio::time::timeout(timeout + Duration::from_secs(5), run).await {
         Ok(Ok(m)) => m,
@@ -154,26 +198,52 @@ async fn simple_rows(client: &Client, sql: &str, timeout: Duration) -> std::resu
 }
 
 fn parse_plan(rows: Vec<Vec<Option<String>>>) -> std::result::Result<Value, String> {
-    let text = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten()).ok_or("EXPLAIN returned nothing")?;
+    let text = rows
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .ok_or("EXPLAIN returned nothing")?;
     let value: Value = serde_json::from_str(&text).map_err(|e| format!("EXPLAIN output is not JSON: {e}"))?;
     // `[{"Plan": {...}, "Execution Time": ...}]` → the object.
-    value.get(0).cloned().ok_or_else(|| "EXPLAIN returned an empty list".to_string())
+    value
+        .get(0)
+        .cloned()
+        .ok_or_else(|| "EXPLAIN returned an empty list".to_string())
 }
 
 /// Prepares the session for planning: every statement under `timeout`.
 pub async fn prepare_session(client: &Client, timeout: Duration) -> Result<()> {
     client
-        .batch_execute(&format!("SET statement_timeout = {}; SET lock_timeout = {}", timeout.as_millis(), timeout.as_millis()))
+        .batch_execute(&format!(
+            "SET statement_timeout = {}; SET lock_timeout = {}",
+            timeout.as_millis(),
+            timeout.as_millis()
+        ))
         .await
         .map_err(|e| Error::Other(pg_message(&e)))
 }
 
 /// The generic plan: the one a prepared statement gets whatever its parameters.
 /// Errors are the server's words (a query that no longer plans is a finding, not a crash).
-pub async fn generic_plan(client: &Client, query: &Query, version_num: u32, timeout: Duration) -> std::result::Result<Value, String> {
-    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
+pub async fn generic_plan(
+    client: &Client,
+    query: &Query,
+    version_num: u32,
+    timeout: Duration,
+) -> std::result::Result<Value, String> {
+    simple_rows(
+        client,
+        &format!("SET statement_timeout = {}", timeout.as_millis()),
+        timeout,
+    )
+    .await?;
     if version_num >= 160000 {
-        let rows = simple_rows(client, &format!("EXPLAIN (GENERIC_PLAN, FORMAT JSON) {}", query.text), timeout).await?;
+        let rows = simple_rows(
+            client,
+            &format!("EXPLAIN (GENERIC_PLAN, FORMAT JSON) {}", query.text),
+            timeout,
+        )
+        .await?;
         return parse_plan(rows);
     }
     let name = "sluice_q";
@@ -182,7 +252,11 @@ pub async fn generic_plan(client: &Client, query: &Query, version_num: u32, time
     let result = async {
         simple_rows(client, "SET plan_cache_mode = force_generic_plan", timeout).await?;
         let n = param_count(client, name, timeout).await?;
-        let args = if n == 0 { String::new() } else { format!("({})", vec!["NULL"; n].join(", ")) };
+        let args = if n == 0 {
+            String::new()
+        } else {
+            format!("({})", vec!["NULL"; n].join(", "))
+        };
         parse_plan(simple_rows(client, &format!("EXPLAIN (FORMAT JSON) EXECUTE {name}{args}"), timeout).await?)
     }
     .await;
@@ -193,7 +267,10 @@ pub async fn generic_plan(client: &Client, query: &Query, version_num: u32, time
 async fn param_count(client: &Client, name: &str, timeout: Duration) -> std::result::Result<usize, String> {
     let rows = simple_rows(
         client,
-        &format!("SELECT coalesce(cardinality(parameter_types), 0) FROM pg_prepared_statements WHERE name = {}", quote_literal(name)),
+        &format!(
+            "SELECT coalesce(cardinality(parameter_types), 0) FROM pg_prepared_statements WHERE name = {}",
+            quote_literal(name)
+        ),
         timeout,
     )
     .await?;
@@ -215,19 +292,39 @@ pub struct Measured {
 
 /// Runs the query `repeat` times under EXPLAIN ANALYZE (inside a transaction that is rolled
 /// back, so writes leave no trace) with sample parameters, and keeps the median.
-pub async fn analyze(client: &Client, query: &Query, params: &[String], repeat: usize, timeout: Duration) -> std::result::Result<Measured, String> {
+pub async fn analyze(
+    client: &Client,
+    query: &Query,
+    params: &[String],
+    repeat: usize,
+    timeout: Duration,
+) -> std::result::Result<Measured, String> {
     let name = "sluice_a";
-    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
+    simple_rows(
+        client,
+        &format!("SET statement_timeout = {}", timeout.as_millis()),
+        timeout,
+    )
+    .await?;
     let _ = simple_rows(client, &format!("DEALLOCATE {name}"), timeout).await;
     simple_rows(client, &format!("PREPARE {name} AS {}", query.text), timeout).await?;
     let n = param_count(client, name, timeout).await?;
     let mut args: Vec<String> = params.iter().take(n).cloned().collect();
     args.resize(n, "NULL".into());
-    let call = if n == 0 { name.to_string() } else { format!("{name}({})", args.join(", ")) };
+    let call = if n == 0 {
+        name.to_string()
+    } else {
+        format!("{name}({})", args.join(", "))
+    };
     let mut runs: Vec<(f64, Value)> = Vec::new();
     for _ in 0..repeat.max(1) {
         simple_rows(client, "BEGIN", timeout).await?;
-        let result = simple_rows(client, &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {call}"), timeout).await;
+        let result = simple_rows(
+            client,
+            &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {call}"),
+            timeout,
+        )
+        .await;
         let _ = simple_rows(client, "ROLLBACK", timeout).await;
         let plan = parse_plan(result?)?;
         let ms = plan.get("Execution Time").and_then(Value::as_f64).unwrap_or(0.0);
@@ -237,7 +334,12 @@ pub async fn analyze(client: &Client, query: &Query, params: &[String], repeat: 
     let runs_ms: Vec<f64> = runs.iter().map(|(ms, _)| *ms).collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (median_ms, plan) = runs.swap_remove(runs.len() / 2);
-    Ok(Measured { plan, median_ms, runs_ms, params: args })
+    Ok(Measured {
+        plan,
+        median_ms,
+        runs_ms,
+        params: args,
+    })
 }
 
 /// Sample parameter values: the `sluice:params` comment, else a typical value of the column each
@@ -259,10 +361,24 @@ pub async fn sample_params(client: &Client, query: &Query, spec: &ScaleSpec) -> 
     out
 }
 
-async fn sample_for_column(client: &Client, query: &Query, spec: &ScaleSpec, column: &str, upper: bool) -> Option<String> {
-    let mentioned = |table: &str| query.words.iter().any(|w| w == table || table.ends_with(&format!(".{w}")));
-    let mut candidates: Vec<(&String, &crate::plan::scale::TableSpec)> =
-        spec.tables.iter().filter(|(_, t)| t.columns.contains_key(column)).collect();
+async fn sample_for_column(
+    client: &Client,
+    query: &Query,
+    spec: &ScaleSpec,
+    column: &str,
+    upper: bool,
+) -> Option<String> {
+    let mentioned = |table: &str| {
+        query
+            .words
+            .iter()
+            .any(|w| w == table || table.ends_with(&format!(".{w}")))
+    };
+    let mut candidates: Vec<(&String, &crate::plan::scale::TableSpec)> = spec
+        .tables
+        .iter()
+        .filter(|(_, t)| t.columns.contains_key(column))
+        .collect();
     candidates.sort_by_key(|(name, _)| !mentioned(name));
     for (table, t) in &candidates {
         if let Some(v) = typical(spec, table, column, &t.columns[column].generator, 0, upper) {
@@ -291,7 +407,14 @@ async fn sample_for_column(client: &Client, query: &Query, spec: &ScaleSpec, col
 
 /// A representative value of a generator: the middle of a range, the hottest value of a skew.
 /// `upper`: the other end of a range query starting there, 1% of the generator's span wide.
-fn typical(spec: &ScaleSpec, table: &str, column: &str, generator: &Generator, depth: usize, upper: bool) -> Option<String> {
+fn typical(
+    spec: &ScaleSpec,
+    table: &str,
+    column: &str,
+    generator: &Generator,
+    depth: usize,
+    upper: bool,
+) -> Option<String> {
     let rows = spec.tables.get(table).map(|t| t.rows).unwrap_or(1).max(1);
     Some(match generator {
         Generator::Uniform { low, high } => {
@@ -310,7 +433,11 @@ fn typical(spec: &ScaleSpec, table: &str, column: &str, generator: &Generator, d
         Generator::Timestamps { from, to } => {
             let a = chrono::DateTime::parse_from_rfc3339(from).ok()?;
             let b = chrono::DateTime::parse_from_rfc3339(to).ok()?;
-            let width = if upper { (b - a) / 100 } else { chrono::TimeDelta::zero() };
+            let width = if upper {
+                (b - a) / 100
+            } else {
+                chrono::TimeDelta::zero()
+            };
             quote_literal(&(a + (b - a) / 2 + width).to_rfc3339())
         }
         Generator::OneOf(values) => values.first()?.clone(),
@@ -343,7 +470,15 @@ mod tests {
         assert_eq!(q.line, 3);
         assert_eq!(q.params.as_deref(), Some(&["7".to_string(), "'a, b'".to_string()][..]));
         let cols: Vec<Option<&str>> = q.param_columns.iter().map(|c| c.as_deref()).collect();
-        assert_eq!(cols, vec![Some("route_id"), Some("departure_time"), Some("departure_time"), Some("kind")]);
+        assert_eq!(
+            cols,
+            vec![
+                Some("route_id"),
+                Some("departure_time"),
+                Some("departure_time"),
+                Some("kind")
+            ]
+        );
         assert!(queries[1].params.is_none());
     }
 
@@ -356,15 +491,30 @@ mod tests {
         )
         .expect("spec");
         let st = &spec.tables["st"].columns;
-        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, false).as_deref(), Some("5"));
-        assert_eq!(typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0, false).as_deref(), Some("50"));
-        assert_eq!(typical(&spec, "st", "kind", &st["kind"].generator, 0, false).as_deref(), Some("'a'"));
-        assert_eq!(typical(&spec, "st", "at", &st["at"].generator, 0, false).as_deref(), Some("'2025-01-02T00:00:00+00:00'"));
+        assert_eq!(
+            typical(&spec, "st", "route_id", &st["route_id"].generator, 0, false).as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0, false).as_deref(),
+            Some("50")
+        );
+        assert_eq!(
+            typical(&spec, "st", "kind", &st["kind"].generator, 0, false).as_deref(),
+            Some("'a'")
+        );
+        assert_eq!(
+            typical(&spec, "st", "at", &st["at"].generator, 0, false).as_deref(),
+            Some("'2025-01-02T00:00:00+00:00'")
+        );
         assert_eq!(
             typical(&spec, "st", "at", &st["at"].generator, 0, true).as_deref(),
             Some("'2025-01-02T00:28:48+00:00'"),
             "the upper end of a range is 1% of the span later"
         );
-        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, true).as_deref(), Some("6"));
+        assert_eq!(
+            typical(&spec, "st", "route_id", &st["route_id"].generator, 0, true).as_deref(),
+            Some("6")
+        );
     }
 }

@@ -34,7 +34,10 @@ pub struct MigrationSql {
 impl MigrationSql {
     pub fn load(path: PathBuf) -> Result<MigrationSql> {
         let sql = crate::error::read_text(&path)?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Ok(MigrationSql { name, path, sql })
     }
 }
@@ -45,12 +48,20 @@ pub async fn apply_migrations(client: &Client, migrations: &[MigrationSql]) -> R
     for m in migrations {
         let split = crate::sql::split::split(&m.sql);
         if let Some((message, span)) = &split.tokenizer_error {
-            return Err(Error::invalid(&m.path, Some(span.line), format!("cannot split the file into statements: {message}")));
+            return Err(Error::invalid(
+                &m.path,
+                Some(span.line),
+                format!("cannot split the file into statements: {message}"),
+            ));
         }
         for statement in &split.statements {
             let text = &m.sql[statement.span.start..statement.span.end];
             client.batch_execute(text).await.map_err(|e| {
-                Error::invalid(&m.path, Some(statement.span.line), format!("the fixture server rejected this statement: {}", pg_message(&e)))
+                Error::invalid(
+                    &m.path,
+                    Some(statement.span.line),
+                    format!("the fixture server rejected this statement: {}", pg_message(&e)),
+                )
             })?;
         }
     }
@@ -64,11 +75,18 @@ pub fn touched_tables(migrations: &[MigrationSql]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for m in migrations {
         for statement in crate::sql::split::split(&m.sql).statements {
-            let tokens: Vec<&Token> =
-                statement.tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+            let tokens: Vec<&Token> = statement
+                .tokens
+                .iter()
+                .map(|t| &t.token)
+                .filter(|t| !matches!(t, Token::Whitespace(_)))
+                .collect();
             for (i, token) in tokens.iter().enumerate() {
                 let Token::Word(w) = token else { continue };
-                if !matches!(w.keyword, Keyword::TABLE | Keyword::ON | Keyword::INTO | Keyword::UPDATE | Keyword::FROM) {
+                if !matches!(
+                    w.keyword,
+                    Keyword::TABLE | Keyword::ON | Keyword::INTO | Keyword::UPDATE | Keyword::FROM
+                ) {
                     continue;
                 }
                 let mut j = i + 1;
@@ -109,7 +127,10 @@ pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result
             .await;
         if let Ok(row) = row {
             let table: String = row.get(0);
-            client.batch_execute(&format!("ANALYZE {table}")).await.map_err(|e| Error::Other(pg_message(&e)))?;
+            client
+                .batch_execute(&format!("ANALYZE {table}"))
+                .await
+                .map_err(|e| Error::Other(pg_message(&e)))?;
         }
     }
     Ok(())
@@ -137,13 +158,23 @@ pub struct Template {
 }
 
 /// The filled database for `migrations` + `spec`: reused if cached, else built.
-pub async fn template(server: &mut Server, migrations: &[MigrationSql], spec: &ScaleSpec, cache: bool, timeout: Duration) -> Result<Template> {
+pub async fn template(
+    server: &mut Server,
+    migrations: &[MigrationSql],
+    spec: &ScaleSpec,
+    cache: bool,
+    timeout: Duration,
+) -> Result<Template> {
     let key = cache_key(server.version_num, migrations, spec);
     let name = format!("sluice_tpl_{key}");
     let now = chrono::Utc::now().timestamp().to_string();
     if server.database_exists(&name).await? {
         server.comment_database(&name, &now).await?;
-        return Ok(Template { name, cached: true, build_seconds: 0.0 });
+        return Ok(Template {
+            name,
+            cached: true,
+            build_seconds: 0.0,
+        });
     }
     let started = std::time::Instant::now();
     let build = format!("sluice_build_{key}_{}", std::process::id());
@@ -163,7 +194,11 @@ pub async fn template(server: &mut Server, migrations: &[MigrationSql], spec: &S
         server.comment_database(&name, &now).await?;
         evict(server, &name).await?;
     }
-    Ok(Template { name, cached: false, build_seconds: started.elapsed().as_secs_f64() })
+    Ok(Template {
+        name,
+        cached: false,
+        build_seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 async fn evict(server: &mut Server, current: &str) -> Result<()> {
@@ -263,7 +298,13 @@ async fn load_tables(client: &Client) -> Result<Vec<Table>> {
                 }
             })
             .collect();
-        tables.push(Table { oid, qualified: row.get(1), name: row.get(2), schema: row.get(3), columns });
+        tables.push(Table {
+            oid,
+            qualified: row.get(1),
+            name: row.get(2),
+            schema: row.get(3),
+            columns,
+        });
     }
     Ok(tables)
 }
@@ -272,7 +313,9 @@ async fn load_tables(client: &Client) -> Result<Vec<Table>> {
 fn resolve<'a>(tables: &'a [Table], key: &str) -> Option<&'a Table> {
     let unquote = |s: &str| s.trim_matches('"').to_string();
     match key.split_once('.') {
-        Some((schema, name)) => tables.iter().find(|t| t.schema == unquote(schema) && t.name == unquote(name)),
+        Some((schema, name)) => tables
+            .iter()
+            .find(|t| t.schema == unquote(schema) && t.name == unquote(name)),
         None => {
             let key = unquote(key);
             tables
@@ -350,11 +393,18 @@ fn generator_expr(
     filled: &BTreeMap<i64, Filled>,
     from: &mut Vec<String>,
 ) -> Result<(String, Shape)> {
-    let bad = |msg: String| Error::invalid(spec_path, Some(spec.line), format!("tables.{table}.columns.{column}: {msg}"));
+    let bad = |msg: String| {
+        Error::invalid(
+            spec_path,
+            Some(spec.line),
+            format!("tables.{table}.columns.{column}: {msg}"),
+        )
+    };
     let (expr, shape) = match &spec.generator {
-        Generator::Uniform { low, high } => {
-            (format!("({low}::bigint + floor(random() * ({high}::numeric - {low} + 1))::bigint)"), Shape::Other)
-        }
+        Generator::Uniform { low, high } => (
+            format!("({low}::bigint + floor(random() * ({high}::numeric - {low} + 1))::bigint)"),
+            Shape::Other,
+        ),
         Generator::Zipf { n, s } => {
             // Inverse CDF of the continuous power law on [1, n + 1), floored: value k has weight ≈ k^-s.
             let expr = if (*s - 1.0).abs() < 1e-9 {
@@ -366,7 +416,8 @@ fn generator_expr(
             (expr, Shape::Other)
         }
         Generator::References { table: t, column: c } => {
-            let target = resolve(tables, t).ok_or_else(|| bad(format!("references {t}.{c}, but there is no table {t}")))?;
+            let target =
+                resolve(tables, t).ok_or_else(|| bad(format!("references {t}.{c}, but there is no table {t}")))?;
             if !target.columns.iter().any(|col| &col.name == c) {
                 return Err(bad(format!("references {t}.{c}, but {t} has no column {c}")));
             }
@@ -375,12 +426,21 @@ fn generator_expr(
             })?, Shape::Other)
         }
         Generator::Timestamps { from: a, to: b } => (
-            format!("(timestamptz {a} + random() * (timestamptz {b} - timestamptz {a}))", a = quote_literal(a), b = quote_literal(b)),
+            format!(
+                "(timestamptz {a} + random() * (timestamptz {b} - timestamptz {a}))",
+                a = quote_literal(a),
+                b = quote_literal(b)
+            ),
             Shape::Other,
         ),
-        Generator::OneOf(values) => {
-            (format!("(ARRAY[{}])[1 + floor(random() * {})::int]", values.join(", "), values.len()), Shape::Other)
-        }
+        Generator::OneOf(values) => (
+            format!(
+                "(ARRAY[{}])[1 + floor(random() * {})::int]",
+                values.join(", "),
+                values.len()
+            ),
+            Shape::Other,
+        ),
         Generator::Pattern(p) => {
             let parts: Vec<String> = p.split("{n}").map(quote_literal).collect();
             (format!("({})", parts.join(" || g || ")), Shape::Other)
@@ -390,14 +450,22 @@ fn generator_expr(
         Generator::Sql(sql) => (format!("({sql})"), Shape::Other),
     };
     if spec.null_fraction > 0.0 {
-        return Ok((format!("CASE WHEN random() < {} THEN NULL ELSE {expr} END", spec.null_fraction), Shape::Other));
+        return Ok((
+            format!("CASE WHEN random() < {} THEN NULL ELSE {expr} END", spec.null_fraction),
+            Shape::Other,
+        ));
     }
     Ok((expr, shape))
 }
 
 /// A value that exists in `target.column`: arithmetic when it was filled as a sequence, else a
 /// random element of an array of its values (built once per statement). `None` if `target` is empty.
-fn reference_expr(target: &Table, column: &str, filled: &BTreeMap<i64, Filled>, from: &mut Vec<String>) -> Option<String> {
+fn reference_expr(
+    target: &Table,
+    column: &str,
+    filled: &BTreeMap<i64, Filled>,
+    from: &mut Vec<String>,
+) -> Option<String> {
     let f = filled.get(&target.oid).filter(|f| f.rows > 0)?;
     if let Some(Shape::Sequence(start)) = f.shapes.get(column) {
         return Some(format!("({start}::bigint + floor(random() * {})::bigint)", f.rows));
@@ -411,15 +479,31 @@ fn reference_expr(target: &Table, column: &str, filled: &BTreeMap<i64, Filled>, 
     Some(format!("{alias}.v[1 + floor(random() * cardinality({alias}.v))::int]"))
 }
 
-fn plan_table(spec: &ScaleSpec, key: &str, table: &Table, tables: &[Table], filled: &BTreeMap<i64, Filled>) -> Result<Plan> {
+fn plan_table(
+    spec: &ScaleSpec,
+    key: &str,
+    table: &Table,
+    tables: &[Table],
+    filled: &BTreeMap<i64, Filled>,
+) -> Result<Plan> {
     let tspec = &spec.tables[key];
     for name in tspec.columns.keys() {
         if !table.columns.iter().any(|c| &c.name == name) {
             let line = tspec.columns[name].line;
-            return Err(Error::invalid(&spec.path, Some(line), format!("tables.{key}.columns.{name}: {} has no column {name}", table.qualified)));
+            return Err(Error::invalid(
+                &spec.path,
+                Some(line),
+                format!("tables.{key}.columns.{name}: {} has no column {name}", table.qualified),
+            ));
         }
     }
-    let mut plan = Plan { columns: Vec::new(), exprs: Vec::new(), from: Vec::new(), overriding: false, shapes: BTreeMap::new() };
+    let mut plan = Plan {
+        columns: Vec::new(),
+        exprs: Vec::new(),
+        from: Vec::new(),
+        overriding: false,
+        shapes: BTreeMap::new(),
+    };
     for column in &table.columns {
         if column.generated {
             continue;
@@ -468,7 +552,11 @@ fn plan_table(spec: &ScaleSpec, key: &str, table: &Table, tables: &[Table], fill
         plan.overriding |= column.identity_always;
         plan.columns.push(quote_ident(&column.name));
         plan.exprs.push(format!("({expr})::{}", column.type_name));
-        let shape = if is_integer(&column.base_type) { shape } else { Shape::Other };
+        let shape = if is_integer(&column.base_type) {
+            shape
+        } else {
+            Shape::Other
+        };
         plan.shapes.insert(column.name.clone(), shape);
     }
     Ok(plan)
@@ -480,7 +568,11 @@ fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, usize)>> {
     for (key, t) in &spec.tables {
         let oid = resolve(tables, key).map(|r| r.oid);
         let index = tables.iter().position(|x| Some(x.oid) == oid).ok_or_else(|| {
-            Error::invalid(&spec.path, Some(t.line), format!("tables.{key}: there is no table {key} in the schema the migrations build"))
+            Error::invalid(
+                &spec.path,
+                Some(t.line),
+                format!("tables.{key}: there is no table {key} in the schema the migrations build"),
+            )
         })?;
         resolved.push((key.clone(), index));
     }
@@ -512,7 +604,9 @@ fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, usize)>> {
     while !left.is_empty() {
         let placed: BTreeSet<i64> = out.iter().map(|(_, i)| tables[*i].oid).collect();
         let pending: BTreeSet<i64> = left.iter().map(|(_, i)| tables[*i].oid).collect();
-        let ready = left.iter().position(|entry| deps(entry).iter().all(|d| placed.contains(d) || !pending.contains(d)));
+        let ready = left
+            .iter()
+            .position(|entry| deps(entry).iter().all(|d| placed.contains(d) || !pending.contains(d)));
         match ready {
             Some(i) => out.push(left.remove(i)),
             // A cycle: fill in spec order; a `references` into a table not yet filled then errors clearly.
@@ -536,18 +630,34 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
     let tables = load_tables(client).await?;
     let order = order(spec, &tables)?;
     let err = |what: String| move |e: tokio_postgres::Error| Error::Other(format!("{what}: {}", pg_message(&e)));
-    client.batch_execute("BEGIN").await.map_err(err("cannot start the fill".into()))?;
+    client
+        .batch_execute("BEGIN")
+        .await
+        .map_err(err("cannot start the fill".into()))?;
     if superuser {
         // Foreign-key triggers off for the load: the generators only draw keys that exist.
-        client.batch_execute("SET LOCAL session_replication_role = replica").await.map_err(err("fill".into()))?;
+        client
+            .batch_execute("SET LOCAL session_replication_role = replica")
+            .await
+            .map_err(err("fill".into()))?;
     }
     let oids: Vec<i64> = order.iter().map(|(_, i)| tables[*i].oid).collect();
     if !oids.is_empty() {
         let list: Vec<&str> = order.iter().map(|(_, i)| tables[*i].qualified.as_str()).collect();
-        client.batch_execute("SAVEPOINT sluice_truncate").await.map_err(err("fill".into()))?;
-        if client.batch_execute(&format!("TRUNCATE {}", list.join(", "))).await.is_err() {
+        client
+            .batch_execute("SAVEPOINT sluice_truncate")
+            .await
+            .map_err(err("fill".into()))?;
+        if client
+            .batch_execute(&format!("TRUNCATE {}", list.join(", ")))
+            .await
+            .is_err()
+        {
             // Referenced by a table outside the spec: fill without the WAL-skipping truncate.
-            client.batch_execute("ROLLBACK TO SAVEPOINT sluice_truncate").await.map_err(err("fill".into()))?;
+            client
+                .batch_execute("ROLLBACK TO SAVEPOINT sluice_truncate")
+                .await
+                .map_err(err("fill".into()))?;
         }
     }
     let indexes = client
@@ -562,14 +672,20 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
         .map_err(err("cannot list indexes".into()))?;
     for row in &indexes {
         let name: String = row.get(0);
-        client.batch_execute(&format!("DROP INDEX {name}")).await.map_err(err(format!("cannot drop index {name} for the load")))?;
+        client
+            .batch_execute(&format!("DROP INDEX {name}"))
+            .await
+            .map_err(err(format!("cannot drop index {name} for the load")))?;
     }
     let mut filled: BTreeMap<i64, Filled> = BTreeMap::new();
     for (key, index) in &order {
         let table = &tables[*index];
         let rows = spec.tables[key].rows;
         let plan = plan_table(spec, key, table, &tables, &filled)?;
-        client.batch_execute("SELECT setseed(0.4242)").await.map_err(err("fill".into()))?;
+        client
+            .batch_execute("SELECT setseed(0.4242)")
+            .await
+            .map_err(err("fill".into()))?;
         let progress = bar(rows, &table.qualified);
         let mut start = 1u64;
         while start <= rows && !plan.columns.is_empty() {
@@ -578,19 +694,30 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
                 "INSERT INTO {} ({}) {}SELECT {} FROM generate_series({start}::bigint, {end}::bigint) AS s(g) {}",
                 table.qualified,
                 plan.columns.join(", "),
-                if plan.overriding { "OVERRIDING SYSTEM VALUE " } else { "" },
+                if plan.overriding {
+                    "OVERRIDING SYSTEM VALUE "
+                } else {
+                    ""
+                },
                 plan.exprs.join(", "),
                 plan.from.join(" ")
             );
             client.batch_execute(&sql).await.map_err(|e| {
-                Error::invalid(&spec.path, Some(spec.tables[key].line), format!("filling {}: {}", table.qualified, pg_message(&e)))
+                Error::invalid(
+                    &spec.path,
+                    Some(spec.tables[key].line),
+                    format!("filling {}: {}", table.qualified, pg_message(&e)),
+                )
             })?;
             progress.set_position(end);
             start = end + 1;
         }
         if plan.columns.is_empty() && rows > 0 {
             let sql = format!("INSERT INTO {} SELECT FROM generate_series(1, {rows})", table.qualified);
-            client.batch_execute(&sql).await.map_err(err(format!("filling {}", table.qualified)))?;
+            client
+                .batch_execute(&sql)
+                .await
+                .map_err(err(format!("filling {}", table.qualified)))?;
         }
         progress.finish_and_clear();
         // Serial and identity columns continue after the generated keys.
@@ -604,7 +731,13 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
             );
             let _ = client.batch_execute(&sql).await;
         }
-        filled.insert(table.oid, Filled { rows, shapes: plan.shapes });
+        filled.insert(
+            table.oid,
+            Filled {
+                rows,
+                shapes: plan.shapes,
+            },
+        );
     }
     let spinner = ProgressBar::new_spinner();
     for row in &indexes {
@@ -612,10 +745,16 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
         spinner.set_message(format!("building index {name}"));
         spinner.enable_steady_tick(Duration::from_millis(120));
         let def: String = row.get(1);
-        client.batch_execute(&def).await.map_err(err(format!("cannot rebuild index {name}")))?;
+        client
+            .batch_execute(&def)
+            .await
+            .map_err(err(format!("cannot rebuild index {name}")))?;
     }
     spinner.finish_and_clear();
-    client.batch_execute("COMMIT").await.map_err(err("cannot commit the fill".into()))?;
+    client
+        .batch_execute("COMMIT")
+        .await
+        .map_err(err("cannot commit the fill".into()))?;
     client.batch_execute("ANALYZE").await.map_err(err("ANALYZE".into()))?;
     Ok(())
 }
@@ -625,7 +764,11 @@ mod tests {
     use super::*;
 
     fn migration(name: &str, sql: &str) -> MigrationSql {
-        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into() }
+        MigrationSql {
+            name: name.into(),
+            path: PathBuf::from(name),
+            sql: sql.into(),
+        }
     }
 
     #[test]
@@ -646,9 +789,21 @@ mod tests {
         let spec = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 5\n").expect("spec");
         let spec2 = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 6\n").expect("spec");
         let a = cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec);
-        assert_eq!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
-        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], &spec));
-        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec2));
-        assert_ne!(a, cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
+        assert_eq!(
+            a,
+            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec)
+        );
+        assert_ne!(
+            a,
+            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], &spec)
+        );
+        assert_ne!(
+            a,
+            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec2)
+        );
+        assert_ne!(
+            a,
+            cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec)
+        );
     }
 }

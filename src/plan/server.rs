@@ -36,7 +36,12 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { database_url: None, cache_dir: None, no_cache: false, connect_timeout: Duration::from_secs(30) }
+        ServerOptions {
+            database_url: None,
+            cache_dir: None,
+            no_cache: false,
+            connect_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -104,7 +109,10 @@ fn run_as() -> Result<Option<RunAs>> {
     }
     for name in ["postgres", "nobody"] {
         if let Ok(Some(user)) = nix::unistd::User::from_name(name) {
-            return Ok(Some(RunAs { uid: user.uid, gid: user.gid }));
+            return Ok(Some(RunAs {
+                uid: user.uid,
+                gid: user.gid,
+            }));
         }
     }
     Err(Error::Other(
@@ -116,8 +124,12 @@ fn run_as() -> Result<Option<RunAs>> {
 
 fn chown(path: &Path, who: Option<RunAs>) -> Result<()> {
     if let Some(who) = who {
-        nix::unistd::chown(path, Some(who.uid), Some(who.gid))
-            .map_err(|e| Error::Other(format!("{}: cannot hand the directory to the server user: {e}", path.display())))?;
+        nix::unistd::chown(path, Some(who.uid), Some(who.gid)).map_err(|e| {
+            Error::Other(format!(
+                "{}: cannot hand the directory to the server user: {e}",
+                path.display()
+            ))
+        })?;
     }
     Ok(())
 }
@@ -156,7 +168,8 @@ fn pending() -> &'static Mutex<Pending> {
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     rt.block_on(async {
                         for (config, name) in &work.databases {
-                            let _ = tokio::time::timeout(Duration::from_secs(10), drop_database_with(config, name)).await;
+                            let _ =
+                                tokio::time::timeout(Duration::from_secs(10), drop_database_with(config, name)).await;
                         }
                     });
                 }
@@ -205,7 +218,10 @@ fn stop_pid(pid: i32, patience: Duration) {
 }
 
 async fn drop_database_with(config: &Config, name: &str) -> Result<()> {
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
+    let (client, connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
     tokio::spawn(connection);
     client
         .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(name)))
@@ -267,7 +283,16 @@ impl Server {
             Host::Unix(path) => Some(path.display().to_string()),
             _ => None,
         })?;
-        let encoded: String = host.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        let encoded: String = host
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
         Some(format!("postgresql://{SUPERUSER}@{encoded}:5432/{database}"))
     }
 
@@ -283,8 +308,9 @@ impl Server {
     }
 
     async fn external(url: &str, options: &ServerOptions) -> Result<Server> {
-        let mut config: Config =
-            url.parse().map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
         config.connect_timeout(options.connect_timeout);
         let maintenance_db = config.get_dbname().unwrap_or("postgres").to_string();
         let mut server = Server {
@@ -314,7 +340,11 @@ impl Server {
             dirs.push(dir);
             path
         } else {
-            options.cache_dir.clone().unwrap_or_else(default_cache_dir).join(format!("pg{major}"))
+            options
+                .cache_dir
+                .clone()
+                .unwrap_or_else(default_cache_dir)
+                .join(format!("pg{major}"))
         };
         std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io(&cluster_dir, e))?;
         if let Some(who) = who {
@@ -328,7 +358,18 @@ impl Server {
         if fresh {
             let _ = std::fs::remove_dir_all(&data);
             let out = command(bindir.join("initdb"), who, &cluster_dir)
-                .args(["-D", "data", "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+                .args([
+                    "-D",
+                    "data",
+                    "-U",
+                    SUPERUSER,
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                ])
                 .output()
                 .map_err(|e| Error::Other(format!("cannot run initdb: {e}")))?;
             if !out.status.success() {
@@ -397,11 +438,19 @@ impl Server {
         });
 
         let mut config = Config::new();
-        config.host_path(&socket_path).port(5432).user(SUPERUSER).connect_timeout(options.connect_timeout);
+        config
+            .host_path(&socket_path)
+            .port(5432)
+            .user(SUPERUSER)
+            .connect_timeout(options.connect_timeout);
         let mut server = Server {
             config,
             maintenance_db: "postgres".into(),
-            ephemeral: Some(Ephemeral { child, _lock: lock, _dirs: dirs }),
+            ephemeral: Some(Ephemeral {
+                child,
+                _lock: lock,
+                _dirs: dirs,
+            }),
             version_num: 0,
             superuser: true,
             created: Vec::new(),
@@ -493,9 +542,13 @@ impl Server {
     }
 
     pub async fn connect(&self, dbname: &str) -> Result<Client> {
-        self.connect_db(dbname)
-            .await
-            .map_err(|e| Error::Other(format!("cannot connect to database {dbname} on {}: {}", self.location, pg_message(&e))))
+        self.connect_db(dbname).await.map_err(|e| {
+            Error::Other(format!(
+                "cannot connect to database {dbname} on {}: {}",
+                self.location,
+                pg_message(&e)
+            ))
+        })
     }
 
     /// Creates `name` (which must carry the `sluice_` prefix), optionally as a copy of `template`.
@@ -512,7 +565,10 @@ impl Server {
         }
         self.created.push(name.to_string());
         with_pending(|p| p.databases.push((self.maintenance_config(), name.to_string())));
-        client.batch_execute(&sql).await.map_err(|e| Error::Other(format!("cannot create database {name}: {}", pg_message(&e))))
+        client
+            .batch_execute(&sql)
+            .await
+            .map_err(|e| Error::Other(format!("cannot create database {name}: {}", pg_message(&e))))
     }
 
     fn maintenance_config(&self) -> Config {
@@ -539,7 +595,11 @@ impl Server {
         assert!(from.starts_with(DB_PREFIX) && to.starts_with(DB_PREFIX));
         let client = self.connect(&self.maintenance_db.clone()).await?;
         client
-            .batch_execute(&format!("ALTER DATABASE {} RENAME TO {}", quote_ident(from), quote_ident(to)))
+            .batch_execute(&format!(
+                "ALTER DATABASE {} RENAME TO {}",
+                quote_ident(from),
+                quote_ident(to)
+            ))
             .await
             .map_err(|e| Error::Other(format!("cannot rename database {from}: {}", pg_message(&e))))?;
         if self.created.iter().any(|n| n == from) {
@@ -638,7 +698,9 @@ fn server_major(bindir: &Path) -> Result<u32> {
 fn check_reachable(dir: &Path, who: RunAs) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     for ancestor in dir.ancestors().skip(1) {
-        let Ok(meta) = std::fs::metadata(ancestor) else { continue };
+        let Ok(meta) = std::fs::metadata(ancestor) else {
+            continue;
+        };
         let mode = meta.mode();
         let ok = mode & 0o001 != 0
             || (meta.uid() == who.uid.as_raw() && mode & 0o100 != 0)
@@ -684,8 +746,12 @@ fn lock_cluster(dir: &Path) -> Result<File> {
 /// A server left running by a Sluice that was killed (SIGKILL) holds the data directory; we hold
 /// the cluster lock, so nobody is using it.
 fn stop_orphan(data: &Path) {
-    let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else { return };
-    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok()) else { return };
+    let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else {
+        return;
+    };
+    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok()) else {
+        return;
+    };
     let is_postgres = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|c| String::from_utf8_lossy(&c).contains("postgres"))
         .unwrap_or(false);
