@@ -6,8 +6,11 @@
 set -euo pipefail
 RUNS=${1:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice
+# SLUICE_BIN: a prebuilt binary (the time is spent in PostgreSQL, so a debug build measures the same).
+if [ -z "${SLUICE_BIN:-}" ]; then
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+fi
+BIN=${SLUICE_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/sluice}
 FIX=$ROOT/fixtures/transit-planner/plan
 WORK=$(mktemp -d /var/tmp/sluice-bench-XXXXXX)
 chmod 755 "$WORK"
