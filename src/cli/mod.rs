@@ -34,7 +34,7 @@ pub enum Command {
     #[command(subcommand)]
     Freeze(freeze::FreezeCommand),
     /// Compare EXPLAIN plans on production-scale fixtures.
-    Plan(plan::PlanArgs),
+    Plan(Box<plan::PlanArgs>),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -128,7 +128,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Rules(args) => rules::run(args),
         Command::Freeze(command) => freeze::run(command),
-        Command::Plan(args) => plan::run(args),
+        Command::Plan(args) => plan::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -1,9 +1,184 @@
+//! `sluice plan`: EXPLAIN plan comparison on a production-scale fixture.
+
+use crate::cli::OutputArgs;
+use crate::config;
 use crate::error::{Error, Result};
+use crate::plan::{self, capacity::Workload, MigrationSql, PlanOptions, ScaleSpec};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
-pub struct PlanArgs {}
+pub struct PlanArgs {
+    /// Base git revision (default: the merge base with the default branch).
+    #[arg(long, conflicts_with = "base_dir")]
+    pub base: Option<String>,
+    /// Head git revision (default: the working tree).
+    #[arg(long, conflicts_with = "head_dir")]
+    pub head: Option<String>,
+    /// Base migrations directory, instead of a git revision.
+    #[arg(long, value_name = "DIR", requires = "head_dir")]
+    pub base_dir: Option<PathBuf>,
+    /// Head migrations directory, instead of a git revision.
+    #[arg(long, value_name = "DIR", requires = "base_dir")]
+    pub head_dir: Option<PathBuf>,
+    /// The scale spec (default: `[plan] scale` in sluice.toml).
+    #[arg(long, value_name = "FILE")]
+    pub scale: Option<PathBuf>,
+    /// Query directory or file (repeatable; default: `[queries] dirs`).
+    #[arg(long, value_name = "DIR")]
+    pub queries: Vec<PathBuf>,
+    /// Pool size and peak rates for `pool-capacity` (default: workload.toml in the policies directory).
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Also run each query (EXPLAIN ANALYZE, rolled back) with sample parameters.
+    #[arg(long)]
+    pub analyze: bool,
+    /// Runs per query and side under --analyze; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// A PostgreSQL server to use instead of an ephemeral one; Sluice works only in sluice_* databases it creates.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Keep the databases this run created (printed at the end).
+    #[arg(long)]
+    pub keep: bool,
+    /// Use a throwaway PostgreSQL cluster instead of the cached one.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where the ephemeral cluster and its cached fixtures live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice; /var/tmp/sluice as root).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Seconds each planning or analysing statement may take before it becomes a finding.
+    #[arg(long, default_value_t = 30)]
+    pub statement_timeout: u64,
+    /// Override `[plan] seq_scan_rows`.
+    #[arg(long)]
+    pub seq_scan_rows: Option<u64>,
+    /// sluice.toml to use instead of the nearest one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
 
-pub fn run(_args: PlanArgs) -> Result<ExitCode> {
-    Err(Error::Other("`sluice plan` is not built yet".into()))
+pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))?;
+    let loaded = config::load(args.config.as_deref(), &cwd)?;
+    let options = options(&args, &loaded, &cwd)?;
+    let report = plan::compare(&options)?;
+    args.output.emit(&report)
+}
+
+fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanOptions> {
+    let (base_dir, head_dir) =
+        match (&args.base_dir, &args.head_dir) {
+            (Some(b), Some(h)) => (cwd.join(b), cwd.join(h)),
+            _ => return Err(Error::Usage(
+                "comparing git revisions (--base/--head) is not available yet; pass two migration directories with \
+                 --base-dir DIR --head-dir DIR"
+                    .into(),
+            )),
+        };
+    let scale = match (&args.scale, &loaded.config.plan.scale) {
+        (Some(s), _) => cwd.join(s),
+        (None, Some(s)) => loaded.resolve(s),
+        (None, None) => {
+            return Err(Error::Usage(
+                "no scale spec: pass --scale FILE or set `[plan] scale` in sluice.toml".into(),
+            ))
+        }
+    };
+    let spec = ScaleSpec::load(&scale)?;
+    let query_dirs: Vec<PathBuf> = if args.queries.is_empty() {
+        loaded.query_dirs()
+    } else {
+        args.queries.iter().map(|q| cwd.join(q)).collect()
+    };
+    let mut queries = Vec::new();
+    for dir in &query_dirs {
+        queries.extend(sql_files(dir)?);
+    }
+    if queries.is_empty() {
+        return Err(Error::Usage(format!(
+            "no query files (*.sql) in {}; pass --queries DIR",
+            query_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let workload = match &args.workload {
+        Some(w) => Some(Workload::load(&cwd.join(w))?),
+        None => {
+            let default = loaded.policies_dir().join("workload.toml");
+            if default.is_file() {
+                Some(Workload::load(&default)?)
+            } else {
+                None
+            }
+        }
+    };
+    let root = if loaded.file.is_some() {
+        loaded.root.clone()
+    } else {
+        cwd.to_path_buf()
+    };
+    let mut options = PlanOptions::new(root, migrations(&base_dir)?, migrations(&head_dir)?, queries, spec)
+        .with_config(&loaded.config.plan);
+    if let Some(n) = args.seq_scan_rows {
+        options.thresholds.seq_scan_rows = n;
+    }
+    options.analyze = args.analyze;
+    options.repeat = args.repeat as usize;
+    options.workload = workload;
+    options.keep = args.keep;
+    options.statement_timeout = Duration::from_secs(args.statement_timeout.max(1));
+    options.server.database_url = args.database_url.clone().filter(|u| !u.is_empty());
+    options.server.no_cache = args.no_cache;
+    options.server.cache_dir = args.cache_dir.as_ref().map(|d| cwd.join(d));
+    Ok(options)
+}
+
+/// `*.sql` files under `path` (or `path` itself), sorted.
+fn sql_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "sql") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+// TODO(merge): use migrations::discover
+fn migrations(dir: &Path) -> Result<Vec<MigrationSql>> {
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!("{}: no such migrations directory", dir.display())));
+    }
+    let mut files: Vec<PathBuf> = sql_files(dir)?
+        .into_iter()
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            !(name.ends_with(".down.sql") || name.ends_with("_down.sql") || name == "down.sql")
+        })
+        .collect();
+    files.sort_by(|a, b| a.strip_prefix(dir).unwrap_or(a).cmp(b.strip_prefix(dir).unwrap_or(b)));
+    files.into_iter().map(MigrationSql::load).collect()
 }

@@ -1,1 +1,572 @@
-//! placeholder: filled by its issue
+//! `sluice plan`: asks PostgreSQL itself. Builds a production-scale fixture from the base
+//! migrations and a scale spec, applies the head's migrations to a copy, plans every query on
+//! both sides and reports plans that got worse, plus the connection-pool load they imply.
+//!
+//! The rest of Sluice is synchronous; this module runs its own current-thread tokio runtime.
+
+pub mod capacity;
+pub mod diff;
+pub mod explain;
+pub mod fixture;
+pub mod scale;
+pub mod server;
+
+use crate::error::{Error, Result};
+use crate::finding::{Finding, Report, Severity};
+use crate::rules::{index_inefficient, plan_cost_increase, plan_regression, plan_unavailable, pool_capacity};
+use capacity::{Load, Workload};
+use diff::{HeadFacts, Thresholds};
+use explain::{Measured, Query};
+pub use fixture::MigrationSql;
+pub use scale::ScaleSpec;
+use serde_json::{json, Value};
+pub use server::ServerOptions;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio_postgres::Client;
+
+/// Everything one comparison needs; `sluice plan` and `sluice check` both build one.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Query files are reported relative to this directory.
+    pub root: PathBuf,
+    /// Base migrations, in the order they run.
+    pub base: Vec<MigrationSql>,
+    /// Head migrations, in the order they run (usually the base's plus new ones).
+    pub head: Vec<MigrationSql>,
+    /// Query files to plan on both sides.
+    pub queries: Vec<PathBuf>,
+    /// Query files (relative, `/`) that exist at base; `None`: all of them. The others are new
+    /// and get only the absolute checks.
+    pub base_queries: Option<BTreeSet<String>>,
+    pub spec: ScaleSpec,
+    pub thresholds: Thresholds,
+    /// Also run the queries (EXPLAIN ANALYZE) with sample parameters.
+    pub analyze: bool,
+    /// Runs per query and side under `analyze`; the median is reported.
+    pub repeat: usize,
+    /// Pool size and peak rates, for `pool-capacity` (needs `analyze`).
+    pub workload: Option<Workload>,
+    pub server: ServerOptions,
+    /// Keep the databases this run created (and, with `--database-url`, the fixture template).
+    pub keep: bool,
+    /// Limit for each planning/analysing statement; a query that takes longer becomes a finding.
+    pub statement_timeout: Duration,
+    /// Limit for each statement of the fixture build.
+    pub build_timeout: Duration,
+}
+
+impl PlanOptions {
+    pub fn new(
+        root: PathBuf,
+        base: Vec<MigrationSql>,
+        head: Vec<MigrationSql>,
+        queries: Vec<PathBuf>,
+        spec: ScaleSpec,
+    ) -> Self {
+        PlanOptions {
+            root,
+            base,
+            head,
+            queries,
+            base_queries: None,
+            spec,
+            thresholds: Thresholds::default(),
+            analyze: false,
+            repeat: 5,
+            workload: None,
+            server: ServerOptions::default(),
+            keep: false,
+            statement_timeout: Duration::from_secs(30),
+            build_timeout: Duration::from_secs(1800),
+        }
+    }
+
+    /// Applies `[plan]` from sluice.toml.
+    pub fn with_config(mut self, config: &crate::config::PlanConfig) -> Self {
+        if let Some(n) = config.seq_scan_rows {
+            self.thresholds.seq_scan_rows = n;
+        }
+        if let Some(r) = config.cost_ratio_error {
+            self.thresholds.cost_ratio_error = r;
+        }
+        if let Some(r) = config.cost_ratio_warning {
+            self.thresholds.cost_ratio_warning = r;
+        }
+        self
+    }
+}
+
+/// Builds the fixture, plans every query on base and head, and reports what got worse.
+pub fn compare(options: &PlanOptions) -> Result<Report> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let started = Instant::now();
+        let mut server = server::Server::start(&options.server).await?;
+        let result = run(&mut server, options).await;
+        let location = server.location.clone();
+        let kept = server.shutdown(options.keep).await;
+        let mut report = result?;
+        let kept = kept?;
+        if !kept.is_empty() {
+            report
+                .notes
+                .push(format!("kept databases on {location}: {}", kept.join(", ")));
+        }
+        report
+            .notes
+            .push(format!("plan comparison took {:.1} s", started.elapsed().as_secs_f64()));
+        report.sort();
+        Ok(report)
+    })
+}
+
+struct Side {
+    /// Per query: the generic plan, or the server's reason it could not plan it.
+    plans: Vec<Option<std::result::Result<Value, String>>>,
+    measured: Vec<Option<std::result::Result<Measured, String>>>,
+}
+
+fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.to_string_lossy().replace('\\', "/")
+}
+
+async fn plan_side(
+    client: &Client,
+    queries: &[Query],
+    include: &[bool],
+    options: &PlanOptions,
+    version: u32,
+) -> Result<Side> {
+    explain::prepare_session(client, options.statement_timeout).await?;
+    let mut side = Side {
+        plans: Vec::new(),
+        measured: Vec::new(),
+    };
+    for (query, &include) in queries.iter().zip(include) {
+        if !include {
+            side.plans.push(None);
+            side.measured.push(None);
+            continue;
+        }
+        let plan = explain::generic_plan(client, query, version, options.statement_timeout).await;
+        let measured = if options.analyze && plan.is_ok() {
+            let params = explain::sample_params(client, query, &options.spec).await;
+            Some(explain::analyze(client, query, &params, options.repeat, options.statement_timeout).await)
+        } else {
+            None
+        };
+        side.plans.push(Some(plan));
+        side.measured.push(measured);
+    }
+    Ok(side)
+}
+
+async fn head_facts(client: &Client, base: Option<&Value>, head: &Value) -> HeadFacts {
+    let mut facts = HeadFacts::default();
+    let mut relations = diff::relations(head);
+    if let Some(base) = base {
+        relations.extend(diff::relations(base));
+        for index in diff::used_indexes(base) {
+            let exists = client
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&server::quote_ident(&index)])
+                .await
+                .map(|r| r.get::<_, bool>(0))
+                .unwrap_or(true);
+            if !exists {
+                facts.missing_indexes.insert(index);
+            }
+        }
+    }
+    for relation in relations {
+        let rows = client
+            .query_one(
+                "SELECT greatest(c.reltuples, 0)::float8 FROM pg_class c WHERE c.oid = to_regclass($1)",
+                &[&server::quote_ident(&relation)],
+            )
+            .await
+            .map(|r| r.get::<_, f64>(0))
+            .unwrap_or(0.0);
+        facts.relation_rows.insert(relation, rows);
+    }
+    facts
+}
+
+async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Report> {
+    let mut report = Report::default();
+    let cache = (server.is_ephemeral() && !options.server.no_cache) || options.keep;
+    let base_template = fixture::template(server, &options.base, &options.spec, cache, options.build_timeout).await?;
+    report.notes.push(if base_template.cached {
+        format!("fixture: reused cached {} on {}", base_template.name, server.location)
+    } else {
+        format!(
+            "fixture: built {} in {:.1} s on {}",
+            base_template.name, base_template.build_seconds, server.location
+        )
+    });
+
+    let mut queries = Vec::new();
+    for path in &options.queries {
+        queries.extend(explain::load_queries(path, &relative(&options.root, path))?);
+    }
+    let at_base: Vec<bool> = queries
+        .iter()
+        .map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file)))
+        .collect();
+    let all = vec![true; queries.len()];
+
+    let base = {
+        let client = server.connect(&base_template.name).await?;
+        plan_side(&client, &queries, &at_base, options, server.version_num).await?
+    };
+
+    // Head: a copy of the base fixture plus the new migrations, when the head only adds migrations.
+    let same = |a: &MigrationSql, b: &MigrationSql| a.name == b.name && a.sql == b.sql;
+    let is_prefix =
+        options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
+    let head_db = if is_prefix {
+        let name = format!(
+            "sluice_head_{}_{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_millis()
+        );
+        server.create_database(&name, Some(&base_template.name)).await?;
+        let client = server.connect(&name).await?;
+        client
+            .batch_execute(&format!(
+                "SET statement_timeout = {}",
+                options.build_timeout.as_millis()
+            ))
+            .await
+            .map_err(|e| Error::Other(server::pg_message(&e)))?;
+        let new = &options.head[options.base.len()..];
+        fixture::apply_migrations(&client, new).await?;
+        fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
+        report.notes.push(format!(
+            "head: {} new migration(s) applied to a copy of the base fixture",
+            new.len()
+        ));
+        name
+    } else {
+        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
+        report
+            .notes
+            .push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
+        t.name
+    };
+    let client = server.connect(&head_db).await?;
+    let head = plan_side(&client, &queries, &all, options, server.version_num).await?;
+
+    let mut planned = 0;
+    for (i, query) in queries.iter().enumerate() {
+        let base_plan = base.plans[i].clone();
+        let Some(head_plan) = head.plans[i].clone() else {
+            continue;
+        };
+        planned += 1;
+        report.findings.extend(
+            findings_for(
+                &client,
+                query,
+                base_plan,
+                head_plan,
+                &base.measured[i],
+                &head.measured[i],
+                options,
+            )
+            .await,
+        );
+    }
+    report.notes.push(format!(
+        "{planned} queries planned on base and head ({} generic plans{})",
+        if server.version_num >= 160000 {
+            "EXPLAIN (GENERIC_PLAN)"
+        } else {
+            "PREPARE + force_generic_plan"
+        },
+        if options.analyze {
+            format!(", EXPLAIN ANALYZE median of {}", options.repeat)
+        } else {
+            String::new()
+        }
+    ));
+
+    if let Some(workload) = &options.workload {
+        if options.analyze {
+            report.findings.extend(pool_check(
+                workload,
+                &options.root,
+                &queries,
+                &base.measured,
+                &head.measured,
+            )?);
+        } else {
+            report
+                .notes
+                .push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
+        }
+    }
+    Ok(report)
+}
+
+fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
+    Finding::new(rule, severity, query.file.clone(), message)
+        .at(query.line, query.column, query.end_line, query.end_column)
+        .snippet(query.line, query.text.clone())
+}
+
+fn evidence(base: Option<&Value>, head: &Value, base_m: Option<&Measured>, head_m: Option<&Measured>) -> Value {
+    json!({
+        "base_plan": base,
+        "head_plan": head,
+        "base_cost": base.map(diff::total_cost),
+        "head_cost": diff::total_cost(head),
+        "base_analyze": base_m.map(|m| json!({"plan": m.plan, "median_ms": m.median_ms, "runs_ms": m.runs_ms, "params": m.params})),
+        "head_analyze": head_m.map(|m| json!({"plan": m.plan, "median_ms": m.median_ms, "runs_ms": m.runs_ms, "params": m.params})),
+    })
+}
+
+async fn findings_for(
+    client: &Client,
+    query: &Query,
+    base_plan: Option<std::result::Result<Value, String>>,
+    head_plan: std::result::Result<Value, String>,
+    base_m: &Option<std::result::Result<Measured, String>>,
+    head_m: &Option<std::result::Result<Measured, String>>,
+    options: &PlanOptions,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let head_plan = match head_plan {
+        Ok(p) => p,
+        Err(reason) => {
+            let f = match &base_plan {
+                Some(Ok(_)) => finding_at(
+                    plan_regression::META.id,
+                    Severity::Error,
+                    query,
+                    format!("the query planned on base but does not plan on head: {reason}"),
+                ),
+                _ => finding_at(
+                    plan_unavailable::META.id,
+                    Severity::Error,
+                    query,
+                    format!("the query cannot be planned: {reason}"),
+                ),
+            };
+            out.push(f.help(
+                "fix the query or the migration so PostgreSQL can plan it; the gate cannot judge what it cannot plan",
+            ));
+            return out;
+        }
+    };
+    let base_ok = match &base_plan {
+        Some(Ok(p)) => Some(p),
+        _ => None,
+    };
+    let (bm, hm) = (
+        base_m.as_ref().and_then(|r| r.as_ref().ok()),
+        head_m.as_ref().and_then(|r| r.as_ref().ok()),
+    );
+    if let Some(Err(reason)) = head_m {
+        out.push(
+            finding_at(
+                plan_unavailable::META.id,
+                Severity::Error,
+                query,
+                format!("EXPLAIN ANALYZE failed on head: {reason}"),
+            )
+            .help("a query that times out at production scale would time out in production; see the statement timeout"),
+        );
+    }
+    let facts = head_facts(client, base_ok, &head_plan).await;
+    // Under --analyze, the measured plans carry the actual rows that show inefficient indexes.
+    let analyzed_head = hm.map(|m| &m.plan);
+    let analyzed_base = bm.map(|m| &m.plan);
+    let mut verdict = match base_ok {
+        Some(base) => diff::compare(base, &head_plan, &facts, &options.thresholds),
+        None => diff::absolute(&head_plan, &facts, &options.thresholds),
+    };
+    if let (Some(b), Some(h)) = (analyzed_base, analyzed_head) {
+        let measured = diff::compare(b, h, &facts, &options.thresholds);
+        for spill in measured
+            .cost_increases
+            .into_iter()
+            .filter(|s| s.contains("spills to disk"))
+        {
+            verdict.cost_increases.push(spill);
+        }
+    }
+    verdict.inefficient = analyzed_head.map(diff::inefficient_scans).unwrap_or_default();
+    let tree = match base_ok {
+        Some(base) => diff::render_diff(base, &head_plan),
+        None => format!(
+            "head plan (no base plan: {}):\n{}",
+            new_reason(&base_plan),
+            diff::render_tree(&head_plan)
+        ),
+    };
+    let ev = evidence(base_ok, &head_plan, bm, hm);
+    let mut timing = String::new();
+    if let Some(h) = hm {
+        timing = match bm {
+            Some(b) => format!(" (median {:.2} ms on base, {:.2} ms on head)", b.median_ms, h.median_ms),
+            None => format!(" (median {:.2} ms on head)", h.median_ms),
+        };
+    }
+    let mut emit = |rule: &str, severity: Severity, sentences: &[String], fix: &str| {
+        if sentences.is_empty() {
+            return;
+        }
+        let mut f = finding_at(rule, severity, query, format!("{}{timing}", sentences.join("; ")))
+            .help(format!("{fix}\n{tree}"))
+            .evidence(ev.clone())
+            .fact("base cost", format!("{:.2}", verdict.base_cost))
+            .fact("head cost", format!("{:.2}", verdict.head_cost));
+        for (relation, rows) in &facts.relation_rows {
+            f = f.fact(format!("rows in {relation}"), diff::format_count(*rows));
+        }
+        out.push(f);
+    };
+    emit(
+        plan_regression::META.id,
+        Severity::Error,
+        &verdict.regressions,
+        "restore the index the query needs, or change the query so the head schema serves it",
+    );
+    emit(
+        plan_cost_increase::META.id,
+        Severity::Warning,
+        &verdict.cost_increases,
+        "check that the new plan is intended",
+    );
+    emit(
+        index_inefficient::META.id,
+        Severity::Warning,
+        &verdict.inefficient,
+        "make the predicate match the index columns (no function on an indexed column), or index the expression",
+    );
+    out
+}
+
+fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
+    match base {
+        None => "new query file".into(),
+        Some(Err(e)) => format!("it does not plan on base: {e}"),
+        Some(Ok(_)) => String::new(),
+    }
+}
+
+fn pool_check(
+    workload: &Workload,
+    root: &std::path::Path,
+    queries: &[Query],
+    base: &[Option<std::result::Result<Measured, String>>],
+    head: &[Option<std::result::Result<Measured, String>>],
+) -> Result<Vec<Finding>> {
+    let mut loads = Vec::new();
+    let mut first: BTreeMap<String, usize> = BTreeMap::new();
+    for wq in &workload.queries {
+        // `file` is relative to the project root, or else to the workload file's directory.
+        let beside = workload
+            .path
+            .parent()
+            .map(|d| relative(root, &d.join(&wq.file)))
+            .unwrap_or_default();
+        let beside = beside.strip_prefix("./").unwrap_or(&beside).to_string();
+        let indices: Vec<usize> = (0..queries.len())
+            .filter(|&i| queries[i].file == wq.file || queries[i].file == beside)
+            .collect();
+        if indices.is_empty() {
+            return Err(Error::invalid(
+                &workload.path,
+                Some(wq.line),
+                format!("file = \"{}\" is not among the planned query files", wq.file),
+            ));
+        }
+        first.insert(queries[indices[0]].file.clone(), indices[0]);
+        let ms = |side: &[Option<std::result::Result<Measured, String>>]| -> Option<f64> {
+            indices
+                .iter()
+                .map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms))
+                .sum()
+        };
+        // A query with no measurement on head was already reported; count it as the timeout.
+        let head_ms = ms(head).unwrap_or(f64::INFINITY);
+        loads.push(Load {
+            file: queries[indices[0]].file.clone(),
+            peak_rps: wq.peak_rps,
+            base_ms: ms(base),
+            head_ms,
+        });
+    }
+    let c = capacity::capacity(workload, loads);
+    if !c.over() {
+        return Ok(Vec::new());
+    }
+    let worst = c
+        .loads
+        .iter()
+        .max_by(|a, b| a.head_connections().total_cmp(&b.head_connections()))
+        .cloned();
+    let Some(worst) = worst else { return Ok(Vec::new()) };
+    let query = &queries[first[&worst.file]];
+    let count = |x: f64| {
+        if x.is_finite() {
+            diff::format_count(x.ceil())
+        } else {
+            "unbounded".into()
+        }
+    };
+    let base_text = match worst.base_connections() {
+        Some(b) => format!(" (on base: {})", count(b)),
+        None => String::new(),
+    };
+    let message = format!(
+        "at {} req/s this query would hold {} connections{base_text}; the pool has {} ({} × {}), and all queries together would hold {} at peak{}",
+        worst.peak_rps,
+        count(worst.head_connections()),
+        c.pool_total,
+        workload.pool_size,
+        workload.instances,
+        count(c.head_busy),
+        c.base_busy.map(|b| format!(" (base: {})", count(b))).unwrap_or_default()
+    );
+    let detail: Vec<String> = c
+        .loads
+        .iter()
+        .map(|l| {
+            format!(
+                "{}: {} req/s × {:.2} ms = {:.1} connections (base {})",
+                l.file,
+                l.peak_rps,
+                l.head_ms,
+                l.head_connections(),
+                l.base_connections()
+                    .map(|b| format!("{b:.1}"))
+                    .unwrap_or_else(|| "n/a".into())
+            )
+        })
+        .collect();
+    let f = finding_at(pool_capacity::META.id, Severity::Error, query, message)
+        .help(format!(
+            "busy connections = latency × arrival rate (Little's law), summed over {}; the limit is {:.0}% of the pool\n{}",
+            workload.path.display(),
+            workload.max_utilisation * 100.0,
+            detail.join("\n")
+        ))
+        .fact("pool", c.pool_total.to_string())
+        .fact("busy at peak (head)", format!("{:.1}", c.head_busy))
+        .evidence(json!({
+            "pool_total": c.pool_total,
+            "limit": c.limit,
+            "head_busy": c.head_busy,
+            "base_busy": c.base_busy,
+            "queries": c.loads.iter().map(|l| json!({"file": l.file, "peak_rps": l.peak_rps, "base_ms": l.base_ms, "head_ms": l.head_ms})).collect::<Vec<_>>(),
+        }));
+    Ok(vec![f])
+}

@@ -2,12 +2,17 @@
 //! SARIF rule metadata are all generated from the registry.
 
 pub mod context;
+pub mod index_inefficient;
 pub mod meta;
 pub mod migration_deleted;
 pub mod migration_edited;
 pub mod migration_out_of_order;
 pub mod migration_renamed;
 pub mod migration_version_conflict;
+pub mod plan_cost_increase;
+pub mod plan_regression;
+pub mod plan_unavailable;
+pub mod pool_capacity;
 
 mod domain_identity_unique;
 mod drop_index_in_use;
@@ -46,6 +51,11 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &migration_renamed::MigrationRenamed,
     &migration_out_of_order::MigrationOutOfOrder,
     &migration_version_conflict::MigrationVersionConflict,
+    &plan_regression::PlanRegression,
+    &plan_cost_increase::PlanCostIncrease,
+    &index_inefficient::IndexInefficient,
+    &pool_capacity::PoolCapacity,
+    &plan_unavailable::PlanUnavailable,
 ];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {

@@ -1,0 +1,257 @@
+//! The connection-pool capacity check. By Little's law, the connections busy at peak are the
+//! sum over queries of (latency × arrival rate). A query that got 250× slower at 300 req/s
+//! needs 250× the connections: the transit incident exhausted a pool of 40 per instance this way.
+
+use crate::error::{line_of_offset, parse_toml, read_text, Error, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    pool: RawPool,
+    #[serde(default)]
+    queries: Vec<Spanned<RawQuery>>,
+    /// Fraction of the pool that may be busy at peak before it is an error (default 0.8).
+    #[serde(default)]
+    max_utilisation: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPool {
+    /// Connections per application instance.
+    size: u32,
+    #[serde(default = "one")]
+    instances: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuery {
+    file: String,
+    /// Requests per second at peak, over all instances.
+    peak_rps: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadQuery {
+    /// Relative to the project root, with `/`, as findings name files.
+    pub file: String,
+    pub peak_rps: f64,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub path: PathBuf,
+    pub pool_size: u32,
+    pub instances: u32,
+    pub max_utilisation: f64,
+    pub queries: Vec<WorkloadQuery>,
+}
+
+impl Workload {
+    pub fn load(path: &Path) -> Result<Workload> {
+        let text = read_text(path)?;
+        parse(path, &text)
+    }
+
+    /// Connections across all instances.
+    pub fn pool_total(&self) -> u64 {
+        u64::from(self.pool_size) * u64::from(self.instances)
+    }
+
+    pub fn limit(&self) -> f64 {
+        self.pool_total() as f64 * self.max_utilisation
+    }
+}
+
+pub fn parse(path: &Path, text: &str) -> Result<Workload> {
+    let raw: RawWorkload = parse_toml(path, text)?;
+    if raw.pool.size == 0 || raw.pool.instances == 0 {
+        return Err(Error::invalid(
+            path,
+            None,
+            "[pool] size and instances must be at least 1",
+        ));
+    }
+    let max_utilisation = raw.max_utilisation.unwrap_or(0.8);
+    if !(max_utilisation > 0.0 && max_utilisation <= 1.0) {
+        return Err(Error::invalid(
+            path,
+            None,
+            format!("max_utilisation = {max_utilisation} is not in (0, 1]"),
+        ));
+    }
+    let mut queries = Vec::new();
+    for q in raw.queries {
+        let line = line_of_offset(text, q.span().start);
+        let q = q.into_inner();
+        if !(q.peak_rps.is_finite() && q.peak_rps >= 0.0) {
+            return Err(Error::invalid(
+                path,
+                Some(line),
+                format!("peak_rps = {} is not a rate", q.peak_rps),
+            ));
+        }
+        queries.push(WorkloadQuery {
+            file: q.file.replace('\\', "/"),
+            peak_rps: q.peak_rps,
+            line,
+        });
+    }
+    Ok(Workload {
+        path: path.to_path_buf(),
+        pool_size: raw.pool.size,
+        instances: raw.pool.instances,
+        max_utilisation,
+        queries,
+    })
+}
+
+/// One query's share of the pool at peak.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Load {
+    pub file: String,
+    pub peak_rps: f64,
+    /// Median latency of the query file (its statements, one after another), in ms.
+    pub base_ms: Option<f64>,
+    pub head_ms: f64,
+}
+
+impl Load {
+    /// Little's law: L = λ W.
+    pub fn head_connections(&self) -> f64 {
+        self.peak_rps * self.head_ms / 1000.0
+    }
+
+    pub fn base_connections(&self) -> Option<f64> {
+        self.base_ms.map(|ms| self.peak_rps * ms / 1000.0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capacity {
+    pub head_busy: f64,
+    pub base_busy: Option<f64>,
+    pub pool_total: u64,
+    pub limit: f64,
+    pub loads: Vec<Load>,
+}
+
+impl Capacity {
+    pub fn over(&self) -> bool {
+        self.head_busy > self.limit
+    }
+}
+
+pub fn capacity(workload: &Workload, loads: Vec<Load>) -> Capacity {
+    let head_busy = loads.iter().map(Load::head_connections).sum();
+    let base_busy = loads.iter().map(Load::base_connections).sum::<Option<f64>>();
+    Capacity {
+        head_busy,
+        base_busy,
+        pool_total: workload.pool_total(),
+        limit: workload.limit(),
+        loads,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str =
+        "[pool]\nsize = 40\ninstances = 12\n\n[[queries]]\nfile = \"queries/departures.sql\"\npeak_rps = 300\n";
+
+    #[test]
+    fn parses_pool_and_queries() {
+        let w = parse(Path::new("workload.toml"), TEXT).expect("valid");
+        assert_eq!(w.pool_total(), 480);
+        assert_eq!(w.limit(), 384.0);
+        assert_eq!(
+            w.queries,
+            vec![WorkloadQuery {
+                file: "queries/departures.sql".into(),
+                peak_rps: 300.0,
+                line: 5
+            }]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_name_file_and_line() {
+        let e = parse(Path::new("workload.toml"), "[pool]\nsize = 40\nmax = 3\n")
+            .expect_err("unknown key")
+            .to_string();
+        assert!(e.starts_with("workload.toml:3:") && e.contains("max"), "{e}");
+        let e = parse(
+            Path::new("workload.toml"),
+            "[pool]\nsize = 40\n[[queries]]\nfile = \"q.sql\"\npeak_rps = -1\n",
+        )
+        .expect_err("negative rate")
+        .to_string();
+        assert!(e.starts_with("workload.toml:3:"), "{e}");
+    }
+
+    #[test]
+    fn littles_law_the_transit_incident() {
+        let w = parse(Path::new("workload.toml"), TEXT).expect("valid");
+        // 42 ms at 300 req/s holds 12.6 connections; 11 s holds 3,300.
+        let c = capacity(
+            &w,
+            vec![Load {
+                file: "queries/departures.sql".into(),
+                peak_rps: 300.0,
+                base_ms: Some(42.0),
+                head_ms: 11_000.0,
+            }],
+        );
+        assert!((c.head_busy - 3300.0).abs() < 1e-9);
+        assert!((c.base_busy.expect("base") - 12.6).abs() < 1e-9);
+        assert!(c.over());
+        let ok = capacity(
+            &w,
+            vec![Load {
+                file: "q".into(),
+                peak_rps: 300.0,
+                base_ms: None,
+                head_ms: 1_280.0,
+            }],
+        );
+        assert!((ok.head_busy - 384.0).abs() < 1e-9);
+        assert!(!ok.over(), "exactly 80% is still within the limit");
+        assert_eq!(ok.base_busy, None);
+    }
+
+    #[test]
+    fn sums_over_queries() {
+        let w = parse(Path::new("w.toml"), "[pool]\nsize = 10\n").expect("valid");
+        let c = capacity(
+            &w,
+            vec![
+                Load {
+                    file: "a".into(),
+                    peak_rps: 100.0,
+                    base_ms: Some(10.0),
+                    head_ms: 50.0,
+                },
+                Load {
+                    file: "b".into(),
+                    peak_rps: 50.0,
+                    base_ms: Some(20.0),
+                    head_ms: 80.0,
+                },
+            ],
+        );
+        assert!((c.head_busy - 9.0).abs() < 1e-9);
+        assert!((c.base_busy.expect("base") - 2.0).abs() < 1e-9);
+        assert!(c.over(), "9 of 10 is above 80%");
+    }
+}

@@ -1,0 +1,36 @@
+//! `plan-regression`: a query's plan got much worse between base and head (from `sluice plan`).
+
+use super::{Category, Rule, RuleMeta};
+use crate::finding::Severity;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "plan-regression",
+    severity: Severity::Error,
+    category: Category::Plan,
+    summary: "A query's plan regresses at production scale: index lost, Seq Scan, or cost up more than 10×",
+    what: "Compares the EXPLAIN plan of every query on the base and head schemas, on a fixture filled to \
+production scale. Flags a relation read through an index (Index, Index Only or Bitmap scan) on base that \
+head reads by Seq Scan and that holds at least `seq_scan_rows` rows (default 100,000); an index the base \
+plan used that no longer exists on head; an estimated total cost that grows more than `cost_ratio_error` \
+times (default 10); a query that planned on base and no longer plans on head.",
+    why: "Static rules catch the patterns we know; the planner catches the rest. In the reporting incident a \
+migration dropped an index a reporting query needed, and the query went from milliseconds to a full scan \
+of the table. In the transit incident a query passed every test on 12% of production's rows, then took \
+11 s instead of 42 ms at the morning peak. Both plans were visible in an EXPLAIN at production scale.",
+    fix: "Keep (or recreate) the index the query uses, or change the query so the head schema serves it. \
+The finding shows both plans as a tree diff with the changed nodes marked.",
+    bad: "-- queries/daily_revenue.sql\nSELECT sum(total) FROM orders WHERE created_at >= $1 AND created_at < $2;\n\
+-- head migration\nDROP INDEX orders_created_at_idx;",
+    good: "-- head migration: replace the index before dropping the old one\n\
+CREATE INDEX CONCURRENTLY orders_created_at_status_idx ON orders (created_at, status);\n\
+DROP INDEX CONCURRENTLY orders_created_at_idx;",
+    equivalents: "",
+};
+
+pub struct PlanRegression;
+
+impl Rule for PlanRegression {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+}

@@ -1,0 +1,319 @@
+//! `sluice plan` end to end on the fixtures, against a real ephemeral PostgreSQL at small scale.
+
+mod plan_support;
+
+use assert_cmd::Command;
+use plan_support::*;
+use std::path::Path;
+
+const TRANSIT_SMALL: &str = r#"
+[tables.routes]
+rows = 50
+[tables.routes.columns]
+short_name = { pattern = "R{n}" }
+agency     = { one_of = ["metro", "regional"] }
+
+[tables.stops]
+rows = 500
+
+[tables.trips]
+rows = 2_000
+[tables.trips.columns]
+route_id     = { references = "routes.id" }
+service_date = { timestamps = ["2025-01-01T00:00:00Z", "2025-12-31T00:00:00Z"] }
+
+[tables.stop_times]
+rows = 80_000
+[tables.stop_times.columns]
+trip_id        = { sql = "1 + (g - 1) / 40" }
+stop_sequence  = { sql = "1 + (g - 1) % 40" }
+route_id       = { zipf = { n = 50, s = 1.1 } }
+service_date   = { timestamps = ["2025-01-01T00:00:00Z", "2025-12-31T00:00:00Z"] }
+departure_time = { timestamps = ["2025-01-01T00:00:00Z", "2026-01-01T00:00:00Z"] }
+stop_id        = { uniform = [1, 500] }
+"#;
+
+const REPORTING_SMALL: &str = r#"
+[tables.customers]
+rows = 2_000
+[tables.customers.columns]
+email  = { pattern = "customer-{n}@example.com" }
+region = { one_of = ["north", "south", "east", "west"] }
+
+[tables.orders]
+rows = 40_000
+[tables.orders.columns]
+customer_id = { zipf = { n = 2_000, s = 1.05 } }
+created_at  = { timestamps = ["2023-01-01T00:00:00Z", "2026-01-01T00:00:00Z"] }
+status      = { one_of = ["new", "paid", "delivered"] }
+total       = { sql = "round((random() * 500)::numeric, 2)" }
+"#;
+
+fn plan(fixture_dir: &Path, scale: &Path, cache: &Path, head: &str, extra: &[&str]) -> std::process::Output {
+    Command::cargo_bin("sluice")
+        .expect("binary")
+        .current_dir(fixture_dir)
+        .env_remove("DATABASE_URL")
+        .args([
+            "plan",
+            "--base-dir",
+            "base",
+            "--head-dir",
+            head,
+            "--queries",
+            "queries",
+            "--format",
+            "json",
+        ])
+        .arg("--scale")
+        .arg(scale)
+        .arg("--cache-dir")
+        .arg(cache)
+        .args(["--seq-scan-rows", "1000"])
+        .args(extra)
+        .output()
+        .expect("run sluice")
+}
+
+fn notes(doc: &serde_json::Value) -> String {
+    doc["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let dir = fixture("reporting");
+
+    let out = plan(&dir, &scale, cache.path(), "head-regression", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "a regression fails the gate: {doc:#}");
+    let regressions = findings(&doc, "plan-regression");
+    assert_eq!(regressions.len(), 1, "{doc:#}");
+    let f = regressions[0];
+    assert_eq!(f["file"], "queries/daily_revenue.sql");
+    assert_eq!(f["line"], 2, "the statement's line, after the comment");
+    let message = f["message"].as_str().expect("message");
+    assert!(
+        message.contains("orders_created_at_idx") && message.contains("Seq Scan"),
+        "{message}"
+    );
+    let help = f["help"].as_str().expect("help");
+    assert!(
+        help.lines()
+            .any(|l| l.starts_with('-') && l.contains("orders_created_at_idx")),
+        "{help}"
+    );
+    assert!(
+        help.lines()
+            .any(|l| l.starts_with('+') && l.contains("Seq Scan on orders")),
+        "{help}"
+    );
+    // Both plans are in the evidence, as PostgreSQL returned them.
+    assert!(f["evidence"]["base_plan"]["Plan"]["Node Type"].as_str().is_some());
+    assert!(f["evidence"]["head_plan"].to_string().contains("\"Seq Scan\""));
+    assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"));
+    assert!(notes(&doc).contains("fixture: built"), "{}", notes(&doc));
+    // The other query (customer_orders) keeps its plan.
+    assert!(doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .all(|f| f["file"] == "queries/daily_revenue.sql"));
+
+    let out = plan(&dir, &scale, cache.path(), "head-safe", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert!(findings(&doc, "plan-regression").is_empty(), "{doc:#}");
+    assert!(
+        notes(&doc).contains("fixture: reused cached"),
+        "the second run on the same base reuses the fixture: {}",
+        notes(&doc)
+    );
+
+    // The server is stopped after each run and the per-run databases are gone.
+    assert!(
+        !cache.path().join("pg15/data/postmaster.pid").exists() || !is_running(cache.path()),
+        "server left running"
+    );
+}
+
+fn is_running(cache: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(cache.join("pg15/data/postmaster.pid")) else {
+        return false;
+    };
+    let pid: i32 = text.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
+    pid > 0 && Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[test]
+fn transit_moved_index_is_a_plan_regression_and_the_safe_head_passes() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(&scale, TRANSIT_SMALL);
+    let dir = fixture("transit-planner");
+
+    let out = plan(&dir, &scale, cache.path(), "head-regression", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let regressions = findings(&doc, "plan-regression");
+    let departures: Vec<_> = regressions
+        .iter()
+        .filter(|f| f["file"] == "queries/departures.sql")
+        .collect();
+    assert_eq!(departures.len(), 1, "{doc:#}");
+    let message = departures[0]["message"].as_str().expect("message");
+    assert!(message.contains("stop_times_route_date_departure_idx"), "{message}");
+    assert!(message.contains("Seq Scan on head"), "{message}");
+    assert!(!is_running(cache.path()));
+
+    let out = plan(&dir, &scale, cache.path(), "head-safe", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert!(findings(&doc, "plan-regression").is_empty(), "{doc:#}");
+}
+
+#[test]
+fn analyze_measures_latency_flags_the_incident_query_and_checks_the_pool() {
+    require_postgres();
+    let cache = cache_dir();
+    // One busy service day, so the index prefix (route_id, service_date) fetches many rows.
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        &TRANSIT_SMALL.replace(
+            "service_date   = { timestamps = [\"2025-01-01T00:00:00Z\", \"2025-12-31T00:00:00Z\"] }",
+            "service_date   = { constant = \"2025-07-02\" }",
+        ),
+    );
+    // A pool of 2 connections: the head's sequential scans at 1,000,000 req/s cannot fit.
+    let workload = cache.path().join("workload.toml");
+    write(
+        &workload,
+        "[pool]\nsize = 1\ninstances = 2\n\n[[queries]]\nfile = \"queries/departures.sql\"\npeak_rps = 1000000\n",
+    );
+    let dir = fixture("transit-planner");
+    let out = plan(
+        &dir,
+        &scale,
+        cache.path(),
+        "head-regression",
+        &[
+            "--analyze",
+            "--repeat",
+            "3",
+            "--workload",
+            workload.to_str().expect("utf8"),
+        ],
+    );
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+
+    let pool = findings(&doc, "pool-capacity");
+    assert_eq!(pool.len(), 1, "{doc:#}");
+    let ev = &pool[0]["evidence"];
+    let head_ms = ev["queries"][0]["head_ms"].as_f64().expect("head latency");
+    let base_ms = ev["queries"][0]["base_ms"].as_f64().expect("base latency");
+    assert!(
+        head_ms > base_ms,
+        "the seq scan is slower than the index scan: {head_ms} vs {base_ms}"
+    );
+    assert!(
+        (ev["head_busy"].as_f64().expect("busy") - head_ms / 1000.0 * 1_000_000.0).abs() < 1e-6,
+        "Little's law: {ev}"
+    );
+    assert_eq!(ev["pool_total"], 2);
+    let message = pool[0]["message"].as_str().expect("message");
+    assert!(
+        message.contains("at 1000000 req/s this query would hold") && message.contains("the pool has 2"),
+        "{message}"
+    );
+
+    // A missing index is no regression when the head plan is cheaper without it.
+    assert!(
+        findings(&doc, "plan-regression")
+            .iter()
+            .all(|f| f["file"] != "queries/departures_local.sql"),
+        "{doc:#}"
+    );
+
+    // Measured medians are in the evidence of the regression.
+    let regression = findings(&doc, "plan-regression");
+    let r = regression
+        .iter()
+        .find(|f| f["file"] == "queries/departures.sql")
+        .expect("regression");
+    assert_eq!(
+        r["evidence"]["head_analyze"]["runs_ms"].as_array().map(Vec::len),
+        Some(3)
+    );
+    assert!(r["message"].as_str().is_some_and(|m| m.contains("median")));
+
+    // The transit incident's query on the safe head: convert_timezone() on the third index column.
+    let out = plan(&dir, &scale, cache.path(), "head-safe", &["--analyze", "--repeat", "3"]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "warnings do not fail the gate: {doc:#}");
+    let inefficient = findings(&doc, "index-inefficient");
+    assert!(
+        inefficient.iter().any(|f| f["file"] == "queries/departures_local.sql"
+            && f["message"].as_str().is_some_and(|m| m.contains("the filter removes"))),
+        "{doc:#}"
+    );
+    assert!(notes(&doc).contains("pool-capacity not checked") || findings(&doc, "pool-capacity").is_empty());
+}
+
+#[test]
+fn a_bad_scale_spec_is_exit_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scale = dir.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.orders]\nrows = 10\n[tables.orders.columns]\ntotal = { uniform = [5, 1] }\n",
+    );
+    let out = plan(&fixture("reporting"), &scale, dir.path(), "head-safe", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("scale.toml:4:") && stderr.contains("tables.orders.columns.total"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_spec_naming_a_missing_column_is_an_error_naming_the_line() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.orders]\nrows = 10\n[tables.orders.columns]\nprice = { uniform = [1, 5] }\n",
+    );
+    let out = plan(&fixture("reporting"), &scale, cache.path(), "head-safe", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("scale.toml:4:") && stderr.contains("has no column price"),
+        "{stderr}"
+    );
+    assert!(!is_running(cache.path()), "the server is stopped on error too");
+}
+
+#[test]
+fn git_revisions_are_a_clear_error_until_wired() {
+    let out = Command::cargo_bin("sluice")
+        .expect("binary")
+        .args(["plan", "--base", "main"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--base-dir"));
+}
