@@ -99,7 +99,12 @@ fn default_migrations_dir() -> PathBuf {
 
 impl Default for MigrationsConfig {
     fn default() -> Self {
-        MigrationsConfig { dir: default_migrations_dir(), layout: Layout::Auto, schema_dump: None, transaction_per_file: None }
+        MigrationsConfig {
+            dir: default_migrations_dir(),
+            layout: Layout::Auto,
+            schema_dump: None,
+            transaction_per_file: None,
+        }
     }
 }
 
@@ -116,7 +121,9 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig { dirs: default_query_dirs() }
+        QueriesConfig {
+            dirs: default_query_dirs(),
+        }
     }
 }
 
@@ -133,7 +140,9 @@ fn default_policies_dir() -> PathBuf {
 
 impl Default for PoliciesConfig {
     fn default() -> Self {
-        PoliciesConfig { dir: default_policies_dir() }
+        PoliciesConfig {
+            dir: default_policies_dir(),
+        }
     }
 }
 
@@ -207,11 +216,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     for id in config.rules.keys() {
         if crate::rules::find(id).is_none() {
             let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
-            return Err(Error::invalid(path, line, format!("unknown rule `{id}` in [rules]; `sluice rules` lists the rule ids")));
+            return Err(Error::invalid(
+                path,
+                line,
+                format!("unknown rule `{id}` in [rules]; `sluice rules` lists the rule ids"),
+            ));
         }
     }
     if !(9..=30).contains(&config.postgres_version) {
-        return Err(Error::invalid(path, None, format!("postgres_version = {} is not a PostgreSQL major version", config.postgres_version)));
+        return Err(Error::invalid(
+            path,
+            None,
+            format!(
+                "postgres_version = {} is not a PostgreSQL major version",
+                config.postgres_version
+            ),
+        ));
     }
     Ok(config)
 }
@@ -231,10 +251,25 @@ pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
         Some(file) => {
             let text = read_text(&file)?;
             let config = parse(&file, &text)?;
-            let root = file.parent().map(Path::to_path_buf).unwrap_or_else(|| start.to_path_buf());
-            let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
-            Ok(Loaded { config, root, file: Some(file) })
+            let root = file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| start.to_path_buf());
+            let root = if root.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                root
+            };
+            Ok(Loaded {
+                config,
+                root,
+                file: Some(file),
+            })
         }
-        None => Ok(Loaded { config: Config::default(), root: start.to_path_buf(), file: None }),
+        None => Ok(Loaded {
+            config: Config::default(),
+            root: start.to_path_buf(),
+            file: None,
+        }),
     }
 }

@@ -51,10 +51,17 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// Prints the report and returns the gate's exit code: 1 when it fails, else 0.
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
-        let options = RenderOptions { color: stdout_color(), explain: self.explain };
+        let options = RenderOptions {
+            color: stdout_color(),
+            explain: self.explain,
+        };
         let text = report::render(report, self.format, &options);
         print_stdout(&text)?;
-        Ok(if self.fail_on.fails(report) { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        Ok(if self.fail_on.fails(report) {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! The rules: one file each, listed in [`REGISTRY`]. `sluice rules`, the README table and
 //! SARIF rule metadata are all generated from the registry.
 
+pub mod change_freeze;
 pub mod meta;
 
 pub use meta::{Category, RuleMeta};
@@ -12,7 +13,7 @@ pub trait Rule: Sync + Send {
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
-pub static REGISTRY: &[&dyn Rule] = &[];
+pub static REGISTRY: &[&dyn Rule] = &[&change_freeze::ChangeFreeze];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {
     REGISTRY.iter().map(|r| r.meta())

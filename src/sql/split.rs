@@ -64,7 +64,11 @@ impl<'a> Offsets<'a> {
             return self.text.len();
         };
         let rest = &self.text[start..];
-        let within = rest.char_indices().nth((column as usize).saturating_sub(1)).map(|(b, _)| b).unwrap_or(rest.len());
+        let within = rest
+            .char_indices()
+            .nth((column as usize).saturating_sub(1))
+            .map(|(b, _)| b)
+            .unwrap_or(rest.len());
         start + within
     }
 
@@ -77,7 +81,14 @@ impl<'a> Offsets<'a> {
     fn span(&self, start: usize, end: usize) -> Span {
         let (line, column) = self.location(start);
         let (end_line, end_column) = self.location(end);
-        Span { start, end, line, column, end_line, end_column }
+        Span {
+            start,
+            end,
+            line,
+            column,
+            end_line,
+            end_column,
+        }
     }
 }
 
@@ -87,7 +98,9 @@ fn is_trivia(token: &Token) -> bool {
 
 fn comment_text(token: &Token) -> Option<String> {
     match token {
-        Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => Some(format!("{prefix}{}", comment.trim_end())),
+        Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => {
+            Some(format!("{prefix}{}", comment.trim_end()))
+        }
         Token::Whitespace(Whitespace::MultiLineComment(c)) => Some(format!("/*{c}*/")),
         _ => None,
     }
@@ -145,7 +158,10 @@ pub fn split(text: &str) -> Split {
 
     for token in tokens {
         if let Some(text) = comment_text(&token.token) {
-            let comment = Comment { line: token.span.start.line as usize, text };
+            let comment = Comment {
+                line: token.span.start.line as usize,
+                text,
+            };
             out.comments.push(comment.clone());
             if current.iter().all(|t| is_trivia(&t.token)) {
                 pending_comments.push(comment);
@@ -184,7 +200,11 @@ mod tests {
     use super::*;
 
     fn texts(sql: &str) -> Vec<String> {
-        split(sql).statements.iter().map(|s| sql[s.span.start..s.span.end].to_string()).collect()
+        split(sql)
+            .statements
+            .iter()
+            .map(|s| sql[s.span.start..s.span.end].to_string())
+            .collect()
     }
 
     #[test]
@@ -192,7 +212,11 @@ mod tests {
         let sql = "SELECT ';';\n-- a; comment\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n/* a /* nested; */ c */ SELECT 2";
         assert_eq!(
             texts(sql),
-            vec!["SELECT ';'", "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql", "SELECT 2"]
+            vec![
+                "SELECT ';'",
+                "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
+                "SELECT 2"
+            ]
         );
     }
 
@@ -201,7 +225,10 @@ mod tests {
         let sql = "SELECT 1;\n\n  UPDATE t SET a = 1\n  WHERE b = 2;";
         let split = split(sql);
         let second = &split.statements[1].span;
-        assert_eq!((second.line, second.column, second.end_line, second.end_column), (3, 3, 4, 14));
+        assert_eq!(
+            (second.line, second.column, second.end_line, second.end_column),
+            (3, 3, 4, 14)
+        );
     }
 
     #[test]
@@ -215,7 +242,10 @@ mod tests {
         let sql = "SELECT 1;\n-- sluice:ignore x -- because\nSELECT 2;";
         let split = split(sql);
         assert!(split.statements[0].leading_comments.is_empty());
-        assert_eq!(split.statements[1].leading_comments[0].text, "-- sluice:ignore x -- because");
+        assert_eq!(
+            split.statements[1].leading_comments[0].text,
+            "-- sluice:ignore x -- because"
+        );
         assert_eq!(split.statements[1].leading_comments[0].line, 2);
     }
 
