@@ -133,7 +133,6 @@ fn local_of(value: &DatePerhapsTime, default: Tz) -> std::result::Result<(NaiveD
 pub fn export(calendar: &Calendar, occurrences: &[Occurrence], stamp: DateTime<Utc>) -> String {
     let mut out = icalendar::Calendar::new();
     out.name("Sluice change freezes");
-    out.append_property(icalendar::Property::new("PRODID", "-//Sluice//freeze calendar//EN"));
     for o in occurrences {
         let window = &calendar.windows[o.window];
         let event = o.event.map(|e| &calendar.events[e]);
