@@ -291,3 +291,83 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAL: &str = "[[event]]\nid = \"count\"\nname = \"Spring Bird Count\"\ntimezone = \"Europe/London\"\nstart = \"2026-05-17T00:00\"\nend = \"2026-05-19T00:00\"\n\n[[window]]\nid = \"bird-count-freeze\"\nkind = \"deny\"\nevent = \"count\"\nlead = \"P7D\"\nenvironments = [\"production\"]\nreason = \"No production changes before the count.\"\n";
+    const OVR: &str = "[[override]]\nid = \"ovr-1\"\nwindows = [\"bird-count-freeze\"]\nservices = [\"survey-api\"]\nenvironments = [\"production\"]\nrequested_by = \"alice\"\napproved_by = \"bob\"\nreason = \"SEV-1\"\nticket = \"INC-1\"\nnot_before = \"2026-05-16T09:00:00Z\"\nexpires_at = \"2026-05-16T13:00:00Z\"\n";
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn deploy_findings_names_window_event_reason_end_and_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("freeze.toml");
+        std::fs::write(&cal, CAL).unwrap();
+        let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-12T12:00:00Z"), None).unwrap();
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(
+            (f.rule.as_str(), f.severity, f.line),
+            ("change-freeze", Severity::Error, 8)
+        );
+        assert_eq!(f.file, cal.to_string_lossy().replace('\\', "/"));
+        for part in [
+            "`bird-count-freeze`",
+            "Spring Bird Count (`count`)",
+            "No production changes before the count",
+            "ends 2026-05-18T23:00:00Z",
+            "next open 2026-05-18T23:00:00Z",
+        ] {
+            assert!(f.message.contains(part), "{part} missing from {}", f.message);
+        }
+        assert_eq!(f.evidence.as_ref().unwrap()["id"], "bird-count-freeze");
+        assert!(
+            deploy_findings(&cal, None, "staging", "survey-api", at("2026-05-12T12:00:00Z"), None)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn deploy_findings_with_overrides_audits_and_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("freeze.toml");
+        std::fs::write(&cal, CAL).unwrap();
+        std::fs::write(dir.path().join("overrides.toml"), OVR).unwrap();
+        let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T10:00:00Z"), None).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info);
+        assert!(found[0]
+            .message
+            .contains("lifted for survey-api to production by override `ovr-1`"));
+        let log = std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap();
+        assert!(
+            log.contains("\"override\":\"ovr-1\"") && log.contains("\"command\":\"check\""),
+            "{log}"
+        );
+        // Expired: an error for the freeze and a warning for the override.
+        let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T14:00:00Z"), None).unwrap();
+        let severities: Vec<_> = found.iter().map(|f| f.severity).collect();
+        assert_eq!(severities, [Severity::Error, Severity::Warning]);
+        assert!(found[1].message.contains("has expired"));
+        assert_eq!(found[1].line, 1);
+    }
+
+    #[test]
+    fn deploy_findings_fails_closed_on_a_bad_calendar() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("freeze.toml");
+        std::fs::write(&cal, CAL.replace("Europe/London", "Europe/Londres")).unwrap();
+        let e = deploy_findings(&cal, None, "production", "x", at("2026-05-12T12:00:00Z"), None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(":1: [[event]] `count`: unknown time zone `Europe/Londres`"),
+            "{e}"
+        );
+    }
+}
