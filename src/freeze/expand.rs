@@ -129,13 +129,12 @@ impl Calendar {
                     let first = anchored
                         .once
                         .partition_point(|(s, _, _)| *s < ev_from - anchored.once_max_len);
-                    for (s, e, ei) in anchored.once[first..].iter().take_while(|(s, _, _)| *s < ev_to) {
+                    for (_, e, ei) in anchored.once[first..].iter().take_while(|(s, _, _)| *s < ev_to) {
                         if *e <= ev_from {
                             continue;
                         }
                         let event = &self.events[*ei];
                         if let Schedule::Once { start, end } = &event.schedule {
-                            let _ = (s, e);
                             let ws = sub(event.tz, *start, &anchored.lead);
                             let (we, _) = add(event.tz, *end, &anchored.lag);
                             if ws < to && we > from && ws < we {

@@ -69,6 +69,9 @@ fn earliest(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
 /// Parses a local date-time written without an offset: `2026-05-17T00:00`, `2026-05-17T00:00:00`
 /// or a date alone (`2026-05-17`, meaning midnight).
 pub fn parse_local(text: &str) -> Result<NaiveDateTime, String> {
+    if let Some(t) = parse_local_fast(text) {
+        return Ok(t);
+    }
     for format in [
         "%Y-%m-%dT%H:%M",
         "%Y-%m-%dT%H:%M:%S",
@@ -91,6 +94,21 @@ pub fn parse_local(text: &str) -> Result<NaiveDateTime, String> {
     Err(format!(
         "`{text}` is not a local date-time; write it as `2026-05-17T00:00`"
     ))
+}
+
+/// `YYYY-MM-DDTHH:MM`, the common form, without the cost of interpreting a format string
+/// (a 10,000-event calendar has 20,000 of them).
+fn parse_local_fast(text: &str) -> Option<NaiveDateTime> {
+    let b = text.as_bytes();
+    if b.len() != 16 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter()
+            .try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + (c - b'0') as u32))
+    };
+    let date = NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+    date.and_hms_opt(num(11..13)?, num(14..16)?, 0)
 }
 
 /// Parses a time of day, `07:00` or `07:00:30`.
@@ -123,7 +141,10 @@ pub fn utc_string(t: DateTime<Utc>) -> String {
 
 /// Local time with its offset and zone abbreviation, for people.
 pub fn local_string(t: DateTime<Utc>, tz: Tz) -> String {
-    t.with_timezone(&tz).format("%Y-%m-%d %H:%M %Z").to_string()
+    use chrono::format::{Item, StrftimeItems};
+    static ITEMS: std::sync::LazyLock<Vec<Item<'static>>> =
+        std::sync::LazyLock::new(|| StrftimeItems::new("%Y-%m-%d %H:%M %Z").collect());
+    t.with_timezone(&tz).format_with_items(ITEMS.iter()).to_string()
 }
 
 #[cfg(test)]
@@ -205,5 +226,11 @@ mod tests {
             "2026-05-16T09:00:00Z"
         );
         assert!(parse_local("2026-05-16T10:00Z").unwrap_err().contains("offset"));
+        assert_eq!(
+            parse_local("2026-05-16T10:07").unwrap().to_string(),
+            "2026-05-16 10:07:00"
+        );
+        assert!(parse_local("2026-02-30T10:00").is_err());
+        assert!(parse_local("2026-05-16T25:00").is_err());
     }
 }
