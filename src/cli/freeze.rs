@@ -338,25 +338,52 @@ fn list(cx: &Context, scope: &ScopeArgs, from: Option<&str>, to: Option<&str>) -
     });
     match cx.format {
         FreezeFormat::Json => {
-            let items: Vec<_> = rows
-                .map(|(o, w, event, tz)| {
-                    json!({
-                        "id": w.id,
-                        "kind": w.kind.as_str(),
-                        "event": event.map(|e| e.id.clone()),
-                        "event_name": event.map(|e| e.name.clone()),
-                        "start": utc_string(o.start),
-                        "end": utc_string(o.end),
-                        "timezone": tz.name(),
-                        "start_local": local_string(o.start, tz),
-                        "end_local": local_string(o.end, tz),
-                        "environments": w.environments.patterns,
-                        "services": w.services.patterns,
-                        "reason": w.reason,
-                    })
+            // A typed row rather than `json!`: a year of a 10,000-event calendar is thousands of rows.
+            #[derive(serde::Serialize)]
+            struct Row<'a> {
+                id: &'a str,
+                kind: &'static str,
+                event: Option<&'a str>,
+                event_name: Option<&'a str>,
+                start: String,
+                end: String,
+                timezone: &'static str,
+                start_local: String,
+                end_local: String,
+                environments: &'a Option<Vec<String>>,
+                services: &'a Option<Vec<String>>,
+                reason: &'a str,
+            }
+            let items: Vec<Row> = rows
+                .map(|(o, w, event, tz)| Row {
+                    id: &w.id,
+                    kind: w.kind.as_str(),
+                    event: event.map(|e| e.id.as_str()),
+                    event_name: event.map(|e| e.name.as_str()),
+                    start: utc_string(o.start),
+                    end: utc_string(o.end),
+                    timezone: tz.name(),
+                    start_local: local_string(o.start, tz),
+                    end_local: local_string(o.end, tz),
+                    environments: &w.environments.patterns,
+                    services: &w.services.patterns,
+                    reason: &w.reason,
                 })
                 .collect();
-            print_json(&json!({"from": utc_string(from), "to": utc_string(to), "occurrences": items}))?;
+            #[derive(serde::Serialize)]
+            struct Listing<'a> {
+                from: String,
+                to: String,
+                occurrences: Vec<Row<'a>>,
+            }
+            let listing = Listing {
+                from: utc_string(from),
+                to: utc_string(to),
+                occurrences: items,
+            };
+            let mut text = serde_json::to_string_pretty(&listing).map_err(|e| Error::Other(e.to_string()))?;
+            text.push('\n');
+            super::print_stdout(&text)?;
         }
         FreezeFormat::Table => {
             let mut table = new_table(&[

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCalendar {
     #[serde(default)]
@@ -296,7 +296,7 @@ pub fn load(path: &Path) -> Result<Calendar> {
 
 /// Parses and validates calendar text; `path` names the file in errors and resolves `[[calendar]]` files.
 pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
-    let raw: RawCalendar = parse_toml(path, text)?;
+    let raw = parse_raw(path, text)?;
     // Line starts, so that 10,000 entries do not each rescan the file for their line number.
     let starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
@@ -440,6 +440,60 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         events,
         windows,
     })
+}
+
+/// Large calendars are parsed in pieces cut at `[[…]]` headers: the `toml` crate tokenises a
+/// whole document into memory first, and for a 10,000-event file that allocation, not the
+/// parsing, dominated the run time. A cut inside a multi-line string or array leaves the piece
+/// before it unterminated, which fails to parse; any failure falls back to parsing the whole
+/// document, so errors (and their lines) are exactly those of a whole-document parse.
+fn parse_raw(path: &Path, text: &str) -> Result<RawCalendar> {
+    const PIECE: usize = 32 * 1024;
+    if text.len() <= 2 * PIECE {
+        return parse_toml(path, text);
+    }
+    let mut cuts = vec![0];
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("[[") && offset - cuts[cuts.len() - 1] >= PIECE {
+            cuts.push(offset);
+        }
+        offset += line.len();
+    }
+    cuts.push(text.len());
+    let mut raw = RawCalendar::default();
+    for pair in cuts.windows(2) {
+        let (base, end) = (pair[0], pair[1]);
+        let Ok(piece) = toml::from_str::<RawCalendar>(&text[base..end]) else {
+            return parse_toml(path, text);
+        };
+        if base > 0 && piece.timezone.is_some() {
+            return parse_toml(path, text);
+        }
+        let shift = |span: std::ops::Range<usize>| span.start + base..span.end + base;
+        if let Some(tz) = piece.timezone {
+            raw.timezone = Some(Spanned::new(shift(tz.span()), tz.into_inner()));
+        }
+        raw.event.extend(
+            piece
+                .event
+                .into_iter()
+                .map(|e| Spanned::new(shift(e.span()), e.into_inner())),
+        );
+        raw.window.extend(
+            piece
+                .window
+                .into_iter()
+                .map(|w| Spanned::new(shift(w.span()), w.into_inner())),
+        );
+        raw.calendar.extend(
+            piece
+                .calendar
+                .into_iter()
+                .map(|c| Spanned::new(shift(c.span()), c.into_inner())),
+        );
+    }
+    Ok(raw)
 }
 
 fn duration_key(key: &str, value: Option<&str>) -> std::result::Result<IsoDuration, String> {
@@ -645,5 +699,38 @@ end = "2026-06-01T18:00"
             e.contains("`start` cannot be combined with `event`") || e.contains("unknown event"),
             "{e}"
         );
+    }
+
+    fn big(n: usize) -> String {
+        let mut text = String::from("timezone = \"Europe/London\"\n\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "[[event]]\nid = \"e{i}\"\nname = \"\"\"multi\n[[event]]\nline\"\"\"\nstart = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\n\n"
+            ));
+        }
+        text.push_str("[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"e*\"\n");
+        text
+    }
+
+    #[test]
+    fn large_calendars_parse_in_pieces_with_the_same_result_and_lines() {
+        // Every event's name is a multi-line string holding a `[[event]]` line: a cut there must
+        // not change the result.
+        let text = big(3000);
+        assert!(text.len() > 200_000);
+        let cal = parse(Path::new("big.toml"), &text).unwrap();
+        assert_eq!(cal.events.len(), 3000);
+        assert_eq!(cal.default_tz.name(), "Europe/London");
+        assert_eq!(cal.events[2999].name, "multi\n[[event]]\nline");
+        assert_eq!(cal.events[2999].line, 3 + 2999 * 8);
+        assert_eq!(cal.windows[0].line, 3 + 3000 * 8);
+        // Plain large files take the piecewise path; lines still count from the top of the file.
+        let plain = text.replace("\"\"\"multi\n[[event]]\nline\"\"\"", "\"n\"\n\n");
+        let cal = parse(Path::new("big.toml"), &plain).unwrap();
+        assert_eq!(cal.events[2999].line, 3 + 2999 * 8);
+        // An error deep in a large file names the right line.
+        let bad = plain.replace("id = \"e2500\"", "id = \"e2500\"\ncolour = 1");
+        let e = parse(Path::new("big.toml"), &bad).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("big.toml:{}:", 3 + 2500 * 8 + 2)), "{e}");
     }
 }
