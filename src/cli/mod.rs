@@ -66,7 +66,7 @@ impl OutputArgs {
 }
 
 pub fn stdout_color() -> bool {
-    std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()) && std::io::stdout().is_terminal()
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.

@@ -158,7 +158,7 @@ pub enum Schedule {
     /// One interval, in local wall-clock time.
     Once { start: NaiveDateTime, end: NaiveDateTime },
     Recurring {
-        rule: Recurrence,
+        rule: Box<Recurrence>,
         start_time: NaiveTime,
         length: Length,
     },
@@ -606,7 +606,7 @@ fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
             let dtstart = from.date().and_time(start_time);
             let rule = Recurrence::parse(rule, dtstart).map_err(|m| format!("rrule {m}"))?;
             Ok(Schedule::Recurring {
-                rule,
+                rule: Box::new(rule),
                 start_time,
                 length,
             })

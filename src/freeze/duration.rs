@@ -37,7 +37,7 @@ impl IsoDuration {
             return Err(bad("nothing after `P`"));
         }
         let (date_part, time_part) = match rest.split_once('T') {
-            Some((d, t)) if t.is_empty() => return Err(bad(&format!("nothing after `T` in `{d}T`"))),
+            Some((d, "")) => return Err(bad(&format!("nothing after `T` in `{d}T`"))),
             Some((d, t)) => (d, Some(t)),
             None => (rest, None),
         };

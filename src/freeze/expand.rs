@@ -29,13 +29,16 @@ impl Occurrence {
 /// Slack around a UTC range when searching in local wall-clock time: offsets stay within ±26 h.
 const ZONE_SLACK: i64 = 27;
 
+/// An occurrence of a schedule: UTC start and end, and the local wall-clock start and end.
+pub type Interval = (DateTime<Utc>, DateTime<Utc>, NaiveDateTime, NaiveDateTime);
+
 /// The UTC intervals of one schedule that intersect `[from, to)`, in order.
 pub fn schedule_intervals(
     tz: Tz,
     schedule: &Schedule,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-) -> std::result::Result<Vec<(DateTime<Utc>, DateTime<Utc>, NaiveDateTime, NaiveDateTime)>, String> {
+) -> std::result::Result<Vec<Interval>, String> {
     let mut out = Vec::new();
     match schedule {
         Schedule::Once { start, end } => {
@@ -168,7 +171,7 @@ impl Calendar {
                 }
             }
         }
-        out.sort_by(|a, b| (a.start, a.window, a.end).cmp(&(b.start, b.window, b.end)));
+        out.sort_by_key(|a| (a.start, a.window, a.end));
         Ok(out)
     }
 }

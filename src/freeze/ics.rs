@@ -98,7 +98,7 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
                     IsoDuration::from_parts(0, span.num_seconds().max(1) as u64)
                 };
                 Schedule::Recurring {
-                    rule: Recurrence::parse(rule, start_local).map_err(|m| at(format!("RRULE {m}")))?,
+                    rule: Box::new(Recurrence::parse(rule, start_local).map_err(|m| at(format!("RRULE {m}")))?),
                     start_time: start_local.time(),
                     length: Length::Duration(length),
                 }
