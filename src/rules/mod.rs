@@ -1,6 +1,7 @@
 //! The rules: one file each, listed in [`REGISTRY`]. `sluice rules`, the README table and
 //! SARIF rule metadata are all generated from the registry.
 
+pub mod change_freeze;
 pub mod context;
 pub mod index_inefficient;
 pub mod meta;
@@ -56,6 +57,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &index_inefficient::IndexInefficient,
     &pool_capacity::PoolCapacity,
     &plan_unavailable::PlanUnavailable,
+    &change_freeze::ChangeFreeze,
 ];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {

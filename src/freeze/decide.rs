@@ -1,0 +1,544 @@
+//! Decisions: is a deploy of service S to environment E frozen at T, and when is the next open
+//! window?
+//!
+//! Rules: intervals are half-open `[start, end)`; deny beats allow; when any allow window applies
+//! to the service and environment, deploys there are permitted only inside an active allow
+//! window; a valid override in force lifts only the windows it names, for its services and
+//! environments. `next_open` looks ahead [`HORIZON_DAYS`] and answers "none within" beyond that:
+//! the gate fails closed rather than guessing.
+
+use super::calendar::{Calendar, Kind};
+use super::expand::Occurrence;
+use super::overrides::Overrides;
+use crate::error::Result;
+use chrono::{DateTime, Duration, Utc};
+
+/// How far ahead `next_open` searches (two years).
+pub const HORIZON_DAYS: i64 = 730;
+
+pub fn horizon() -> Duration {
+    Duration::days(HORIZON_DAYS)
+}
+
+/// The deploy being asked about. `None` means "any": every window counts whatever its scope
+/// (the most restrictive answer), and no override applies.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Query<'a> {
+    pub env: Option<&'a str>,
+    pub service: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// An active deny window.
+    Active,
+    /// An active deny window lifted by an override (index into the overrides).
+    Lifted(usize),
+    /// An allow window that applies but is not active: deploys wait for it (its next occurrence).
+    Outside,
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub window: usize,
+    pub occurrence: Option<Occurrence>,
+    pub state: State,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NextOpen {
+    At(DateTime<Utc>),
+    /// No open instant (of the asked length) before this time.
+    NoneWithin(DateTime<Utc>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub at: DateTime<Utc>,
+    pub frozen: bool,
+    pub entries: Vec<Entry>,
+    pub next_open: NextOpen,
+    /// Overrides that opened this deploy (indices).
+    pub overrides_used: Vec<usize>,
+    /// Invalid, expired or not-yet-valid overrides that concern this deploy, with why.
+    pub override_problems: Vec<(usize, String)>,
+}
+
+pub struct Decider<'a> {
+    pub calendar: &'a Calendar,
+    pub overrides: &'a Overrides,
+    pub query: Query<'a>,
+}
+
+impl<'a> Decider<'a> {
+    pub fn new(calendar: &'a Calendar, overrides: &'a Overrides, query: Query<'a>) -> Self {
+        Decider {
+            calendar,
+            overrides,
+            query,
+        }
+    }
+
+    fn applies(&self, window: usize) -> bool {
+        self.calendar.windows[window].applies_to(self.query.env, self.query.service)
+    }
+
+    fn allow_regime(&self) -> bool {
+        (0..self.calendar.windows.len()).any(|w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
+    }
+
+    /// Valid overrides that lift `window` for this query, as intervals.
+    fn lifts(&self, window: usize) -> impl Iterator<Item = (usize, DateTime<Utc>, DateTime<Utc>)> + '_ {
+        let id = &self.calendar.windows[window].id;
+        self.overrides.list.iter().enumerate().filter_map(move |(i, o)| {
+            if !o.concerns(id, self.query.env, self.query.service) {
+                return None;
+            }
+            o.interval().map(|(a, b)| (i, a, b))
+        })
+    }
+
+    pub fn status(&self, at: DateTime<Utc>) -> Result<Status> {
+        let tick = Duration::nanoseconds(1);
+        let active = self.calendar.occurrences(at, at + tick, |w| self.applies(w))?;
+        let mut entries = Vec::new();
+        let mut used = Vec::new();
+        let mut frozen = false;
+        let mut inside_allow = false;
+        for o in &active {
+            let lifted = self
+                .lifts(o.window)
+                .find(|(_, a, b)| *a <= at && at < *b)
+                .map(|(i, _, _)| i);
+            match (self.calendar.windows[o.window].kind, lifted) {
+                (Kind::Deny, None) => {
+                    frozen = true;
+                    entries.push(Entry {
+                        window: o.window,
+                        occurrence: Some(o.clone()),
+                        state: State::Active,
+                    });
+                }
+                (Kind::Deny, Some(i)) => {
+                    used.push(i);
+                    entries.push(Entry {
+                        window: o.window,
+                        occurrence: Some(o.clone()),
+                        state: State::Lifted(i),
+                    });
+                }
+                (Kind::Allow, _) => inside_allow = true,
+            }
+        }
+        if self.allow_regime() && !inside_allow {
+            // An override naming an allow window opens it for its time.
+            let allow_windows: Vec<usize> = (0..self.calendar.windows.len())
+                .filter(|&w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
+                .collect();
+            let opened = allow_windows.iter().find_map(|&w| {
+                self.lifts(w)
+                    .find(|(_, a, b)| *a <= at && at < *b)
+                    .map(|(i, _, _)| (w, i))
+            });
+            match opened {
+                Some((w, i)) => {
+                    used.push(i);
+                    entries.push(Entry {
+                        window: w,
+                        occurrence: None,
+                        state: State::Lifted(i),
+                    });
+                }
+                None => {
+                    frozen = true;
+                    let upcoming = self
+                        .calendar
+                        .occurrences(at, at + horizon(), |w| allow_windows.contains(&w))?;
+                    for &w in &allow_windows {
+                        let next = upcoming.iter().find(|o| o.window == w).cloned();
+                        entries.push(Entry {
+                            window: w,
+                            occurrence: next,
+                            state: State::Outside,
+                        });
+                    }
+                }
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        let next_open = if frozen {
+            self.next_open(at, Duration::zero())?
+        } else {
+            NextOpen::At(at)
+        };
+        Ok(Status {
+            at,
+            frozen,
+            entries,
+            next_open,
+            overrides_used: used,
+            override_problems: self.override_problems(at, &active),
+        })
+    }
+
+    fn override_problems(&self, at: DateTime<Utc>, active: &[Occurrence]) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (i, o) in self.overrides.list.iter().enumerate() {
+            let concerns_any = o
+                .windows
+                .iter()
+                .any(|w| o.concerns(w, self.query.env, self.query.service))
+                || (self.query.env.is_none() || self.query.service.is_none());
+            if !o.is_valid() && concerns_any {
+                out.push((
+                    i,
+                    format!(
+                        "override `{}` is invalid and lifts nothing: {}",
+                        o.id,
+                        o.problems.join("; ")
+                    ),
+                ));
+                continue;
+            }
+            let names_active = active
+                .iter()
+                .any(|a| o.concerns(&self.calendar.windows[a.window].id, self.query.env, self.query.service));
+            if o.is_valid() && names_active && !o.in_force(at) {
+                let (nb, ex) = (
+                    o.not_before.map(super::time::utc_string),
+                    o.expires_at.map(super::time::utc_string),
+                );
+                let when = if o.expires_at.is_some_and(|e| e <= at) {
+                    "has expired"
+                } else {
+                    "is not yet in force"
+                };
+                out.push((
+                    i,
+                    format!(
+                        "override `{}` {when} (valid {} to {}) and lifts nothing now",
+                        o.id,
+                        nb.unwrap_or_default(),
+                        ex.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Intervals in `[from, to)` during which deploys are blocked, merged and sorted.
+    pub fn blocked(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
+        let occurrences = self.calendar.occurrences(from, to, |w| self.applies(w))?;
+        let mut blocked = Vec::new();
+        let mut allowed = Vec::new();
+        for o in &occurrences {
+            let lifts: Vec<_> = self.lifts(o.window).map(|(_, a, b)| (a, b)).collect();
+            match self.calendar.windows[o.window].kind {
+                Kind::Deny => blocked.extend(subtract((o.start.max(from), o.end.min(to)), &lifts)),
+                Kind::Allow => allowed.push((o.start, o.end)),
+            }
+        }
+        if self.allow_regime() {
+            for w in 0..self.calendar.windows.len() {
+                if self.calendar.windows[w].kind == Kind::Allow && self.applies(w) {
+                    allowed.extend(self.lifts(w).map(|(_, a, b)| (a, b)));
+                }
+            }
+            let allowed = merge(allowed);
+            blocked.extend(subtract((from, to), &allowed));
+        }
+        Ok(merge(blocked))
+    }
+
+    /// The first instant at or after `after` from which deploys are open for at least `min`.
+    pub fn next_open(&self, after: DateTime<Utc>, min: Duration) -> Result<NextOpen> {
+        let end = after + horizon();
+        let mut cursor = after;
+        for (start, stop) in self.blocked(after, end)? {
+            let gap = start - cursor;
+            if gap > Duration::zero() && gap >= min {
+                return Ok(NextOpen::At(cursor));
+            }
+            cursor = cursor.max(stop);
+        }
+        if end - cursor > Duration::zero() && end - cursor >= min {
+            Ok(NextOpen::At(cursor))
+        } else {
+            Ok(NextOpen::NoneWithin(end))
+        }
+    }
+}
+
+/// Sorts and merges overlapping or touching intervals.
+pub fn merge(mut intervals: Vec<(DateTime<Utc>, DateTime<Utc>)>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    intervals.retain(|(a, b)| a < b);
+    intervals.sort();
+    let mut out: Vec<(DateTime<Utc>, DateTime<Utc>)> = Vec::with_capacity(intervals.len());
+    for (a, b) in intervals {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// `span` minus the union of `holes`.
+fn subtract(
+    span: (DateTime<Utc>, DateTime<Utc>),
+    holes: &[(DateTime<Utc>, DateTime<Utc>)],
+) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    let mut out = Vec::new();
+    let mut cursor = span.0;
+    for &(a, b) in &merge(holes.to_vec()) {
+        if b <= cursor || a >= span.1 {
+            continue;
+        }
+        if a > cursor {
+            out.push((cursor, a));
+        }
+        cursor = cursor.max(b);
+    }
+    if cursor < span.1 {
+        out.push((cursor, span.1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freeze::{calendar, overrides};
+    use std::path::Path;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    const CAL: &str = r#"
+[[event]]
+id = "spring-bird-count-2026"
+name = "Spring Bird Count"
+timezone = "Europe/London"
+start = "2026-05-17T00:00"
+end = "2026-05-19T00:00"
+
+[[window]]
+id = "bird-count-freeze"
+kind = "deny"
+event = "spring-bird-count-2026"
+lead = "P7D"
+environments = ["production"]
+reason = "No production changes from seven days before the count until it ends."
+
+[[window]]
+id = "commuter-peak"
+kind = "deny"
+timezone = "America/New_York"
+rrule = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+start_time = "07:00"
+end_time = "09:30"
+services = ["planner-*"]
+environments = ["production"]
+
+[[window]]
+id = "survey-day-freeze"
+kind = "deny"
+start = "2026-06-01T06:00"
+end = "2026-06-01T18:00"
+"#;
+
+    fn status(cal: &str, ovr: Option<&str>, env: &str, service: &str, at: &str) -> Status {
+        let cal = calendar::parse(Path::new("freeze.toml"), cal).unwrap();
+        let ovr = ovr
+            .map(|o| overrides::parse(Path::new("o.toml"), o, &cal, 4).unwrap())
+            .unwrap_or_default();
+        Decider::new(
+            &cal,
+            &ovr,
+            Query {
+                env: Some(env),
+                service: Some(service),
+            },
+        )
+        .status(t(at))
+        .unwrap()
+    }
+
+    fn frozen_by(s: &Status, cal: &str) -> Vec<String> {
+        let cal = calendar::parse(Path::new("freeze.toml"), cal).unwrap();
+        s.entries
+            .iter()
+            .filter(|e| e.state != State::Lifted(0))
+            .map(|e| cal.windows[e.window].id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn frozen_exactly_at_start_and_open_exactly_at_end() {
+        // survey-day-freeze: [2026-06-01T06:00Z, 2026-06-01T18:00Z)
+        assert!(!status(CAL, None, "staging", "x", "2026-06-01T05:59:59Z").frozen);
+        let s = status(CAL, None, "staging", "x", "2026-06-01T06:00:00Z");
+        assert!(s.frozen);
+        assert_eq!(s.next_open, NextOpen::At(t("2026-06-01T18:00:00Z")));
+        assert!(status(CAL, None, "staging", "x", "2026-06-01T17:59:59Z").frozen);
+        assert!(!status(CAL, None, "staging", "x", "2026-06-01T18:00:00Z").frozen);
+    }
+
+    #[test]
+    fn event_freeze_with_seven_day_lead() {
+        // Count starts 2026-05-17 00:00 BST = 2026-05-16T23:00Z; freeze from 2026-05-09T23:00Z.
+        assert!(!status(CAL, None, "production", "survey-api", "2026-05-09T22:59:59Z").frozen);
+        let s = status(CAL, None, "production", "survey-api", "2026-05-09T23:00:00Z");
+        assert!(s.frozen);
+        assert_eq!(frozen_by(&s, CAL), ["bird-count-freeze"]);
+        assert_eq!(s.next_open, NextOpen::At(t("2026-05-18T23:00:00Z")));
+        assert!(!status(CAL, None, "production", "survey-api", "2026-05-18T23:00:00Z").frozen);
+    }
+
+    #[test]
+    fn scoping_by_service_and_environment() {
+        // Monday 2026-03-02 07:30 New York = 12:30Z.
+        assert!(status(CAL, None, "production", "planner-web", "2026-03-02T12:30:00Z").frozen);
+        assert!(!status(CAL, None, "production", "survey-api", "2026-03-02T12:30:00Z").frozen);
+        assert!(!status(CAL, None, "staging", "planner-web", "2026-03-02T12:30:00Z").frozen);
+        // Bird-count freeze is production-only but every service.
+        assert!(!status(CAL, None, "staging", "survey-api", "2026-05-12T12:00:00Z").frozen);
+        assert!(status(CAL, None, "production", "anything", "2026-05-12T12:00:00Z").frozen);
+        // Saturday: no commuter peak.
+        assert!(!status(CAL, None, "production", "planner-web", "2026-03-07T12:30:00Z").frozen);
+    }
+
+    #[test]
+    fn commuter_peak_tracks_new_york_dst() {
+        // After DST starts (2026-03-09, Monday), 07:00 EDT = 11:00Z.
+        assert!(status(CAL, None, "production", "planner-web", "2026-03-09T11:00:00Z").frozen);
+        assert!(!status(CAL, None, "production", "planner-web", "2026-03-09T13:30:00Z").frozen);
+        // Before it (Friday 2026-03-06), 11:00Z is 06:00 EST: open.
+        assert!(!status(CAL, None, "production", "planner-web", "2026-03-06T11:00:00Z").frozen);
+        // After it ends (Monday 2026-11-02), 07:00 EST = 12:00Z.
+        assert!(!status(CAL, None, "production", "planner-web", "2026-11-02T11:30:00Z").frozen);
+        assert!(status(CAL, None, "production", "planner-web", "2026-11-02T12:00:00Z").frozen);
+    }
+
+    const ALLOW: &str = r#"
+[[window]]
+id = "tuesday-deploys"
+kind = "allow"
+timezone = "Europe/London"
+rrule = "FREQ=WEEKLY;BYDAY=TU"
+start_time = "10:00"
+end_time = "16:00"
+services = ["survey-*"]
+
+[[window]]
+id = "hotfix-ban"
+kind = "deny"
+start = "2026-03-10T12:00"
+end = "2026-03-10T13:00"
+"#;
+
+    #[test]
+    fn allow_windows_permit_only_inside_and_deny_beats_allow() {
+        // Tuesday 2026-03-03 10:00 GMT = 10:00Z.
+        assert!(!status(ALLOW, None, "production", "survey-api", "2026-03-03T10:00:00Z").frozen);
+        let s = status(ALLOW, None, "production", "survey-api", "2026-03-03T16:00:00Z");
+        assert!(s.frozen);
+        assert_eq!(s.entries[0].state, State::Outside);
+        assert_eq!(
+            s.entries[0].occurrence.as_ref().unwrap().start,
+            t("2026-03-10T10:00:00Z")
+        );
+        assert_eq!(s.next_open, NextOpen::At(t("2026-03-10T10:00:00Z")));
+        // A service no allow window names is free.
+        assert!(!status(ALLOW, None, "production", "planner-web", "2026-03-03T16:00:00Z").frozen);
+        // Deny inside allow: frozen, and next open is when the deny ends.
+        let s = status(ALLOW, None, "production", "survey-api", "2026-03-10T12:30:00Z");
+        assert!(s.frozen);
+        assert_eq!(s.next_open, NextOpen::At(t("2026-03-10T13:00:00Z")));
+    }
+
+    #[test]
+    fn next_open_with_minimum_duration() {
+        let cal = calendar::parse(Path::new("f.toml"), ALLOW).unwrap();
+        let none = overrides::Overrides::default();
+        let d = Decider::new(
+            &cal,
+            &none,
+            Query {
+                env: Some("production"),
+                service: Some("survey-api"),
+            },
+        );
+        // From Tuesday 2026-03-10 11:00Z: open 11:00–12:00 (1 h), then 13:00–16:00 (3 h).
+        assert_eq!(
+            d.next_open(t("2026-03-10T11:00:00Z"), Duration::hours(1)).unwrap(),
+            NextOpen::At(t("2026-03-10T11:00:00Z"))
+        );
+        assert_eq!(
+            d.next_open(t("2026-03-10T11:00:00Z"), Duration::hours(2)).unwrap(),
+            NextOpen::At(t("2026-03-10T13:00:00Z"))
+        );
+        assert_eq!(
+            d.next_open(t("2026-03-10T11:00:00Z"), Duration::hours(4)).unwrap(),
+            NextOpen::At(t("2026-03-17T10:00:00Z"))
+        );
+        assert_eq!(
+            d.next_open(t("2026-03-10T11:00:00Z"), Duration::hours(7)).unwrap(),
+            NextOpen::NoneWithin(t("2026-03-10T11:00:00Z") + horizon())
+        );
+    }
+
+    const OVR: &str = r#"
+[[override]]
+id = "ovr-2026-05-16-01"
+windows = ["bird-count-freeze"]
+services = ["survey-api"]
+environments = ["production"]
+requested_by = "alice"
+approved_by = "bob"
+reason = "SEV-1 fix for submission failures"
+ticket = "INC-4521"
+not_before = "2026-05-16T09:00:00Z"
+expires_at = "2026-05-16T13:00:00Z"
+"#;
+
+    #[test]
+    fn a_valid_override_lifts_only_its_windows_services_environments_and_time() {
+        let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T10:00:00Z");
+        assert!(!s.frozen);
+        assert_eq!(s.overrides_used, [0]);
+        assert_eq!(s.entries[0].state, State::Lifted(0));
+        assert!(status(CAL, Some(OVR), "production", "planner-web", "2026-05-16T10:00:00Z").frozen);
+        assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T13:00:00Z").frozen);
+        assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:59:00Z").frozen);
+        // Next open honours the override: from 08:00 the first open instant is 09:00.
+        let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:00:00Z");
+        assert_eq!(s.next_open, NextOpen::At(t("2026-05-16T09:00:00Z")));
+        // It does not lift a window it does not name.
+        let both = CAL.replace("end = \"2026-06-01T18:00\"", "end = \"2026-06-01T18:00\"\n")
+            + "\n[[window]]\nid = \"extra\"\nkind = \"deny\"\nstart = \"2026-05-16T09:30\"\nend = \"2026-05-16T10:30\"\n";
+        let s = status(&both, Some(OVR), "production", "survey-api", "2026-05-16T10:00:00Z");
+        assert!(s.frozen);
+        assert_eq!(s.entries.iter().filter(|e| e.state == State::Active).count(), 1);
+    }
+
+    #[test]
+    fn invalid_and_expired_overrides_are_reported_and_lift_nothing() {
+        let selfie = OVR.replace("approved_by = \"bob\"", "approved_by = \"alice\"");
+        let s = status(CAL, Some(&selfie), "production", "survey-api", "2026-05-16T10:00:00Z");
+        assert!(s.frozen);
+        assert!(s.override_problems[0]
+            .1
+            .contains("invalid and lifts nothing: approved by its own requester"));
+        let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T14:00:00Z");
+        assert!(s.frozen);
+        assert!(
+            s.override_problems[0].1.contains("has expired"),
+            "{:?}",
+            s.override_problems
+        );
+    }
+}
