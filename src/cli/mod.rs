@@ -5,6 +5,7 @@ mod freeze;
 mod lint;
 mod plan;
 mod rules;
+mod stats;
 
 use crate::config;
 use crate::error::Error;
@@ -35,6 +36,9 @@ pub enum Command {
     Freeze(freeze::FreezeCommand),
     /// Compare EXPLAIN plans on production-scale fixtures.
     Plan(plan::PlanArgs),
+    /// Production table sizes for the lock and rewrite rules.
+    #[command(subcommand)]
+    Stats(stats::StatsCommand),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -129,6 +133,7 @@ pub fn main() -> ExitCode {
         Command::Rules(args) => rules::run(args),
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(args),
+        Command::Stats(command) => stats::run(command),
     };
     match result {
         Ok(code) => code,
