@@ -106,3 +106,44 @@ fn explain_shows_the_facts_each_finding_used() {
     assert!(text.contains("transaction: no transaction"), "{text}");
     assert!(text.contains("index: orders_status"), "{text}");
 }
+
+#[test]
+fn transaction_per_file_makes_concurrent_builds_fail() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join("migrations")).unwrap();
+    std::fs::write(p.join("migrations/001_t.sql"), "CREATE TABLE t (a int);").unwrap();
+    std::fs::write(
+        p.join("migrations/002_i.sql"),
+        "SET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY t_a ON t (a);",
+    )
+    .unwrap();
+    // dbmate's opt-out marker wins over the configuration for its file.
+    std::fs::write(
+        p.join("migrations/003_j.sql"),
+        "-- migrate:up transaction:false\nSET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY t_a2 ON t (a);\n-- migrate:down\nDROP INDEX t_a2;",
+    )
+    .unwrap();
+    let rules = |config: &str| {
+        std::fs::write(p.join("sluice.toml"), config).unwrap();
+        let output = Command::cargo_bin("sluice")
+            .unwrap()
+            .current_dir(p)
+            .args(["lint", "--format", "json"])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "concurrently-in-transaction")
+            .map(|f| f["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rules("[migrations]\ntransaction_per_file = true\n"), ["002_i.sql"]);
+    assert_eq!(
+        rules("[migrations]\ntransaction_per_file = false\n"),
+        Vec::<String>::new()
+    );
+}

@@ -34,7 +34,7 @@ CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL);
 -- migration: 002_index_customer.sql
 SET lock_timeout = '5s';
 CREATE INDEX CONCURRENTLY orders_customer_id ON orders (customer_id);",
-    equivalents: "squawk: transaction-nesting (with --assume-in-transaction); strong_migrations: disable_ddl_transaction!; eugene: none",
+    equivalents: "squawk: ban-concurrent-index-creation-in-transaction; strong_migrations: disable_ddl_transaction!; eugene: none",
 };
 
 impl Rule for ConcurrentlyInTransaction {

@@ -143,10 +143,8 @@ impl MigrationState {
             Ddl::AlterTable { table, actions, .. } => {
                 for action in actions {
                     match action {
-                        AlterAction::RenameTable { to } => {
-                            if self.created_tables.remove(table) {
-                                self.created_tables.insert(to.clone());
-                            }
+                        AlterAction::RenameTable { to } if self.created_tables.remove(table) => {
+                            self.created_tables.insert(to.clone());
                         }
                         AlterAction::AddColumn { column, .. } => {
                             self.added_columns.insert((table.clone(), column.name.clone()));

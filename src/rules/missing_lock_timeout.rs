@@ -30,7 +30,7 @@ CREATE TABLE orders (id bigint PRIMARY KEY, note text);
 -- migration: 002_drop_default.sql
 SET lock_timeout = '5s';
 ALTER TABLE orders ALTER COLUMN note SET DEFAULT '';",
-    equivalents: "squawk: require-timeout-settings; strong_migrations: lock_timeout (config); eugene: E9",
+    equivalents: "squawk: require-lock-timeout; strong_migrations: lock_timeout (config); eugene: E9",
 };
 
 impl Rule for MissingLockTimeout {

@@ -29,7 +29,7 @@ CREATE TABLE orders (id bigint PRIMARY KEY, status text);
 -- migration: 002_backfill_status.sql
 SET statement_timeout = '60s';
 UPDATE orders SET status = 'new' WHERE id BETWEEN 1 AND 10000 AND status IS NULL;",
-    equivalents: "squawk: require-timeout-settings; strong_migrations: statement_timeout (config); eugene: none",
+    equivalents: "squawk: require-statement-timeout; strong_migrations: statement_timeout (config); eugene: none",
 };
 
 impl Rule for MissingStatementTimeout {

@@ -16,7 +16,7 @@ Spring Bird Count's observation windows are exactly such instants.",
     fix: "Use `timestamptz` (`timestamp with time zone`): it stores an instant and converts for display.",
     bad: "CREATE TABLE checklists (id bigint PRIMARY KEY, started_at timestamp NOT NULL);",
     good: "CREATE TABLE checklists (id bigint PRIMARY KEY, started_at timestamptz NOT NULL);",
-    equivalents: "squawk: prefer-timestamptz; strong_migrations: none; eugene: none",
+    equivalents: "squawk: prefer-timestamp-tz; strong_migrations: none; eugene: none",
 };
 
 impl Rule for PreferTimestamptz {
