@@ -11,20 +11,13 @@ use std::path::{Path, PathBuf};
 
 /// The directory paths in findings are relative to: the repository root, else the working directory.
 pub fn display_root(start: &Path) -> PathBuf {
-    start
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(start)
-        .to_path_buf()
+    start.ancestors().find(|d| d.join(".git").exists()).unwrap_or(start).to_path_buf()
 }
 
 /// `path` as findings show it: relative to `root` when under it, with `/`.
 pub fn display_path(path: &Path, root: &Path) -> String {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let shown = absolute
-        .strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf());
+    let shown = absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
     shown.to_string_lossy().replace('\\', "/")
 }
 
@@ -60,11 +53,7 @@ pub fn layout_and_transaction(loaded: &Loaded, files: &[PathBuf]) -> (Layout, bo
         Layout::Auto => migrations::detect(files),
         other => other,
     };
-    let wraps = loaded
-        .config
-        .migrations
-        .transaction_per_file
-        .unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
+    let wraps = loaded.config.migrations.transaction_per_file.unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
     (layout, wraps)
 }
 
@@ -83,52 +72,24 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             let up = read(&up_path, root)?;
             let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
             let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text);
-            Ok(MigrationSource {
-                migration,
-                up,
-                down,
-                in_transaction,
-            })
+            Ok(MigrationSource { migration, up, down, in_transaction })
         })
         .collect::<Result<_>>()?;
 
     let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
     let migration_paths: Vec<PathBuf> = migrations.iter().map(|m| dir.join(&m.migration.up)).collect();
     for path in extra {
-        let is_known = migration_paths
-            .iter()
-            .chain(query_paths.iter())
-            .any(|p| same_file(p, path));
+        let is_known = migration_paths.iter().chain(query_paths.iter()).any(|p| same_file(p, path));
         if !is_known && path.extension().is_some_and(|e| e == "sql") {
             query_paths.push(path.clone());
         }
     }
-    let queries = query_paths
-        .par_iter()
-        .map(|p| read(p, root))
-        .collect::<Result<Vec<_>>>()?;
+    let queries = query_paths.par_iter().map(|p| read(p, root)).collect::<Result<Vec<_>>>()?;
 
-    let schema_dump = loaded
-        .config
-        .migrations
-        .schema_dump
-        .as_ref()
-        .map(|p| read(&loaded.resolve(p), root))
-        .transpose()?;
+    let schema_dump = loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
     let policies = Policies::load(&loaded.policies_dir())?;
-    let settings = Settings {
-        postgres_version: loaded.config.postgres_version,
-        levels: loaded.config.rules.clone(),
-        policies,
-    };
-    Ok((
-        Sources {
-            schema_dump,
-            migrations,
-            queries,
-        },
-        settings,
-    ))
+    let settings = Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
+    Ok((Sources { schema_dump, migrations, queries }, settings))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -152,9 +113,7 @@ pub fn selection(paths: &[PathBuf], root: &Path) -> Result<Vec<String>> {
 
 /// Whether a file's display path is selected by the command-line paths (a directory selects what is below it).
 pub fn is_selected(display: &str, selection: &[String]) -> bool {
-    selection.iter().any(|s| {
-        display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty()
-    })
+    selection.iter().any(|s| display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty())
 }
 
 #[cfg(test)]

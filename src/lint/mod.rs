@@ -45,13 +45,7 @@ fn down_section_start(file: &SourceFile) -> usize {
         .comments
         .iter()
         .find(|c| c.text.trim_start_matches('-').trim().starts_with("migrate:down"))
-        .and_then(|c| {
-            file.parsed
-                .text
-                .lines()
-                .nth(c.line - 1)
-                .map(|_| line_offset(&file.parsed.text, c.line))
-        })
+        .and_then(|c| file.parsed.text.lines().nth(c.line - 1).map(|_| line_offset(&file.parsed.text, c.line)))
         .unwrap_or(usize::MAX)
 }
 
@@ -59,19 +53,9 @@ fn line_offset(text: &str, line: usize) -> usize {
     text.split_inclusive('\n').take(line - 1).map(str::len).sum()
 }
 
-fn check_statements(
-    cx_base: (&SourceFile, &Schema, Role, &Facts),
-    statement: &crate::sql::parse::Statement,
-    out: &mut Vec<Finding>,
-) {
+fn check_statements(cx_base: (&SourceFile, &Schema, Role, &Facts), statement: &crate::sql::parse::Statement, out: &mut Vec<Finding>) {
     let (file, schema, role, facts) = cx_base;
-    let cx = Context {
-        file,
-        statement,
-        schema,
-        role,
-        facts,
-    };
+    let cx = Context { file, statement, schema, role, facts };
     for rule in rules::REGISTRY {
         rule.check(&cx, out);
     }
@@ -95,35 +79,24 @@ fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
-    let facts = Facts {
-        postgres_version: settings.postgres_version,
-        policies: &settings.policies,
-        queries: &sources.queries,
-    };
+    let facts = Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
     if let Some(dump) = &sources.schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
 
-    let layout_has_down = sources
-        .migrations
-        .iter()
-        .any(|m| m.down.is_some() || down_section_start(&m.up) != usize::MAX);
+    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some() || down_section_start(&m.up) != usize::MAX);
     for (index, source) in sources.migrations.iter().enumerate() {
         let file = &source.up;
         let check = selected(&file.display);
         let down_start = down_section_start(file);
+        // The rollback: a down file, or dbmate's `-- migrate:down` section of the same file.
         let down = match &source.down {
             Some(down) => Some(down.parsed.statements.iter().map(|s| s.ddl.clone()).collect()),
-            None if down_start != usize::MAX => Some(
-                file.parsed
-                    .statements
-                    .iter()
-                    .filter(|s| s.span.start >= down_start)
-                    .map(|s| s.ddl.clone())
-                    .collect(),
-            ),
+            None if down_start != usize::MAX => {
+                Some(file.parsed.statements.iter().filter(|s| s.span.start >= down_start).map(|s| s.ddl.clone()).collect())
+            }
             None => None,
         };
         let mut state = MigrationState {
@@ -137,21 +110,10 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         let mut file_findings = Vec::new();
         for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
             if check {
-                check_statements(
-                    (file, &schema, Role::Migration(&state), &facts),
-                    statement,
-                    &mut file_findings,
-                );
+                check_statements((file, &schema, Role::Migration(&state), &facts), statement, &mut file_findings);
             }
             state.observe(statement, &schema);
-            schema.apply(
-                statement,
-                &Origin {
-                    file: file.display.clone(),
-                    line: statement.span.line,
-                    migration: Some(index),
-                },
-            );
+            schema.apply(statement, &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) });
         }
         if check {
             file_findings.extend(tokenizer_finding(file));
@@ -184,10 +146,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             None => Some(f),
         })
         .collect();
-    let mut report = Report {
-        findings,
-        notes: Vec::new(),
-    };
+    let mut report = Report { findings, notes: Vec::new() };
     report.sort();
     report
 }

@@ -21,10 +21,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn parse(display: impl Into<String>, text: String) -> SourceFile {
-        SourceFile {
-            display: display.into(),
-            parsed: crate::sql::parse::parse_file(text),
-        }
+        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_file(text) }
     }
 }
 
@@ -96,19 +93,13 @@ impl MigrationState {
 
     /// Whether `table` existed before this migration (so locking it blocks production traffic).
     pub fn is_existing(&self, table: &str, schema: &Schema) -> bool {
-        !self.created_tables.contains(table)
-            && schema
-                .table(table)
-                .is_some_and(|t| t.origin.migration != Some(self.index))
+        !self.created_tables.contains(table) && schema.table(table).is_some_and(|t| t.origin.migration != Some(self.index))
     }
 
     /// Like [`is_existing`](Self::is_existing), but a table the history never showed counts as
     /// existing: the gate fails closed on what it cannot see.
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
-        !self.created_tables.contains(table)
-            && schema
-                .table(table)
-                .is_none_or(|t| t.origin.migration != Some(self.index))
+        !self.created_tables.contains(table) && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {
@@ -405,33 +396,18 @@ impl<'a> Context<'a> {
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
-        let from_constraint =
-            |table: &Name, c: &crate::sql::ddl::Constraint, with_new_table: bool| -> Option<UniqueAddition> {
-                let (keys, what) = match &c.kind {
-                    ConstraintKind::PrimaryKey { columns: cols } => (columns(cols), "PRIMARY KEY"),
-                    ConstraintKind::Unique { columns: cols, .. } => (columns(cols), "UNIQUE constraint"),
-                    ConstraintKind::UsingIndex { index, primary_key } => (
-                        self.schema
-                            .indexes
-                            .get(index)
-                            .map(|i| i.keys.clone())
-                            .unwrap_or_default(),
-                        if *primary_key {
-                            "PRIMARY KEY"
-                        } else {
-                            "UNIQUE constraint"
-                        },
-                    ),
-                    _ => return None,
-                };
-                Some(UniqueAddition {
-                    table: table.clone(),
-                    keys,
-                    what,
-                    name: c.name.clone(),
-                    with_new_table,
-                })
+        let from_constraint = |table: &Name, c: &crate::sql::ddl::Constraint, with_new_table: bool| -> Option<UniqueAddition> {
+            let (keys, what) = match &c.kind {
+                ConstraintKind::PrimaryKey { columns: cols } => (columns(cols), "PRIMARY KEY"),
+                ConstraintKind::Unique { columns: cols, .. } => (columns(cols), "UNIQUE constraint"),
+                ConstraintKind::UsingIndex { index, primary_key } => (
+                    self.schema.indexes.get(index).map(|i| i.keys.clone()).unwrap_or_default(),
+                    if *primary_key { "PRIMARY KEY" } else { "UNIQUE constraint" },
+                ),
+                _ => return None,
             };
+            Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), with_new_table })
+        };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
                 table: index.table.clone(),
@@ -444,20 +420,13 @@ impl<'a> Context<'a> {
                 .iter()
                 .flat_map(|a| match a {
                     AlterAction::AddConstraint(c) => from_constraint(table, c, false).into_iter().collect::<Vec<_>>(),
-                    AlterAction::AddColumn { column, .. } => column
-                        .constraints
-                        .iter()
-                        .filter_map(|c| from_constraint(table, c, false))
-                        .collect(),
+                    AlterAction::AddColumn { column, .. } => {
+                        column.constraints.iter().filter_map(|c| from_constraint(table, c, false)).collect()
+                    }
                     _ => Vec::new(),
                 })
                 .collect(),
-            Ddl::CreateTable {
-                name,
-                columns: cols,
-                constraints,
-                ..
-            } => cols
+            Ddl::CreateTable { name, columns: cols, constraints, .. } => cols
                 .iter()
                 .flat_map(|c| c.constraints.iter())
                 .chain(constraints.iter())

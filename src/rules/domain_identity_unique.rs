@@ -49,28 +49,14 @@ impl Rule for DomainIdentityUnique {
             return;
         }
         for addition in cx.unique_additions() {
-            let Some(policy) = cx.facts.policies.identity.get(&addition.table) else {
-                continue;
-            };
+            let Some(policy) = cx.facts.policies.identity.get(&addition.table) else { continue };
             let columns = addition.columns();
-            let contains_identity = policy
-                .identity
-                .iter()
-                .any(|key| key.iter().all(|c| columns.contains(&c.as_str())));
+            let contains_identity = policy.identity.iter().any(|key| key.iter().all(|c| columns.contains(&c.as_str())));
             if contains_identity || addition.keys.is_empty() || is_surrogate(cx, &addition, &policy.surrogate) {
                 continue;
             }
-            let keys = policy
-                .identity
-                .iter()
-                .map(|k| format!("({})", k.join(", ")))
-                .collect::<Vec<_>>()
-                .join(" or ");
-            let shared: Vec<&str> = columns
-                .iter()
-                .copied()
-                .filter(|c| policy.shared.iter().any(|s| s == c))
-                .collect();
+            let keys = policy.identity.iter().map(|k| format!("({})", k.join(", "))).collect::<Vec<_>>().join(" or ");
+            let shared: Vec<&str> = columns.iter().copied().filter(|c| policy.shared.iter().any(|s| s == c)).collect();
             let mut message = format!(
                 "{} ({}) on {} contains none of its identity keys {}",
                 addition.what,
@@ -79,10 +65,7 @@ impl Rule for DomainIdentityUnique {
                 keys
             );
             if !shared.is_empty() {
-                message.push_str(&format!(
-                    "; {} are values many rows legitimately share",
-                    shared.join(", ")
-                ));
+                message.push_str(&format!("; {} are values many rows legitimately share", shared.join(", ")));
             }
             if !policy.reason.is_empty() {
                 message.push_str(&format!(". {}", policy.reason.trim_end_matches('.')));
@@ -115,12 +98,7 @@ fn is_surrogate(cx: &Context, addition: &UniqueAddition, declared: &[String]) ->
             }),
             _ => None,
         };
-        defined_here.unwrap_or_else(|| {
-            cx.schema
-                .table(&addition.table)
-                .and_then(|t| t.column(column))
-                .is_some_and(|c| c.generated)
-        })
+        defined_here.unwrap_or_else(|| cx.schema.table(&addition.table).and_then(|t| t.column(column)).is_some_and(|c| c.generated))
     };
     addition.keys.len() == addition.columns().len() && addition.columns().iter().all(|c| generated(c))
 }
@@ -141,10 +119,7 @@ reason = "Many participants report the same site, window and species; a checklis
     const TABLE: &str = "CREATE TABLE observations (id bigint, checklist_id bigint, client_observation_id uuid, site_id bigint, observed_window tstzrange, species_code text);";
 
     fn flagged(migration: &str) -> Vec<Finding> {
-        lint_files(&[("001.sql", TABLE), ("002.sql", migration)], IDENTITY)
-            .into_iter()
-            .filter(|f| f.rule == META.id)
-            .collect()
+        lint_files(&[("001.sql", TABLE), ("002.sql", migration)], IDENTITY).into_iter().filter(|f| f.rule == META.id).collect()
     }
 
     #[test]
@@ -154,16 +129,11 @@ reason = "Many participants report the same site, window and species; a checklis
 
     #[test]
     fn the_bird_survey_incident() {
-        let found = flagged(
-            "ALTER TABLE observations ADD CONSTRAINT obs_uniq UNIQUE (site_id, observed_window, species_code);",
-        );
+        let found = flagged("ALTER TABLE observations ADD CONSTRAINT obs_uniq UNIQUE (site_id, observed_window, species_code);");
         assert_eq!(found.len(), 1);
         let message = &found[0].message;
         assert!(message.contains("(checklist_id, client_observation_id)"), "{message}");
-        assert!(
-            message.contains("site_id, observed_window, species_code are values many rows legitimately share"),
-            "{message}"
-        );
+        assert!(message.contains("site_id, observed_window, species_code are values many rows legitimately share"), "{message}");
         assert!(message.contains("Many participants report"), "{message}");
     }
 
@@ -182,29 +152,17 @@ reason = "Many participants report the same site, window and species; a checklis
 
     #[test]
     fn surrogate_keys_the_database_or_the_policy_generates_pass() {
-        assert!(
-            flagged("ALTER TABLE observations ADD COLUMN row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;")
-                .is_empty()
-        );
+        assert!(flagged("ALTER TABLE observations ADD COLUMN row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;").is_empty());
         assert_eq!(flagged("ALTER TABLE observations ADD PRIMARY KEY (id);").len(), 1);
         let declared = format!("{IDENTITY}surrogate = [\"id\"]\n");
-        let found = lint_files(
-            &[
-                ("001.sql", TABLE),
-                ("002.sql", "ALTER TABLE observations ADD PRIMARY KEY (id);"),
-            ],
-            &declared,
-        );
+        let found = lint_files(&[("001.sql", TABLE), ("002.sql", "ALTER TABLE observations ADD PRIMARY KEY (id);")], &declared);
         assert!(!found.iter().any(|f| f.rule == META.id), "{found:?}");
     }
 
     #[test]
     fn a_key_containing_the_identity_passes_in_any_order() {
         assert!(flagged("ALTER TABLE observations ADD UNIQUE (client_observation_id, checklist_id);").is_empty());
-        assert!(
-            flagged("CREATE UNIQUE INDEX o ON observations (checklist_id, species_code, client_observation_id);")
-                .is_empty()
-        );
+        assert!(flagged("CREATE UNIQUE INDEX o ON observations (checklist_id, species_code, client_observation_id);").is_empty());
     }
 
     #[test]
@@ -214,10 +172,7 @@ reason = "Many participants report the same site, window and species; a checklis
             IDENTITY,
         );
         assert!(found.iter().any(|f| f.rule == META.id));
-        let found = lint_files(
-            &[("001.sql", "CREATE TABLE sites (id bigint, code text UNIQUE);")],
-            IDENTITY,
-        );
+        let found = lint_files(&[("001.sql", "CREATE TABLE sites (id bigint, code text UNIQUE);")], IDENTITY);
         assert!(!found.iter().any(|f| f.rule == META.id));
     }
 }

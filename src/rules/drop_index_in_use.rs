@@ -46,11 +46,7 @@ DROP INDEX CONCURRENTLY daily_reports_day;",
 /// The indexes a statement drops, with their table.
 fn dropped<'s>(cx: &Context<'s>) -> Vec<&'s Index> {
     match &cx.statement.ddl {
-        Ddl::Drop {
-            kind: ObjectKind::Index,
-            names,
-            ..
-        } => names.iter().filter_map(|n| cx.schema.indexes.get(n)).collect(),
+        Ddl::Drop { kind: ObjectKind::Index, names, .. } => names.iter().filter_map(|n| cx.schema.indexes.get(n)).collect(),
         Ddl::AlterTable { table, actions, .. } => actions
             .iter()
             .filter_map(|a| match a {
@@ -86,19 +82,13 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
         for statement in &file.parsed.statements {
             let Some(ast) = &statement.ast else { continue };
             if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
-                out.push(User {
-                    place: format!("{}:{}", file.display, u.position.line),
-                    what: "query".into(),
-                });
+                out.push(User { place: format!("{}:{}", file.display, u.position.line), what: "query".into() });
             }
         }
     }
     for view in cx.schema.views.values() {
         if let Some(u) = view.uses.iter().find(|u| serves(u)) {
-            out.push(User {
-                place: format!("{}:{}", view.origin.file, u.position.line),
-                what: format!("view {}", view.name),
-            });
+            out.push(User { place: format!("{}:{}", view.origin.file, u.position.line), what: format!("view {}", view.name) });
         }
     }
     out
@@ -116,9 +106,10 @@ impl Rule for DropIndexInUse {
         let dropped = dropped(cx);
         for index in &dropped {
             let Some(leading) = index.keys.first() else { continue };
-            let replaced = cx.schema.indexes_on(&index.table).any(|i| {
-                !dropped.iter().any(|d| d.name == i.name) && i.keys.first() == Some(leading) && i.predicate.is_none()
-            });
+            let replaced = cx
+                .schema
+                .indexes_on(&index.table)
+                .any(|i| !dropped.iter().any(|d| d.name == i.name) && i.keys.first() == Some(leading) && i.predicate.is_none());
             if replaced {
                 continue;
             }
@@ -141,10 +132,7 @@ impl Rule for DropIndexInUse {
                     ),
                 )
                 .fact("index", index.describe())
-                .fact(
-                    "used by",
-                    users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", "),
-                ),
+                .fact("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", ")),
             );
         }
     }
@@ -160,10 +148,7 @@ CREATE INDEX reports_day ON reports (day);
 ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
 
     fn flagged(files: &[(&str, &str)]) -> Vec<Finding> {
-        lint_files(files, "")
-            .into_iter()
-            .filter(|f| f.rule == META.id)
-            .collect()
+        lint_files(files, "").into_iter().filter(|f| f.rule == META.id).collect()
     }
 
     #[test]
@@ -196,10 +181,7 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
     fn views_count_as_users() {
         let found = flagged(&[
             ("001.sql", BASE),
-            (
-                "002.sql",
-                "CREATE VIEW today AS SELECT * FROM reports WHERE day = current_date;",
-            ),
+            ("002.sql", "CREATE VIEW today AS SELECT * FROM reports WHERE day = current_date;"),
             ("003.sql", "DROP INDEX CONCURRENTLY IF EXISTS reports_day;"),
         ]);
         assert_eq!(found.len(), 1);

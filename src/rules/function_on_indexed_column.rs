@@ -54,19 +54,12 @@ impl Rule for FunctionOnIndexedColumn {
         let Some(ast) = &cx.statement.ast else { return };
         let uses = match (&cx.role, &cx.statement.ddl) {
             (Role::Query, _) | (Role::Migration(_), Ddl::CreateView { .. }) => predicate_uses(ast, cx.schema, 0),
-            (
-                Role::Migration(_),
-                Ddl::CreateFunction {
-                    sql_body: Some(body), ..
-                },
-            ) => function_body_uses(cx, body),
+            (Role::Migration(_), Ddl::CreateFunction { sql_body: Some(body), .. }) => function_body_uses(cx, body),
             _ => return,
         };
         let mut seen = Vec::new();
         for u in &uses {
-            let Some(wrapping) = u.wrapped.as_ref().filter(|_| !u.join) else {
-                continue;
-            };
+            let Some(wrapping) = u.wrapped.as_ref().filter(|_| !u.join) else { continue };
             if seen.contains(&(u.position, &u.column)) {
                 continue;
             }
@@ -102,20 +95,12 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse) -> Option<&'s Index> {
     let wrapping = u.wrapped.as_ref()?;
     let schema: &'s crate::schema::Schema = cx.schema;
     let on_table: Vec<&'s Index> = schema.indexes.values().filter(|i| i.table == u.table).collect();
-    let served = on_table.iter().any(|i| {
-        i.keys
-            .iter()
-            .any(|k| matches!(k, IndexKey::Expression(e) if *e == wrapping.expression))
-    });
+    let served = on_table.iter().any(|i| i.keys.iter().any(|k| matches!(k, IndexKey::Expression(e) if *e == wrapping.expression)));
     if served {
         return None;
     }
     let candidates: Vec<&'s Index> = on_table.into_iter().filter(|i| i.has_key_column(&u.column)).collect();
-    candidates
-        .iter()
-        .find(|i| i.leading_column() == Some(u.column.as_str()))
-        .or(candidates.first())
-        .copied()
+    candidates.iter().find(|i| i.leading_column() == Some(u.column.as_str())).or(candidates.first()).copied()
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.
@@ -126,12 +111,7 @@ fn function_body_uses(cx: &Context, body: &str) -> Vec<ColumnUse> {
         .map(|at| cx.statement.span.line - 1 + text[..at].matches('\n').count())
         .unwrap_or(cx.statement.span.line - 1);
     let parsed = parse_file(body.to_string());
-    parsed
-        .statements
-        .iter()
-        .filter_map(|s| s.ast.as_ref())
-        .flat_map(|ast| predicate_uses(ast, cx.schema, line_offset))
-        .collect()
+    parsed.statements.iter().filter_map(|s| s.ast.as_ref()).flat_map(|ast| predicate_uses(ast, cx.schema, line_offset)).collect()
 }
 
 #[cfg(test)]
@@ -139,25 +119,17 @@ mod tests {
     use super::*;
     use crate::rules::testing::{check_examples, lint_files};
 
-    const TRANSIT: &str =
-        "CREATE TABLE stop_times (route_id bigint, service_date date, departure_time timestamp, service_timezone text);
+    const TRANSIT: &str = "CREATE TABLE stop_times (route_id bigint, service_date date, departure_time timestamp, service_timezone text);
 CREATE INDEX stop_times_rsd ON stop_times (route_id, service_date, departure_time);
 CREATE TABLE users (id bigint PRIMARY KEY, email text, created_at timestamptz);
 CREATE INDEX users_email ON users (email);
 CREATE INDEX users_created_at ON users (created_at);";
 
     fn flagged(query: &str, extra_migration: &str) -> Vec<Finding> {
-        lint_files(
-            &[
-                ("001.sql", TRANSIT),
-                ("002.sql", extra_migration),
-                ("queries/q.sql", query),
-            ],
-            "",
-        )
-        .into_iter()
-        .filter(|f| f.rule == META.id)
-        .collect()
+        lint_files(&[("001.sql", TRANSIT), ("002.sql", extra_migration), ("queries/q.sql", query)], "")
+            .into_iter()
+            .filter(|f| f.rule == META.id)
+            .collect()
     }
 
     #[test]
@@ -172,11 +144,7 @@ CREATE INDEX users_created_at ON users (created_at);";
             "",
         );
         assert_eq!(found.len(), 1);
-        assert!(
-            found[0].message.contains("stop_times.departure_time"),
-            "{}",
-            found[0].message
-        );
+        assert!(found[0].message.contains("stop_times.departure_time"), "{}", found[0].message);
         assert!(found[0].message.contains("stop_times_rsd"), "{}", found[0].message);
         assert!(flagged("SELECT * FROM stop_times WHERE departure_time BETWEEN $1 AND $2;", "").is_empty());
     }
@@ -184,29 +152,17 @@ CREATE INDEX users_created_at ON users (created_at);";
     #[test]
     fn an_expression_index_on_the_same_expression_serves_it() {
         assert_eq!(flagged("SELECT id FROM users WHERE lower(email) = $1;", "").len(), 1);
-        assert!(flagged(
-            "SELECT id FROM users WHERE lower(email) = $1;",
-            "CREATE INDEX users_lower_email ON users ((lower(email)));"
-        )
-        .is_empty());
-        assert!(flagged(
-            "SELECT id FROM users u WHERE LOWER(u.email) = $1;",
-            "CREATE INDEX users_lower_email ON users (lower(email));"
-        )
-        .is_empty());
+        assert!(flagged("SELECT id FROM users WHERE lower(email) = $1;", "CREATE INDEX users_lower_email ON users ((lower(email)));")
+            .is_empty());
+        assert!(flagged("SELECT id FROM users u WHERE LOWER(u.email) = $1;", "CREATE INDEX users_lower_email ON users (lower(email));")
+            .is_empty());
     }
 
     #[test]
     fn computing_on_the_other_side_is_fine() {
         assert!(flagged("SELECT id FROM users WHERE created_at > now() - interval '1 day';", "").is_empty());
-        assert_eq!(
-            flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(),
-            1
-        );
-        assert_eq!(
-            flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(),
-            1
-        );
+        assert_eq!(flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(), 1);
+        assert_eq!(flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(), 1);
     }
 
     #[test]
@@ -218,10 +174,7 @@ CREATE INDEX users_created_at ON users (created_at);";
     fn checks_views_and_sql_function_bodies_in_migrations() {
         let view = "CREATE VIEW recent AS SELECT * FROM users WHERE date_trunc('day', created_at) = current_date;";
         let found = lint_files(&[("001.sql", TRANSIT), ("002.sql", view)], "");
-        assert!(
-            found.iter().any(|f| f.rule == META.id && f.file == "002.sql"),
-            "{found:?}"
-        );
+        assert!(found.iter().any(|f| f.rule == META.id && f.file == "002.sql"), "{found:?}");
 
         let function = "CREATE FUNCTION by_email(e text) RETURNS SETOF users LANGUAGE sql AS $$\n  SELECT * FROM users\n  WHERE lower(email) = lower(e)\n$$;";
         let found = lint_files(&[("001.sql", TRANSIT), ("002.sql", function)], "");

@@ -87,15 +87,9 @@ pub fn of<'f>(findings: &'f [Finding], id: &str) -> Vec<&'f Finding> {
 pub fn example_files(example: &str) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = Vec::new();
     for line in example.lines() {
-        let marker = line
-            .trim()
-            .strip_prefix("-- migration:")
-            .map(|n| n.trim().to_string())
-            .or_else(|| {
-                line.trim()
-                    .strip_prefix("-- query:")
-                    .map(|n| format!("queries/{}", n.trim()))
-            });
+        let marker = line.trim().strip_prefix("-- migration:").map(|n| n.trim().to_string()).or_else(|| {
+            line.trim().strip_prefix("-- query:").map(|n| format!("queries/{}", n.trim()))
+        });
         match marker {
             Some(name) => files.push((name, String::new())),
             None => {
@@ -124,21 +118,8 @@ pub fn check_examples(meta: &RuleMeta, identity: &str) {
         lint_files(&borrowed, identity)
     };
     let bad = lint_example(meta.bad);
-    assert!(
-        bad.iter().any(|f| f.rule == meta.id),
-        "{}: the bad example is not flagged; found {:?}",
-        meta.id,
-        ids(&bad)
-    );
+    assert!(bad.iter().any(|f| f.rule == meta.id), "{}: the bad example is not flagged; found {:?}", meta.id, ids(&bad));
     let good = lint_example(meta.good);
-    let loud: Vec<&Finding> = good
-        .iter()
-        .filter(|f| f.severity >= Severity::Warning || f.rule == meta.id)
-        .collect();
-    assert!(
-        loud.is_empty(),
-        "{}: the recommended fix does not lint clean: {:#?}",
-        meta.id,
-        loud
-    );
+    let loud: Vec<&Finding> = good.iter().filter(|f| f.severity >= Severity::Warning || f.rule == meta.id).collect();
+    assert!(loud.is_empty(), "{}: the recommended fix does not lint clean: {:#?}", meta.id, loud);
 }

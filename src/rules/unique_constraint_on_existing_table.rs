@@ -52,11 +52,7 @@ impl Rule for UniqueConstraintOnExistingTable {
             {
                 continue;
             }
-            let created = cx
-                .schema
-                .table(&addition.table)
-                .map(|t| format!("{}:{}", t.origin.file, t.origin.line))
-                .unwrap_or_default();
+            let created = cx.schema.table(&addition.table).map(|t| format!("{}:{}", t.origin.file, t.origin.line)).unwrap_or_default();
             out.push(
                 cx.finding(
                     &META,
@@ -90,25 +86,10 @@ mod tests {
     #[test]
     fn only_for_tables_from_earlier_migrations_without_identity() {
         let table = "CREATE TABLE t (a int, b int);";
-        assert_eq!(
-            flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], ""),
-            1
-        );
-        assert_eq!(
-            flagged(&[("001.sql", &format!("{table} ALTER TABLE t ADD UNIQUE (a);"))], ""),
-            0
-        );
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], ""), 1);
+        assert_eq!(flagged(&[("001.sql", &format!("{table} ALTER TABLE t ADD UNIQUE (a);"))], ""), 0);
         let identity = "[[table]]\nname = \"t\"\nidentity = [[\"a\"]]\n";
-        assert_eq!(
-            flagged(
-                &[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")],
-                identity
-            ),
-            0
-        );
-        assert_eq!(
-            flagged(&[("001.sql", table), ("002.sql", "CREATE INDEX t_a ON t (a);")], ""),
-            0
-        );
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], identity), 0);
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "CREATE INDEX t_a ON t (a);")], ""), 0);
     }
 }

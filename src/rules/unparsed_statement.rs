@@ -43,12 +43,8 @@ impl Rule for UnparsedStatement {
             Ddl::Reindex { .. } => "it was recognized as REINDEX".into(),
             _ => "it was only partly checked".into(),
         };
-        let mut finding = cx
-            .finding(
-                &META,
-                format!("the SQL parser could not read this statement ({error}); {verdict}"),
-            )
-            .fact("parser", error.clone());
+        let mut finding =
+            cx.finding(&META, format!("the SQL parser could not read this statement ({error}); {verdict}")).fact("parser", error.clone());
         if cx.statement.fully_recognized {
             finding.severity = Severity::Info;
         }
@@ -80,10 +76,7 @@ CREATE PROCEDURE p() LANGUAGE sql AS $$ SELECT 1 $$;
 CREATE INDEX t_b ON t (b);";
         let found = lint_files(&[("001.sql", sql)], "");
         let unparsed: Vec<usize> = found.iter().filter(|f| f.rule == META.id).map(|f| f.line).collect();
-        assert!(
-            unparsed.contains(&3) && unparsed.contains(&4) && unparsed.contains(&5) && unparsed.contains(&8),
-            "{unparsed:?}"
-        );
+        assert!(unparsed.contains(&3) && unparsed.contains(&4) && unparsed.contains(&5) && unparsed.contains(&8), "{unparsed:?}");
         assert!(!unparsed.contains(&10));
         let drop = found.iter().find(|f| f.rule == META.id && f.line == 3).unwrap();
         assert!(drop.message.contains("recognized as DROP INDEX"), "{}", drop.message);

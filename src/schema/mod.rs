@@ -1,7 +1,7 @@
 //! The schema model and its replay: a pure value, built statement by statement.
 
-pub mod migrations;
 mod model;
+pub mod migrations;
 mod replay;
 
 pub use model::*;

@@ -43,26 +43,12 @@ pub struct CreateIndex {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConstraintKind {
-    PrimaryKey {
-        columns: Vec<Name>,
-    },
-    Unique {
-        columns: Vec<Name>,
-        nulls_not_distinct: bool,
-    },
-    ForeignKey {
-        columns: Vec<Name>,
-        references: Name,
-        referenced_columns: Vec<Name>,
-    },
-    Check {
-        expression: String,
-    },
+    PrimaryKey { columns: Vec<Name> },
+    Unique { columns: Vec<Name>, nulls_not_distinct: bool },
+    ForeignKey { columns: Vec<Name>, references: Name, referenced_columns: Vec<Name> },
+    Check { expression: String },
     /// `ADD CONSTRAINT n UNIQUE USING INDEX idx` / `PRIMARY KEY USING INDEX idx`.
-    UsingIndex {
-        index: Name,
-        primary_key: bool,
-    },
+    UsingIndex { index: Name, primary_key: bool },
     Other,
 }
 
@@ -115,51 +101,19 @@ pub struct Column {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AlterAction {
-    AddColumn {
-        column: Column,
-        if_not_exists: bool,
-    },
-    DropColumn {
-        name: Name,
-        if_exists: bool,
-    },
-    RenameColumn {
-        from: Name,
-        to: Name,
-    },
-    RenameTable {
-        to: Name,
-    },
-    SetType {
-        column: Name,
-        data_type: String,
-        using: Option<String>,
-    },
-    SetNotNull {
-        column: Name,
-    },
-    DropNotNull {
-        column: Name,
-    },
-    SetDefault {
-        column: Name,
-        default: Default,
-    },
-    DropDefault {
-        column: Name,
-    },
+    AddColumn { column: Column, if_not_exists: bool },
+    DropColumn { name: Name, if_exists: bool },
+    RenameColumn { from: Name, to: Name },
+    RenameTable { to: Name },
+    SetType { column: Name, data_type: String, using: Option<String> },
+    SetNotNull { column: Name },
+    DropNotNull { column: Name },
+    SetDefault { column: Name, default: Default },
+    DropDefault { column: Name },
     AddConstraint(Constraint),
-    DropConstraint {
-        name: Name,
-        if_exists: bool,
-    },
-    ValidateConstraint {
-        name: Name,
-    },
-    RenameConstraint {
-        from: Name,
-        to: Name,
-    },
+    DropConstraint { name: Name, if_exists: bool },
+    ValidateConstraint { name: Name },
+    RenameConstraint { from: Name, to: Name },
     /// Anything else (`SET LOGGED`, `OWNER TO`, `ALTER CONSTRAINT … DEFERRABLE`…), by its text.
     Other(String),
 }
@@ -178,70 +132,25 @@ pub enum ObjectKind {
 /// What a statement does, as far as Sluice cares.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ddl {
-    CreateTable {
-        name: Name,
-        if_not_exists: bool,
-        columns: Vec<Column>,
-        constraints: Vec<Constraint>,
-        from_query: bool,
-    },
-    AlterTable {
-        table: Name,
-        if_exists: bool,
-        actions: Vec<AlterAction>,
-    },
+    CreateTable { name: Name, if_not_exists: bool, columns: Vec<Column>, constraints: Vec<Constraint>, from_query: bool },
+    AlterTable { table: Name, if_exists: bool, actions: Vec<AlterAction> },
     CreateIndex(CreateIndex),
-    Drop {
-        kind: ObjectKind,
-        names: Vec<Name>,
-        if_exists: bool,
-        concurrently: bool,
-        cascade: bool,
-    },
-    Rename {
-        kind: ObjectKind,
-        from: Name,
-        to: Name,
-    },
+    Drop { kind: ObjectKind, names: Vec<Name>, if_exists: bool, concurrently: bool, cascade: bool },
+    Rename { kind: ObjectKind, from: Name, to: Name },
     /// A view or materialized view; its query is checked like a query file.
-    CreateView {
-        name: Name,
-        materialized: bool,
-    },
+    CreateView { name: Name, materialized: bool },
     /// A function; `body` holds SQL we can check when the language is SQL.
-    CreateFunction {
-        name: Name,
-        sql_body: Option<String>,
-    },
-    Set {
-        name: String,
-        value: String,
-        local: bool,
-    },
-    Reset {
-        name: String,
-    },
+    CreateFunction { name: Name, sql_body: Option<String> },
+    Set { name: String, value: String, local: bool },
+    Reset { name: String },
     Begin,
     Commit,
     Rollback,
-    Update {
-        table: Name,
-        has_where: bool,
-    },
-    Delete {
-        table: Name,
-        has_where: bool,
-    },
-    Insert {
-        table: Name,
-    },
-    Reindex {
-        concurrently: bool,
-        target: String,
-    },
-    Truncate {
-        tables: Vec<Name>,
-    },
+    Update { table: Name, has_where: bool },
+    Delete { table: Name, has_where: bool },
+    Insert { table: Name },
+    Reindex { concurrently: bool, target: String },
+    Truncate { tables: Vec<Name> },
     /// A plain query (`SELECT`, `WITH`, `VALUES`).
     Query,
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).

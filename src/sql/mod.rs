@@ -1,10 +1,10 @@
 //! The SQL front end: splitting files into statements, parsing them, and the small typed
 //! view of statements the schema model and the rules work with. Only this module knows sqlparser.
 
+pub mod split;
 pub mod ddl;
 pub mod from_ast;
 pub mod names;
+pub mod recognize;
 pub mod parse;
 pub mod query;
-pub mod recognize;
-pub mod split;

@@ -15,14 +15,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(tokens: &'a [TokenWithSpan]) -> Self {
-        Cursor {
-            tokens: tokens
-                .iter()
-                .map(|t| &t.token)
-                .filter(|t| !matches!(t, Token::Whitespace(_)))
-                .collect(),
-            pos: 0,
-        }
+        Cursor { tokens: tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect(), pos: 0 }
     }
 
     fn peek(&self) -> Option<&'a Token> {
@@ -38,13 +31,10 @@ impl<'a> Cursor<'a> {
 
     /// Consumes the keyword sequence if it is next.
     fn eat(&mut self, words: &[&str]) -> bool {
-        let matches = words
-            .iter()
-            .enumerate()
-            .all(|(i, w)| match self.tokens.get(self.pos + i) {
-                Some(Token::Word(t)) => t.quote_style.is_none() && t.value.eq_ignore_ascii_case(w),
-                _ => false,
-            });
+        let matches = words.iter().enumerate().all(|(i, w)| match self.tokens.get(self.pos + i) {
+            Some(Token::Word(t)) => t.quote_style.is_none() && t.value.eq_ignore_ascii_case(w),
+            _ => false,
+        });
         if matches {
             self.pos += words.len();
         }
@@ -66,11 +56,7 @@ impl<'a> Cursor<'a> {
         loop {
             match self.peek() {
                 Some(Token::Word(w)) => {
-                    parts.push(if w.quote_style.is_some() {
-                        w.value.clone()
-                    } else {
-                        w.value.to_lowercase()
-                    });
+                    parts.push(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() });
                     self.pos += 1;
                 }
                 _ => break,
@@ -140,17 +126,12 @@ fn index_key(tokens: &[&Token]) -> IndexKey {
     let mut end = tokens.len();
     while end > 1 {
         match tokens[end - 1] {
-            Token::Word(w) if w.quote_style.is_none() && KEY_SUFFIXES.contains(&w.value.to_uppercase().as_str()) => {
-                end -= 1
-            }
+            Token::Word(w) if w.quote_style.is_none() && KEY_SUFFIXES.contains(&w.value.to_uppercase().as_str()) => end -= 1,
             _ => break,
         }
     }
     let text = join(&tokens[..end]);
-    match Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_expr())
-    {
+    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
         Ok(expr) => super::from_ast::index_key(&expr),
         Err(_) => IndexKey::Expression(names::text(&text)),
     }
@@ -163,11 +144,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let concurrently = c.eat(&["CONCURRENTLY"]);
     let if_not_exists = c.eat(&["IF", "NOT", "EXISTS"]);
-    let name = if c.peek_word().as_deref() == Some("ON") {
-        None
-    } else {
-        c.name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string())
-    };
+    let name = if c.peek_word().as_deref() == Some("ON") { None } else { c.name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string()) };
     if !c.eat(&["ON"]) {
         return None;
     }
@@ -198,10 +175,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
                 c.pos += 1;
                 let text = c.rest_text();
                 predicate = Some(
-                    match Parser::new(&PostgreSqlDialect {})
-                        .try_with_sql(&text)
-                        .and_then(|mut p| p.parse_expr())
-                    {
+                    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
                         Ok(e) => names::expression(&e),
                         Err(_) => names::text(&text),
                     },
@@ -211,16 +185,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
             _ => break,
         }
     }
-    Some(Ddl::CreateIndex(CreateIndex {
-        name,
-        table,
-        unique,
-        concurrently,
-        if_not_exists,
-        keys,
-        predicate,
-        nulls_not_distinct,
-    }))
+    Some(Ddl::CreateIndex(CreateIndex { name, table, unique, concurrently, if_not_exists, keys, predicate, nulls_not_distinct }))
 }
 
 fn columns(list: Vec<Vec<&Token>>) -> Vec<Name> {
@@ -242,43 +207,24 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
             let nulls_not_distinct = c.eat(&["NULLS", "NOT", "DISTINCT"]);
             c.eat(&["NULLS", "DISTINCT"]);
             if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex {
-                    index: c.name()?,
-                    primary_key: false,
-                }
+                ConstraintKind::UsingIndex { index: c.name()?, primary_key: false }
             } else {
-                ConstraintKind::Unique {
-                    columns: columns(c.parenthesized_list()?),
-                    nulls_not_distinct,
-                }
+                ConstraintKind::Unique { columns: columns(c.parenthesized_list()?), nulls_not_distinct }
             }
         } else if c.eat(&["PRIMARY", "KEY"]) {
             if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex {
-                    index: c.name()?,
-                    primary_key: true,
-                }
+                ConstraintKind::UsingIndex { index: c.name()?, primary_key: true }
             } else {
-                ConstraintKind::PrimaryKey {
-                    columns: columns(c.parenthesized_list()?),
-                }
+                ConstraintKind::PrimaryKey { columns: columns(c.parenthesized_list()?) }
             }
         } else {
-            return Some(Ddl::AlterTable {
-                table,
-                if_exists,
-                actions: vec![AlterAction::Other(c.rest_text())],
-            });
+            return Some(Ddl::AlterTable { table, if_exists, actions: vec![AlterAction::Other(c.rest_text())] });
         };
         let mut not_valid = false;
         loop {
             if c.eat(&["NOT", "VALID"]) {
                 not_valid = true;
-            } else if !(c.eat(&["NOT", "DEFERRABLE"])
-                || c.eat(&["DEFERRABLE"])
-                || c.eat(&["INITIALLY", "DEFERRED"])
-                || c.eat(&["INITIALLY", "IMMEDIATE"]))
-            {
+            } else if !(c.eat(&["NOT", "DEFERRABLE"]) || c.eat(&["DEFERRABLE"]) || c.eat(&["INITIALLY", "DEFERRED"]) || c.eat(&["INITIALLY", "IMMEDIATE"])) {
                 break;
             }
         }
@@ -297,11 +243,7 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
     } else {
         AlterAction::Other(c.rest_text())
     };
-    Some(Ddl::AlterTable {
-        table,
-        if_exists,
-        actions: vec![action],
-    })
+    Some(Ddl::AlterTable { table, if_exists, actions: vec![action] })
 }
 
 fn drop_index(c: &mut Cursor) -> Option<Ddl> {
@@ -313,13 +255,7 @@ fn drop_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let cascade = c.eat(&["CASCADE"]);
     c.eat(&["RESTRICT"]);
-    Some(Ddl::Drop {
-        kind: ObjectKind::Index,
-        names,
-        if_exists,
-        concurrently,
-        cascade,
-    })
+    Some(Ddl::Drop { kind: ObjectKind::Index, names, if_exists, concurrently, cascade })
 }
 
 fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
@@ -328,11 +264,7 @@ fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
     if !c.eat(&["RENAME", "TO"]) {
         return None;
     }
-    Some(Ddl::Rename {
-        kind,
-        from,
-        to: c.name()?,
-    })
+    Some(Ddl::Rename { kind, from, to: c.name()? })
 }
 
 /// What the recognizer made of a statement.
@@ -363,10 +295,7 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
         c.parenthesized_list();
         c.name();
         let concurrently = c.eat(&["CONCURRENTLY"]);
-        Some(Ddl::Reindex {
-            concurrently,
-            target: c.rest_text(),
-        })
+        Some(Ddl::Reindex { concurrently, target: c.rest_text() })
     } else {
         None
     };
@@ -376,10 +305,7 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
         Some(_) => true,
     };
     let complete = understood && c.pos >= c.tokens.len();
-    Recognized {
-        ddl: recognized.unwrap_or(Ddl::Other(leading)),
-        complete,
-    }
+    Recognized { ddl: recognized.unwrap_or(Ddl::Other(leading)), complete }
 }
 
 /// The first two or three keywords of a statement (`CREATE STATISTICS`, `DO`), for messages.
@@ -405,25 +331,19 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn rec(sql: &str) -> Ddl {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-            .tokenize_with_location()
-            .unwrap();
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
         recognize(&tokens).ddl
     }
 
     fn complete(sql: &str) -> bool {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-            .tokenize_with_location()
-            .unwrap();
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
         recognize(&tokens).complete
     }
 
     #[test]
     fn knows_when_it_understood_everything() {
         assert!(complete("DROP INDEX CONCURRENTLY IF EXISTS a, b CASCADE"));
-        assert!(complete(
-            "ALTER TABLE t ADD CONSTRAINT c UNIQUE NULLS NOT DISTINCT (a) DEFERRABLE INITIALLY DEFERRED"
-        ));
+        assert!(complete("ALTER TABLE t ADD CONSTRAINT c UNIQUE NULLS NOT DISTINCT (a) DEFERRABLE INITIALLY DEFERRED"));
         assert!(!complete("ALTER TABLE t ALTER CONSTRAINT c DEFERRABLE"));
         assert!(!complete("DROP INDEX CONCURRENTLY a WITH (x)"));
         assert!(!complete("DO $$ BEGIN END $$"));
@@ -431,20 +351,14 @@ mod tests {
 
     #[test]
     fn unique_nulls_not_distinct_in_alter_table() {
-        let ddl =
-            rec("ALTER TABLE observations ADD CONSTRAINT obs_uniq UNIQUE NULLS NOT DISTINCT (site_id, species_code)");
-        let Ddl::AlterTable { table, actions, .. } = ddl else {
-            panic!("{ddl:?}")
-        };
+        let ddl = rec("ALTER TABLE observations ADD CONSTRAINT obs_uniq UNIQUE NULLS NOT DISTINCT (site_id, species_code)");
+        let Ddl::AlterTable { table, actions, .. } = ddl else { panic!("{ddl:?}") };
         assert_eq!(table, "observations");
         assert_eq!(
             actions,
             vec![AlterAction::AddConstraint(Constraint {
                 name: Some("obs_uniq".into()),
-                kind: ConstraintKind::Unique {
-                    columns: vec!["site_id".into(), "species_code".into()],
-                    nulls_not_distinct: true
-                },
+                kind: ConstraintKind::Unique { columns: vec!["site_id".into(), "species_code".into()], nulls_not_distinct: true },
                 not_valid: false,
             })]
         );
@@ -454,13 +368,7 @@ mod tests {
     fn drop_index_concurrently_if_exists() {
         assert_eq!(
             rec("DROP INDEX CONCURRENTLY IF EXISTS public.reports_day_idx"),
-            Ddl::Drop {
-                kind: ObjectKind::Index,
-                names: vec!["reports_day_idx".into()],
-                if_exists: true,
-                concurrently: true,
-                cascade: false
-            }
+            Ddl::Drop { kind: ObjectKind::Index, names: vec!["reports_day_idx".into()], if_exists: true, concurrently: true, cascade: false }
         );
     }
 
@@ -470,22 +378,13 @@ mod tests {
             panic!()
         };
         assert!(index.unique && index.concurrently);
-        assert_eq!(
-            index.keys,
-            vec![
-                IndexKey::Expression("lower(email)".into()),
-                IndexKey::Column("id".into())
-            ]
-        );
+        assert_eq!(index.keys, vec![IndexKey::Expression("lower(email)".into()), IndexKey::Column("id".into())]);
         assert_eq!(index.predicate.as_deref(), Some("deleted_at is null"));
     }
 
     #[test]
     fn unknown_statements_keep_their_keywords() {
-        assert_eq!(
-            rec("CREATE STATISTICS s ON a, b FROM t"),
-            Ddl::Other("CREATE STATISTICS".into())
-        );
+        assert_eq!(rec("CREATE STATISTICS s ON a, b FROM t"), Ddl::Other("CREATE STATISTICS".into()));
         assert_eq!(rec("DO $$ BEGIN END $$"), Ddl::Other("DO".into()));
     }
 }
