@@ -121,9 +121,7 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig {
-            dirs: default_query_dirs(),
-        }
+        QueriesConfig { dirs: default_query_dirs() }
     }
 }
 
@@ -140,9 +138,7 @@ fn default_policies_dir() -> PathBuf {
 
 impl Default for PoliciesConfig {
     fn default() -> Self {
-        PoliciesConfig {
-            dir: default_policies_dir(),
-        }
+        PoliciesConfig { dir: default_policies_dir() }
     }
 }
 
@@ -227,10 +223,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         return Err(Error::invalid(
             path,
             None,
-            format!(
-                "postgres_version = {} is not a PostgreSQL major version",
-                config.postgres_version
-            ),
+            format!("postgres_version = {} is not a PostgreSQL major version", config.postgres_version),
         ));
     }
     Ok(config)
@@ -251,25 +244,10 @@ pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
         Some(file) => {
             let text = read_text(&file)?;
             let config = parse(&file, &text)?;
-            let root = file
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| start.to_path_buf());
-            let root = if root.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                root
-            };
-            Ok(Loaded {
-                config,
-                root,
-                file: Some(file),
-            })
+            let root = file.parent().map(Path::to_path_buf).unwrap_or_else(|| start.to_path_buf());
+            let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+            Ok(Loaded { config, root, file: Some(file) })
         }
-        None => Ok(Loaded {
-            config: Config::default(),
-            root: start.to_path_buf(),
-            file: None,
-        }),
+        None => Ok(Loaded { config: Config::default(), root: start.to_path_buf(), file: None }),
     }
 }

@@ -12,11 +12,7 @@ pub enum Error {
 
     /// Malformed configuration, policy or input file.
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Invalid {
-        path: PathBuf,
-        line: Option<usize>,
-        message: String,
-    },
+    Invalid { path: PathBuf, line: Option<usize>, message: String },
 
     /// Bad command-line usage.
     #[error("{0}")]
@@ -31,18 +27,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.as_ref().to_path_buf(),
-            source,
-        }
+        Error::Io { path: path.as_ref().to_path_buf(), source }
     }
 
     pub fn invalid(path: impl AsRef<Path>, line: Option<usize>, message: impl Into<String>) -> Self {
-        Error::Invalid {
-            path: path.as_ref().to_path_buf(),
-            line,
-            message: message.into(),
-        }
+        Error::Invalid { path: path.as_ref().to_path_buf(), line, message: message.into() }
     }
 }
 
@@ -57,21 +46,13 @@ pub fn text_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
-        Error::NotUtf8 {
-            path: path.to_path_buf(),
-            line,
-            offset,
-        }
+        Error::NotUtf8 { path: path.to_path_buf(), line, offset }
     })
 }
 
 /// 1-based line of a byte offset in `text` (for TOML errors, which report spans).
 pub fn line_of_offset(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 /// Parses a TOML document into `T`, turning errors into [`Error::Invalid`] naming the file and line.

@@ -101,18 +101,12 @@ impl Finding {
     }
 
     pub fn fact(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.facts.push(Fact {
-            name: name.into(),
-            value: value.into(),
-        });
+        self.facts.push(Fact { name: name.into(), value: value.into() });
         self
     }
 
     pub fn snippet(mut self, first_line: usize, text: impl Into<String>) -> Self {
-        self.snippet = Some(Snippet {
-            first_line,
-            text: text.into(),
-        });
+        self.snippet = Some(Snippet { first_line, text: text.into() });
         self
     }
 

@@ -68,12 +68,7 @@ fn repo(calendar: &str, overrides: Option<&str>) -> tempfile::TempDir {
 }
 
 fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("sluice")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::cargo_bin("sluice").unwrap().current_dir(dir).args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -91,18 +86,7 @@ fn status_exit_codes_and_json_shape() {
     let status = |service: &str, at: &str| {
         sluice(
             dir.path(),
-            &[
-                "freeze",
-                "status",
-                "--env",
-                "production",
-                "--service",
-                service,
-                "--at",
-                at,
-                "--format",
-                "json",
-            ],
+            &["freeze", "status", "--env", "production", "--service", service, "--at", at, "--format", "json"],
         )
     };
     let (code, out, _) = status("survey-api", "2026-05-12T12:00:00Z");
@@ -146,16 +130,7 @@ fn status_exit_codes_and_json_shape() {
     assert_eq!(code, 1);
     let (code, out, _) = sluice(
         dir.path(),
-        &[
-            "freeze",
-            "status",
-            "--env",
-            "staging",
-            "--service",
-            "planner-web",
-            "--at",
-            "2026-03-02T13:00:00Z",
-        ],
+        &["freeze", "status", "--env", "staging", "--service", "planner-web", "--at", "2026-03-02T13:00:00Z"],
     );
     assert_eq!(code, 0);
     assert!(out.starts_with("OPEN: deploy of planner-web to staging"), "{out}");
@@ -168,10 +143,7 @@ fn configuration_errors_exit_2_naming_the_entry() {
             CALENDAR.replace("America/New_York", "America/New_Yrok"),
             "policies/freeze.toml:21: [[window]] `commuter-peak`: unknown time zone `America/New_Yrok`",
         ),
-        (
-            CALENDAR.replace("BYDAY=MO,TU,WE,TH,FR", "BYDAY=XX"),
-            "[[window]] `commuter-peak`: rrule",
-        ),
+        (CALENDAR.replace("BYDAY=MO,TU,WE,TH,FR", "BYDAY=XX"), "[[window]] `commuter-peak`: rrule"),
         (
             CALENDAR.replace("end = \"2026-06-01T18:00\"", "end = \"2026-06-01T05:00\""),
             "[[window]] `survey-day-freeze`: end",
@@ -180,10 +152,7 @@ fn configuration_errors_exit_2_naming_the_entry() {
             CALENDAR.replace("event = \"spring-bird-count-2026\"", "event = \"spring-count\""),
             "`bird-count-freeze`: unknown event `spring-count`",
         ),
-        (
-            CALENDAR.replace("id = \"survey-day-freeze\"", "id = \"commuter-peak\""),
-            "duplicate window id",
-        ),
+        (CALENDAR.replace("id = \"survey-day-freeze\"", "id = \"commuter-peak\""), "duplicate window id"),
         (
             CALENDAR.replace("lead = \"P7D\"", "lead = \"7 days\""),
             "`bird-count-freeze`: lead: `7 days` is not an ISO 8601 duration",
@@ -192,16 +161,7 @@ fn configuration_errors_exit_2_naming_the_entry() {
         let dir = repo(&broken, None);
         let (code, out, err) = sluice(
             dir.path(),
-            &[
-                "freeze",
-                "status",
-                "--env",
-                "production",
-                "--service",
-                "x",
-                "--at",
-                "2026-05-12T12:00:00Z",
-            ],
+            &["freeze", "status", "--env", "production", "--service", "x", "--at", "2026-05-12T12:00:00Z"],
         );
         assert_eq!(code, 2, "{expected}: {out}{err}");
         assert!(err.contains(expected), "expected `{expected}` in: {err}");
@@ -258,31 +218,16 @@ fn override_opens_the_deploy_and_writes_an_audit_line() {
     // After expiry: frozen, and the expired override is reported.
     let (code, out, _) = sluice(dir.path(), &args("2026-05-16T13:00:00Z", "survey-api"));
     assert_eq!(code, 1);
-    assert!(json(&out)["override_problems"][0]
-        .as_str()
-        .unwrap()
-        .contains("has expired"));
+    assert!(json(&out)["override_problems"][0].as_str().unwrap().contains("has expired"));
     assert_eq!(std::fs::read_to_string(&audit).unwrap().lines().count(), 1);
 }
 
 #[test]
 fn invalid_override_is_reported_and_lifts_nothing() {
-    let dir = repo(
-        CALENDAR,
-        Some(&OVERRIDES.replace("approved_by = \"bob\"", "approved_by = \"alice\"")),
-    );
+    let dir = repo(CALENDAR, Some(&OVERRIDES.replace("approved_by = \"bob\"", "approved_by = \"alice\"")));
     let (code, out, _) = sluice(
         dir.path(),
-        &[
-            "freeze",
-            "status",
-            "--env",
-            "production",
-            "--service",
-            "survey-api",
-            "--at",
-            "2026-05-16T10:00:00Z",
-        ],
+        &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z"],
     );
     assert_eq!(code, 1);
     assert!(
@@ -320,12 +265,7 @@ fn list_next_open_and_export() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| {
-            (
-                o["id"].as_str().unwrap().to_string(),
-                o["start"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|o| (o["id"].as_str().unwrap().to_string(), o["start"].as_str().unwrap().to_string()))
         .collect();
     let expected = [
         ("commuter-peak", "2026-05-29T11:00:00Z"),
@@ -386,27 +326,10 @@ fn list_next_open_and_export() {
     std::fs::write(dir.path().join("policies/freeze.toml"), reimport).unwrap();
     let (code, out, err) = sluice(
         dir.path(),
-        &[
-            "freeze",
-            "list",
-            "--from",
-            "2026-05-01T00:00:00Z",
-            "--to",
-            "2026-06-30T00:00:00Z",
-            "--format",
-            "json",
-        ],
+        &["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-06-30T00:00:00Z", "--format", "json"],
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        json(&out)["occurrences"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| o["id"] == "re")
-            .count(),
-        2
-    );
+    assert_eq!(json(&out)["occurrences"].as_array().unwrap().iter().filter(|o| o["id"] == "re").count(), 2);
 }
 
 #[test]
@@ -418,20 +341,11 @@ fn lint_warns_on_windows_that_never_occur_or_run_overnight() {
     let (code, out, _) = sluice(dir.path(), &["freeze", "lint", "--format", "json"]);
     assert_eq!(code, 0);
     let v = json(&out);
-    let messages: Vec<_> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["message"].as_str().unwrap().to_string())
-        .collect();
+    let messages: Vec<_> =
+        v["warnings"].as_array().unwrap().iter().map(|w| w["message"].as_str().unwrap().to_string()).collect();
+    assert!(messages.iter().any(|m| m.contains("window `never` never occurs")), "{messages:?}");
     assert!(
-        messages.iter().any(|m| m.contains("window `never` never occurs")),
-        "{messages:?}"
-    );
-    assert!(
-        messages
-            .iter()
-            .any(|m| m.contains("window `overnight` ends (02:00:00) before it starts (22:00:00)")),
+        messages.iter().any(|m| m.contains("window `overnight` ends (02:00:00) before it starts (22:00:00)")),
         "{messages:?}"
     );
     assert_eq!(sluice(dir.path(), &["freeze", "lint", "--strict"]).0, 1);
@@ -443,23 +357,10 @@ fn sluice_toml_points_at_the_calendar() {
     std::fs::create_dir_all(dir.path().join("ops")).unwrap();
     std::fs::create_dir_all(dir.path().join("sub")).unwrap();
     std::fs::write(dir.path().join("ops/cal.toml"), CALENDAR).unwrap();
-    std::fs::write(
-        dir.path().join("sluice.toml"),
-        "[freeze]\ncalendar = \"ops/cal.toml\"\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("sluice.toml"), "[freeze]\ncalendar = \"ops/cal.toml\"\n").unwrap();
     let (code, _, err) = sluice(
         &dir.path().join("sub"),
-        &[
-            "freeze",
-            "status",
-            "--env",
-            "production",
-            "--service",
-            "x",
-            "--at",
-            "2026-06-01T07:00:00Z",
-        ],
+        &["freeze", "status", "--env", "production", "--service", "x", "--at", "2026-06-01T07:00:00Z"],
     );
     assert_eq!(code, 1, "{err}");
 }

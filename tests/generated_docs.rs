@@ -49,8 +49,5 @@ fn docs_rules_md_equals_the_registry() {
         return;
     }
     let current = std::fs::read_to_string(&path).expect("docs/rules.md");
-    assert_eq!(
-        current, docs,
-        "docs/rules.md is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs"
-    );
+    assert_eq!(current, docs, "docs/rules.md is stale: run SLUICE_UPDATE_DOCS=1 cargo test --test generated_docs");
 }

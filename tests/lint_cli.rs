@@ -16,51 +16,32 @@ fn sluice(dir: &Path) -> Command {
 
 /// Runs `lint --format json` in `dir`; returns the exit code and the findings.
 fn lint_json(dir: &Path, extra: &[&str]) -> (i32, Vec<Value>, Value) {
-    let output = sluice(dir)
-        .args(["lint", "--format", "json"])
-        .args(extra)
-        .output()
-        .unwrap();
+    let output = sluice(dir).args(["lint", "--format", "json"]).args(extra).output().unwrap();
     let doc: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
+        panic!("not JSON ({e}): {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
     });
-    (
-        output.status.code().unwrap(),
-        doc["findings"].as_array().unwrap().clone(),
-        doc,
-    )
+    (output.status.code().unwrap(), doc["findings"].as_array().unwrap().clone(), doc)
 }
 
 fn loud(findings: &[Value]) -> Vec<&Value> {
-    findings
-        .iter()
-        .filter(|f| f["severity"] == "error" || f["severity"] == "warning")
-        .collect()
+    findings.iter().filter(|f| f["severity"] == "error" || f["severity"] == "warning").collect()
 }
 
 #[test]
 fn bird_survey_incident_is_an_error_and_its_safe_variant_passes() {
     let (code, findings, doc) = lint_json(&fixture("bird-survey"), &[]);
     assert_eq!(code, 1);
-    let hit = findings
-        .iter()
-        .find(|f| f["rule"] == "domain-identity-unique")
-        .expect("domain-identity-unique");
-    assert_eq!(
-        hit["file"],
-        "fixtures/bird-survey/migrations/003_unique_observations.sql"
-    );
+    let hit = findings.iter().find(|f| f["rule"] == "domain-identity-unique").expect("domain-identity-unique");
+    assert_eq!(hit["file"], "fixtures/bird-survey/migrations/003_unique_observations.sql");
     assert_eq!(hit["line"], 4);
     assert_eq!(hit["severity"], "error");
     for key in ["column", "end_line", "message", "help"] {
         assert!(hit.get(key).is_some(), "finding lacks {key}");
     }
     assert_eq!(doc["version"], 1);
-    assert_eq!(doc["summary"]["error"], 1);
+    // The constraint is also built the blocking way (ACCESS EXCLUSIVE for the whole index build).
+    assert!(findings.iter().any(|f| f["rule"] == "add-unique-constraint-blocking"));
+    assert_eq!(doc["summary"]["error"], 2);
 
     let (code, findings, _) = lint_json(&fixture("bird-survey/safe"), &[]);
     assert_eq!(code, 0, "{findings:#?}");
@@ -71,16 +52,10 @@ fn bird_survey_incident_is_an_error_and_its_safe_variant_passes() {
 fn transit_incident_is_an_error_and_its_safe_variant_passes() {
     let (code, findings, _) = lint_json(&fixture("transit-planner"), &[]);
     assert_eq!(code, 1);
-    let hit = findings
-        .iter()
-        .find(|f| f["rule"] == "function-on-indexed-column")
-        .expect("function-on-indexed-column");
+    let hit = findings.iter().find(|f| f["rule"] == "function-on-indexed-column").expect("function-on-indexed-column");
     assert_eq!(hit["file"], "fixtures/transit-planner/queries/departures_in_window.sql");
     assert_eq!((hit["line"].as_u64(), hit["column"].as_u64()), (Some(6), Some(7)));
-    assert!(hit["message"]
-        .as_str()
-        .unwrap()
-        .contains("stop_times_route_date_departure"));
+    assert!(hit["message"].as_str().unwrap().contains("stop_times_route_date_departure"));
 
     let (code, findings, _) = lint_json(&fixture("transit-planner/safe"), &[]);
     assert_eq!(code, 0, "{findings:#?}");
@@ -91,17 +66,8 @@ fn transit_incident_is_an_error_and_its_safe_variant_passes() {
 fn reporting_incident_is_an_error_and_its_safe_variant_passes() {
     let (code, findings, _) = lint_json(&fixture("reporting"), &[]);
     assert_eq!(code, 1);
-    let hit = findings
-        .iter()
-        .find(|f| f["rule"] == "drop-index-in-use")
-        .expect("drop-index-in-use");
-    assert!(
-        hit["message"]
-            .as_str()
-            .unwrap()
-            .contains("fixtures/reporting/queries/daily_revenue.sql:4"),
-        "{hit}"
-    );
+    let hit = findings.iter().find(|f| f["rule"] == "drop-index-in-use").expect("drop-index-in-use");
+    assert!(hit["message"].as_str().unwrap().contains("fixtures/reporting/queries/daily_revenue.sql:4"), "{hit}");
 
     let (code, findings, _) = lint_json(&fixture("reporting/safe"), &[]);
     assert_eq!(code, 0, "{findings:#?}");
@@ -114,9 +80,7 @@ fn paths_limit_what_is_reported_but_not_the_schema() {
     // The query alone: the schema still comes from the migrations, so the finding is there.
     let (code, findings, _) = lint_json(&dir, &["queries/departures_in_window.sql"]);
     assert_eq!(code, 1);
-    assert!(findings
-        .iter()
-        .all(|f| f["file"] == "fixtures/transit-planner/queries/departures_in_window.sql"));
+    assert!(findings.iter().all(|f| f["file"] == "fixtures/transit-planner/queries/departures_in_window.sql"));
     // The other query: nothing to report.
     let (code, findings, _) = lint_json(&dir, &["queries/next_departures.sql"]);
     assert_eq!((code, findings.len()), (0, 0));
@@ -129,10 +93,7 @@ fn paths_limit_what_is_reported_but_not_the_schema() {
 fn table_output_has_the_source_line_and_no_colour_when_piped() {
     let output = sluice(&fixture("transit-planner")).arg("lint").output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        text.contains("AND convert_timezone(st.service_timezone, st.departure_time) BETWEEN $3 AND $4"),
-        "{text}"
-    );
+    assert!(text.contains("AND convert_timezone(st.service_timezone, st.departure_time) BETWEEN $3 AND $4"), "{text}");
     assert!(text.contains("^^^^"), "{text}");
     assert!(!text.contains('\u{1b}'), "colour escape in piped output");
     assert!(text.contains("1 error(s)"));
@@ -151,12 +112,7 @@ fn project(files: &[(&str, &[u8])]) -> tempfile::TempDir {
 
 fn stderr_of_failure(dir: &Path, args: &[&str]) -> String {
     let output = sluice(dir).args(args).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(2),
-        "stdout: {}",
-        String::from_utf8_lossy(&output.stdout)
-    );
+    assert_eq!(output.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
@@ -169,25 +125,16 @@ fn bad_configuration_is_exit_2_naming_file_line_and_problem() {
         ("migrations/001.sql", b"SELECT 1;"),
     ]);
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
-    assert!(
-        stderr.contains("sluice.toml:3") && stderr.contains("unknown field `dirr`"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("sluice.toml:3") && stderr.contains("unknown field `dirr`"), "{stderr}");
 
     let dir = project(&[
         ("sluice.toml", b"[rules]\n\"missing-lock-timeot\" = \"off\"\n"),
         ("migrations/001.sql", b"SELECT 1;"),
     ]);
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
-    assert!(
-        stderr.contains("sluice.toml:2") && stderr.contains("unknown rule `missing-lock-timeot`"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("sluice.toml:2") && stderr.contains("unknown rule `missing-lock-timeot`"), "{stderr}");
 
-    let dir = project(&[
-        ("sluice.toml", b"postgres_version = \n"),
-        ("migrations/001.sql", b"SELECT 1;"),
-    ]);
+    let dir = project(&[("sluice.toml", b"postgres_version = \n"), ("migrations/001.sql", b"SELECT 1;")]);
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
     assert!(stderr.contains("sluice.toml:1"), "{stderr}");
 }
@@ -198,15 +145,10 @@ fn bad_input_files_are_exit_2_naming_the_file() {
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
     assert!(stderr.contains("001.sql:2: not valid UTF-8"), "{stderr}");
 
-    let dir = project(&[
-        ("migrations/001.sql", b"SELECT 1;"),
-        ("policies/identity.toml", b"[[table]]\nname = \"t\"\n"),
-    ]);
+    let dir =
+        project(&[("migrations/001.sql", b"SELECT 1;"), ("policies/identity.toml", b"[[table]]\nname = \"t\"\n")]);
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
-    assert!(
-        stderr.contains("identity.toml") && stderr.contains("identity"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("identity.toml") && stderr.contains("identity"), "{stderr}");
 
     let dir = project(&[("other/001.sql", b"SELECT 1;")]);
     let stderr = stderr_of_failure(dir.path(), &["lint"]);
@@ -225,10 +167,7 @@ fn flags_override_the_configuration() {
     let (code, findings, _) = lint_json(dir.path(), &["--migrations", "db", "--queries", "sql"]);
     assert_eq!(code, 1);
     assert_eq!(findings[0]["rule"], "function-on-indexed-column");
-    let (code, _, _) = lint_json(
-        dir.path(),
-        &["--migrations", "db", "--queries", "sql", "--fail-on", "never"],
-    );
+    let (code, _, _) = lint_json(dir.path(), &["--migrations", "db", "--queries", "sql", "--fail-on", "never"]);
     assert_eq!(code, 0);
 }
 
@@ -242,10 +181,7 @@ fn rule_severity_can_be_configured_or_turned_off() {
         ("queries/find.sql", b"SELECT id FROM users WHERE lower(email) = $1;"),
     ];
     let mut with_config = files.to_vec();
-    with_config.push((
-        "sluice.toml",
-        b"[rules]\n\"function-on-indexed-column\" = \"warning\"\n",
-    ));
+    with_config.push(("sluice.toml", b"[rules]\n\"function-on-indexed-column\" = \"warning\"\n"));
     let dir = project(&with_config);
     let (code, findings, _) = lint_json(dir.path(), &[]);
     assert_eq!((code, findings[0]["severity"].as_str()), (0, Some("warning")));
@@ -261,16 +197,11 @@ fn rule_severity_can_be_configured_or_turned_off() {
 
 #[test]
 fn rules_command_lists_and_documents() {
-    let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .args(["rules", "function-on-indexed-column"])
-        .output()
-        .unwrap();
+    let output =
+        sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).args(["rules", "function-on-indexed-column"]).output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("## What it does") && text.contains("## Why is this bad") && text.contains("```sql"));
-    let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .args(["rules", "no-such-rule"])
-        .output()
-        .unwrap();
+    let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).args(["rules", "no-such-rule"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
 
@@ -283,10 +214,7 @@ const LOWER_EMAIL: &[u8] = b"SELECT id FROM users WHERE lower(email) = $1;\n";
 fn assert_replayed_up_only(dir: &Path) {
     let (code, findings, _) = lint_json(dir, &[]);
     assert_eq!(code, 1, "{findings:#?}");
-    assert!(
-        findings.iter().any(|f| f["rule"] == "function-on-indexed-column"),
-        "{findings:#?}"
-    );
+    assert!(findings.iter().any(|f| f["rule"] == "function-on-indexed-column"), "{findings:#?}");
 }
 
 #[test]
@@ -299,14 +227,8 @@ fn every_migration_layout_replays_up_migrations_in_order() {
     assert_replayed_up_only(folder.path());
 
     let flyway = project(&[
-        (
-            "migrations/V1__create_users.sql",
-            b"CREATE TABLE users (id bigint PRIMARY KEY, email text);",
-        ),
-        (
-            "migrations/V1.1__index_email.sql",
-            b"CREATE INDEX users_email ON users (email);",
-        ),
+        ("migrations/V1__create_users.sql", b"CREATE TABLE users (id bigint PRIMARY KEY, email text);"),
+        ("migrations/V1.1__index_email.sql", b"CREATE INDEX users_email ON users (email);"),
         ("migrations/U1.1__index_email.sql", b"DROP INDEX users_email;"),
         ("queries/q.sql", LOWER_EMAIL),
     ]);
@@ -335,19 +257,13 @@ ALTER TABLE ONLY public.users ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 CREATE INDEX index_users_on_email ON public.users USING btree (email);
 ";
     let dir = project(&[
-        (
-            "sluice.toml",
-            b"[migrations]\ndir = \"db/migrate\"\nschema_dump = \"db/structure.sql\"\n",
-        ),
+        ("sluice.toml", b"[migrations]\ndir = \"db/migrate\"\nschema_dump = \"db/structure.sql\"\n"),
         ("db/structure.sql", dump),
         ("db/migrate/20240101_noop.sql", b"SELECT 1;"),
         ("queries/q.sql", LOWER_EMAIL),
     ]);
     let (code, findings, _) = lint_json(dir.path(), &[]);
     assert_eq!(code, 1);
-    let hit = findings
-        .iter()
-        .find(|f| f["rule"] == "function-on-indexed-column")
-        .expect("schema from the dump");
+    let hit = findings.iter().find(|f| f["rule"] == "function-on-indexed-column").expect("schema from the dump");
     assert!(hit["message"].as_str().unwrap().contains("index_users_on_email"));
 }

@@ -54,17 +54,7 @@ fn plan(fixture_dir: &Path, scale: &Path, cache: &Path, head: &str, extra: &[&st
         .expect("binary")
         .current_dir(fixture_dir)
         .env_remove("DATABASE_URL")
-        .args([
-            "plan",
-            "--base-dir",
-            "base",
-            "--head-dir",
-            head,
-            "--queries",
-            "queries",
-            "--format",
-            "json",
-        ])
+        .args(["plan", "--base-dir", "base", "--head-dir", head, "--queries", "queries", "--format", "json"])
         .arg("--scale")
         .arg(scale)
         .arg("--cache-dir")
@@ -76,13 +66,7 @@ fn plan(fixture_dir: &Path, scale: &Path, cache: &Path, head: &str, extra: &[&st
 }
 
 fn notes(doc: &serde_json::Value) -> String {
-    doc["notes"]
-        .as_array()
-        .expect("notes")
-        .iter()
-        .filter_map(|n| n.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+    doc["notes"].as_array().expect("notes").iter().filter_map(|n| n.as_str()).collect::<Vec<_>>().join("\n")
 }
 
 #[test]
@@ -102,32 +86,17 @@ fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
     assert_eq!(f["file"], "queries/daily_revenue.sql");
     assert_eq!(f["line"], 2, "the statement's line, after the comment");
     let message = f["message"].as_str().expect("message");
-    assert!(
-        message.contains("orders_created_at_idx") && message.contains("Seq Scan"),
-        "{message}"
-    );
+    assert!(message.contains("orders_created_at_idx") && message.contains("Seq Scan"), "{message}");
     let help = f["help"].as_str().expect("help");
-    assert!(
-        help.lines()
-            .any(|l| l.starts_with('-') && l.contains("orders_created_at_idx")),
-        "{help}"
-    );
-    assert!(
-        help.lines()
-            .any(|l| l.starts_with('+') && l.contains("Seq Scan on orders")),
-        "{help}"
-    );
+    assert!(help.lines().any(|l| l.starts_with('-') && l.contains("orders_created_at_idx")), "{help}");
+    assert!(help.lines().any(|l| l.starts_with('+') && l.contains("Seq Scan on orders")), "{help}");
     // Both plans are in the evidence, as PostgreSQL returned them.
     assert!(f["evidence"]["base_plan"]["Plan"]["Node Type"].as_str().is_some());
     assert!(f["evidence"]["head_plan"].to_string().contains("\"Seq Scan\""));
     assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"));
     assert!(notes(&doc).contains("fixture: built"), "{}", notes(&doc));
     // The other query (customer_orders) keeps its plan.
-    assert!(doc["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .all(|f| f["file"] == "queries/daily_revenue.sql"));
+    assert!(doc["findings"].as_array().expect("findings").iter().all(|f| f["file"] == "queries/daily_revenue.sql"));
 
     let out = plan(&dir, &scale, cache.path(), "head-safe", &[]);
     let doc = json(&out);
@@ -166,10 +135,7 @@ fn transit_moved_index_is_a_plan_regression_and_the_safe_head_passes() {
     let doc = json(&out);
     assert_eq!(out.status.code(), Some(1), "{doc:#}");
     let regressions = findings(&doc, "plan-regression");
-    let departures: Vec<_> = regressions
-        .iter()
-        .filter(|f| f["file"] == "queries/departures.sql")
-        .collect();
+    let departures: Vec<_> = regressions.iter().filter(|f| f["file"] == "queries/departures.sql").collect();
     assert_eq!(departures.len(), 1, "{doc:#}");
     let message = departures[0]["message"].as_str().expect("message");
     assert!(message.contains("stop_times_route_date_departure_idx"), "{message}");
@@ -207,13 +173,7 @@ fn analyze_measures_latency_flags_the_incident_query_and_checks_the_pool() {
         &scale,
         cache.path(),
         "head-regression",
-        &[
-            "--analyze",
-            "--repeat",
-            "3",
-            "--workload",
-            workload.to_str().expect("utf8"),
-        ],
+        &["--analyze", "--repeat", "3", "--workload", workload.to_str().expect("utf8")],
     );
     let doc = json(&out);
     assert_eq!(out.status.code(), Some(1), "{doc:#}");
@@ -223,10 +183,7 @@ fn analyze_measures_latency_flags_the_incident_query_and_checks_the_pool() {
     let ev = &pool[0]["evidence"];
     let head_ms = ev["queries"][0]["head_ms"].as_f64().expect("head latency");
     let base_ms = ev["queries"][0]["base_ms"].as_f64().expect("base latency");
-    assert!(
-        head_ms > base_ms,
-        "the seq scan is slower than the index scan: {head_ms} vs {base_ms}"
-    );
+    assert!(head_ms > base_ms, "the seq scan is slower than the index scan: {head_ms} vs {base_ms}");
     assert!(
         (ev["head_busy"].as_f64().expect("busy") - head_ms / 1000.0 * 1_000_000.0).abs() < 1e-6,
         "Little's law: {ev}"
@@ -239,23 +196,12 @@ fn analyze_measures_latency_flags_the_incident_query_and_checks_the_pool() {
     );
 
     // A missing index is no regression when the head plan is cheaper without it.
-    assert!(
-        findings(&doc, "plan-regression")
-            .iter()
-            .all(|f| f["file"] != "queries/departures_local.sql"),
-        "{doc:#}"
-    );
+    assert!(findings(&doc, "plan-regression").iter().all(|f| f["file"] != "queries/departures_local.sql"), "{doc:#}");
 
     // Measured medians are in the evidence of the regression.
     let regression = findings(&doc, "plan-regression");
-    let r = regression
-        .iter()
-        .find(|f| f["file"] == "queries/departures.sql")
-        .expect("regression");
-    assert_eq!(
-        r["evidence"]["head_analyze"]["runs_ms"].as_array().map(Vec::len),
-        Some(3)
-    );
+    let r = regression.iter().find(|f| f["file"] == "queries/departures.sql").expect("regression");
+    assert_eq!(r["evidence"]["head_analyze"]["runs_ms"].as_array().map(Vec::len), Some(3));
     assert!(r["message"].as_str().is_some_and(|m| m.contains("median")));
 
     // The transit incident's query on the safe head: convert_timezone() on the third index column.
@@ -275,17 +221,11 @@ fn analyze_measures_latency_flags_the_incident_query_and_checks_the_pool() {
 fn a_bad_scale_spec_is_exit_2_naming_file_and_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let scale = dir.path().join("scale.toml");
-    write(
-        &scale,
-        "[tables.orders]\nrows = 10\n[tables.orders.columns]\ntotal = { uniform = [5, 1] }\n",
-    );
+    write(&scale, "[tables.orders]\nrows = 10\n[tables.orders.columns]\ntotal = { uniform = [5, 1] }\n");
     let out = plan(&fixture("reporting"), &scale, dir.path(), "head-safe", &[]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("scale.toml:4:") && stderr.contains("tables.orders.columns.total"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("scale.toml:4:") && stderr.contains("tables.orders.columns.total"), "{stderr}");
 }
 
 #[test]
@@ -293,27 +233,17 @@ fn a_spec_naming_a_missing_column_is_an_error_naming_the_line() {
     require_postgres();
     let cache = cache_dir();
     let scale = cache.path().join("scale.toml");
-    write(
-        &scale,
-        "[tables.orders]\nrows = 10\n[tables.orders.columns]\nprice = { uniform = [1, 5] }\n",
-    );
+    write(&scale, "[tables.orders]\nrows = 10\n[tables.orders.columns]\nprice = { uniform = [1, 5] }\n");
     let out = plan(&fixture("reporting"), &scale, cache.path(), "head-safe", &[]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("scale.toml:4:") && stderr.contains("has no column price"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("scale.toml:4:") && stderr.contains("has no column price"), "{stderr}");
     assert!(!is_running(cache.path()), "the server is stopped on error too");
 }
 
 #[test]
 fn git_revisions_are_a_clear_error_until_wired() {
-    let out = Command::cargo_bin("sluice")
-        .expect("binary")
-        .args(["plan", "--base", "main"])
-        .output()
-        .expect("run");
+    let out = Command::cargo_bin("sluice").expect("binary").args(["plan", "--base", "main"]).output().expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--base-dir"));
 }

@@ -50,11 +50,7 @@ fn sample_report() -> Report {
 }
 
 fn options(fail_on: FailOn) -> RenderOptions {
-    RenderOptions {
-        color: false,
-        explain: false,
-        fail_on,
-    }
+    RenderOptions { color: false, explain: false, fail_on }
 }
 
 fn sarif_schema_path() -> PathBuf {
@@ -103,41 +99,22 @@ fn sarif_validates_against_the_official_schema() {
         schema["allOf"] = serde_json::json!([{ "$ref": "#/definitions/Root" }]);
     }
     // The draft-07 meta-schema is bundled with the crate; `offline` makes sure nothing is fetched.
-    let validator = jsonschema::draft7::options()
-        .offline()
-        .build(&schema)
-        .expect("SARIF schema compiles offline");
+    let validator = jsonschema::draft7::options().offline().build(&schema).expect("SARIF schema compiles offline");
 
     for report in [sample_report(), Report::default()] {
         let rendered = report::render(&report, Format::Sarif, &options(FailOn::Error));
         let sarif: serde_json::Value = serde_json::from_str(&rendered).expect("SARIF output is JSON");
-        let errors: Vec<String> = validator
-            .iter_errors(&sarif)
-            .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "SARIF output does not validate:\n{}",
-            errors.join("\n")
-        );
+        let errors: Vec<String> =
+            validator.iter_errors(&sarif).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+        assert!(errors.is_empty(), "SARIF output does not validate:\n{}", errors.join("\n"));
     }
 
     // The validator is not vacuous: it reaches into results, rules and the root.
-    let good: serde_json::Value = serde_json::from_str(&report::render(
-        &sample_report(),
-        Format::Sarif,
-        &options(FailOn::Error),
-    ))
-    .unwrap();
+    let good: serde_json::Value =
+        serde_json::from_str(&report::render(&sample_report(), Format::Sarif, &options(FailOn::Error))).unwrap();
     let mut broken = good.clone();
-    broken["runs"][0]["results"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("message");
-    assert!(
-        !validator.is_valid(&broken),
-        "a result without a message must be rejected"
-    );
+    broken["runs"][0]["results"][0].as_object_mut().unwrap().remove("message");
+    assert!(!validator.is_valid(&broken), "a result without a message must be rejected");
     let mut broken = good.clone();
     broken["runs"][0]["tool"]["driver"]["rules"][0]["defaultConfiguration"]["level"] = serde_json::json!("fatal");
     assert!(!validator.is_valid(&broken), "an unknown rule level must be rejected");
@@ -148,27 +125,14 @@ fn sarif_validates_against_the_official_schema() {
 
 #[test]
 fn sarif_carries_rule_metadata_and_locations() {
-    let sarif: serde_json::Value = serde_json::from_str(&report::render(
-        &sample_report(),
-        Format::Sarif,
-        &options(FailOn::Error),
-    ))
-    .unwrap();
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report::render(&sample_report(), Format::Sarif, &options(FailOn::Error))).unwrap();
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    let edited = rules
-        .iter()
-        .find(|r| r["id"] == "migration-edited")
-        .expect("registry rules are listed");
+    let edited = rules.iter().find(|r| r["id"] == "migration-edited").expect("registry rules are listed");
     assert_eq!(edited["defaultConfiguration"]["level"], "error");
-    assert!(edited["shortDescription"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("modified"));
-    assert!(edited["fullDescription"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("production"));
+    assert!(edited["shortDescription"]["text"].as_str().unwrap().contains("modified"));
+    assert!(edited["fullDescription"]["text"].as_str().unwrap().contains("production"));
     assert!(edited["help"]["markdown"].as_str().unwrap().contains("## How to fix"));
     let renamed = rules.iter().find(|r| r["id"] == "migration-renamed").unwrap();
     assert_eq!(renamed["defaultConfiguration"]["level"], "warning");
@@ -179,16 +143,10 @@ fn sarif_carries_rule_metadata_and_locations() {
         let index = result["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(rules[index]["id"], result["ruleId"]);
     }
-    let query = results
-        .iter()
-        .find(|r| r["ruleId"] == "function-on-indexed-column")
-        .unwrap();
+    let query = results.iter().find(|r| r["ruleId"] == "function-on-indexed-column").unwrap();
     assert_eq!(query["level"], "warning");
     let location = &query["locations"][0]["physicalLocation"];
-    assert_eq!(
-        location["artifactLocation"]["uri"],
-        "queries/report%3A%20daily%2C%20by%20site.sql"
-    );
+    assert_eq!(location["artifactLocation"]["uri"], "queries/report%3A%20daily%2C%20by%20site.sql");
     assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
     assert_eq!(location["region"]["startLine"], 12);
     assert_eq!(location["region"]["startColumn"], 7);
@@ -213,12 +171,7 @@ fn sarif_fingerprints_survive_an_unrelated_line_shift() {
     }
     let after = render(&shifted);
     let prints = |doc: &serde_json::Value| -> Vec<serde_json::Value> {
-        doc["runs"][0]["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["partialFingerprints"].clone())
-            .collect()
+        doc["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["partialFingerprints"].clone()).collect()
     };
     assert_eq!(prints(&before), prints(&after));
     let distinct: std::collections::BTreeSet<String> = prints(&before).iter().map(|p| p.to_string()).collect();
@@ -227,18 +180,10 @@ fn sarif_fingerprints_survive_an_unrelated_line_shift() {
 
 #[test]
 fn gitlab_fingerprints_match_sarif_and_survive_line_shifts() {
-    let gitlab: serde_json::Value = serde_json::from_str(&report::render(
-        &sample_report(),
-        Format::Gitlab,
-        &options(FailOn::Error),
-    ))
-    .unwrap();
-    let sarif: serde_json::Value = serde_json::from_str(&report::render(
-        &sample_report(),
-        Format::Sarif,
-        &options(FailOn::Error),
-    ))
-    .unwrap();
+    let gitlab: serde_json::Value =
+        serde_json::from_str(&report::render(&sample_report(), Format::Gitlab, &options(FailOn::Error))).unwrap();
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report::render(&sample_report(), Format::Sarif, &options(FailOn::Error))).unwrap();
     let issues = gitlab.as_array().unwrap();
     assert_eq!(issues.len(), 5);
     for (issue, result) in issues.iter().zip(sarif["runs"][0]["results"].as_array().unwrap()) {
@@ -249,20 +194,12 @@ fn gitlab_fingerprints_match_sarif_and_survive_line_shifts() {
 
 #[test]
 fn github_annotations_snapshot() {
-    insta::assert_snapshot!(report::render(
-        &sample_report(),
-        Format::Github,
-        &options(FailOn::Error)
-    ));
+    insta::assert_snapshot!(report::render(&sample_report(), Format::Github, &options(FailOn::Error)));
 }
 
 #[test]
 fn markdown_report_snapshot() {
-    insta::assert_snapshot!(report::render(
-        &sample_report(),
-        Format::Markdown,
-        &options(FailOn::Error)
-    ));
+    insta::assert_snapshot!(report::render(&sample_report(), Format::Markdown, &options(FailOn::Error)));
 }
 
 #[test]
@@ -272,12 +209,7 @@ fn markdown_verdicts() {
     let clean = report::render(&Report::default(), Format::Markdown, &options(FailOn::Error));
     assert_eq!(clean, "## ✅ Sluice: no findings\n");
     let warnings_only = Report {
-        findings: vec![Finding::new(
-            "migration-renamed",
-            Severity::Warning,
-            "m/1.sql",
-            "renamed",
-        )],
+        findings: vec![Finding::new("migration-renamed", Severity::Warning, "m/1.sql", "renamed")],
         notes: vec![],
     };
     assert!(report::render(&warnings_only, Format::Markdown, &options(FailOn::Error)).starts_with("## ✅"));
@@ -286,22 +218,14 @@ fn markdown_verdicts() {
 
 #[test]
 fn markdown_long_excerpts_fold_into_details() {
-    let statement = (1..=30)
-        .map(|i| format!("    column_{i} integer,"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let statement = (1..=30).map(|i| format!("    column_{i} integer,")).collect::<Vec<_>>().join("\n");
     let report = Report {
-        findings: vec![
-            Finding::new("wide-table", Severity::Warning, "migrations/1.sql", "wide")
-                .snippet(5, format!("CREATE TABLE t (\n{statement}\n    last integer\n);")),
-        ],
+        findings: vec![Finding::new("wide-table", Severity::Warning, "migrations/1.sql", "wide")
+            .snippet(5, format!("CREATE TABLE t (\n{statement}\n    last integer\n);"))],
         notes: vec![],
     };
     let text = report::render(&report, Format::Markdown, &options(FailOn::Error));
-    assert!(
-        text.contains("<details><summary>SQL excerpt (line 5, 33 lines)</summary>"),
-        "{text}"
-    );
+    assert!(text.contains("<details><summary>SQL excerpt (line 5, 33 lines)</summary>"), "{text}");
     assert!(text.contains("column_30 integer"));
 }
 
@@ -315,11 +239,7 @@ fn markdown_huge_report_stays_under_the_limit_and_says_what_was_cut() {
             report.findings.push(
                 Finding::new(
                     "update-without-batching",
-                    if line % 4 == 0 {
-                        Severity::Error
-                    } else {
-                        Severity::Warning
-                    },
+                    if line % 4 == 0 { Severity::Error } else { Severity::Warning },
                     format!("migrations/{file:04}_backfill.sql"),
                     format!("full-table UPDATE number {line}"),
                 )
@@ -333,18 +253,11 @@ fn markdown_huge_report_stays_under_the_limit_and_says_what_was_cut() {
     let text = report::render(&report, Format::Markdown, &options(FailOn::Error));
     assert!(text.len() < 65_000, "{} bytes", text.len());
     assert!(text.chars().count() < 65_000);
-    assert!(
-        text.contains("Report cut to stay under 65000 characters"),
-        "no truncation note"
-    );
+    assert!(text.contains("Report cut to stay under 65000 characters"), "no truncation note");
     let shown = text.matches("full-table UPDATE number").count();
     assert!(shown > 50, "only {shown} findings shown: the cap cut far too early");
     let cut = 4000 - shown;
-    assert!(
-        text.contains(&format!("{cut} of 4000 findings not shown")),
-        "{}",
-        &text[text.len() - 600..]
-    );
+    assert!(text.contains(&format!("{cut} of 4000 findings not shown")), "{}", &text[text.len() - 600..]);
     // Every code fence that was opened is closed: nothing was cut mid-block.
     assert_eq!(text.matches("```").count() % 2, 0);
 }

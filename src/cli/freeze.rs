@@ -150,18 +150,9 @@ impl Context {
             )));
         }
         let (calendar, overrides) = options.load()?;
-        let tz = common
-            .tz
-            .as_deref()
-            .map(|z| parse_zone(z).map_err(|m| Error::Usage(format!("--tz: {m}"))))
-            .transpose()?;
-        Ok(Context {
-            options,
-            calendar,
-            overrides,
-            tz,
-            format: common.format,
-        })
+        let tz =
+            common.tz.as_deref().map(|z| parse_zone(z).map_err(|m| Error::Usage(format!("--tz: {m}")))).transpose()?;
+        Ok(Context { options, calendar, overrides, tz, format: common.format })
     }
 
     fn instant(&self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
@@ -173,10 +164,7 @@ impl Context {
 }
 
 fn query(scope: &ScopeArgs) -> Query<'_> {
-    Query {
-        env: scope.env.as_deref(),
-        service: scope.service.as_deref(),
-    }
+    Query { env: scope.env.as_deref(), service: scope.service.as_deref() }
 }
 
 fn new_table(header: &[&str]) -> Table {
@@ -196,26 +184,16 @@ fn print_json(value: &serde_json::Value) -> Result<()> {
 pub fn run(command: FreezeCommand) -> Result<ExitCode> {
     match command {
         FreezeCommand::Status { common, scope, at } => status(&Context::new(&common)?, &scope, at.as_deref()),
-        FreezeCommand::List {
-            common,
-            scope,
-            from,
-            to,
-        } => list(&Context::new(&common)?, &scope, from.as_deref(), to.as_deref()),
-        FreezeCommand::NextOpen {
-            common,
-            scope,
-            after,
-            min_duration,
-        } => next_open(&Context::new(&common)?, &scope, after.as_deref(), &min_duration),
+        FreezeCommand::List { common, scope, from, to } => {
+            list(&Context::new(&common)?, &scope, from.as_deref(), to.as_deref())
+        }
+        FreezeCommand::NextOpen { common, scope, after, min_duration } => {
+            next_open(&Context::new(&common)?, &scope, after.as_deref(), &min_duration)
+        }
         FreezeCommand::Lint { common, strict } => lint(&Context::new(&common)?, strict),
-        FreezeCommand::Export {
-            common,
-            scope,
-            from,
-            to,
-            output,
-        } => export(&Context::new(&common)?, &scope, from.as_deref(), to.as_deref(), output),
+        FreezeCommand::Export { common, scope, from, to, output } => {
+            export(&Context::new(&common)?, &scope, from.as_deref(), to.as_deref(), output)
+        }
     }
 }
 
@@ -224,10 +202,7 @@ fn status(cx: &Context, scope: &ScopeArgs, at: Option<&str>) -> Result<ExitCode>
     let q = query(scope);
     let status = Decider::new(&cx.calendar, &cx.overrides, q).status(at)?;
     if !status.overrides_used.is_empty() {
-        audit::append(
-            &cx.options.audit_log,
-            &audit::record(&cx.calendar, &cx.overrides, q, &status, "freeze status"),
-        )?;
+        audit::append(&cx.options.audit_log, &audit::record(&cx.calendar, &cx.overrides, q, &status, "freeze status"))?;
     }
     let used: Vec<_> = status.overrides_used.iter().map(|&i| &cx.overrides.list[i]).collect();
     match cx.format {
@@ -246,11 +221,7 @@ fn status(cx: &Context, scope: &ScopeArgs, at: Option<&str>) -> Result<ExitCode>
             "calendar_sha256": cx.calendar.digest,
         }))?,
         FreezeFormat::Table => {
-            let target = format!(
-                "{} to {}",
-                q.service.unwrap_or("any service"),
-                q.env.unwrap_or("any environment")
-            );
+            let target = format!("{} to {}", q.service.unwrap_or("any service"), q.env.unwrap_or("any environment"));
             let mut out = format!(
                 "{}: deploy of {target} at {}\n",
                 if status.frozen { "FROZEN" } else { "OPEN" },
@@ -309,27 +280,17 @@ fn status(cx: &Context, scope: &ScopeArgs, at: Option<&str>) -> Result<ExitCode>
             super::print_stdout(&out)?;
         }
     }
-    Ok(if status.frozen {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if status.frozen { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn list(cx: &Context, scope: &ScopeArgs, from: Option<&str>, to: Option<&str>) -> Result<ExitCode> {
     let from = cx.instant("--from", from, Utc::now())?;
     let to = cx.instant("--to", to, from + Duration::days(30))?;
     if to <= from {
-        return Err(Error::Usage(format!(
-            "--to {} is not after --from {}",
-            utc_string(to),
-            utc_string(from)
-        )));
+        return Err(Error::Usage(format!("--to {} is not after --from {}", utc_string(to), utc_string(from))));
     }
     let q = query(scope);
-    let occurrences = cx
-        .calendar
-        .occurrences(from, to, |w| cx.calendar.windows[w].applies_to(q.env, q.service))?;
+    let occurrences = cx.calendar.occurrences(from, to, |w| cx.calendar.windows[w].applies_to(q.env, q.service))?;
     let rows = occurrences.iter().map(|o| {
         let w = &cx.calendar.windows[o.window];
         let event = o.event.map(|e| &cx.calendar.events[e]);
@@ -376,11 +337,7 @@ fn list(cx: &Context, scope: &ScopeArgs, from: Option<&str>, to: Option<&str>) -
                 to: String,
                 occurrences: Vec<Row<'a>>,
             }
-            let listing = Listing {
-                from: utc_string(from),
-                to: utc_string(to),
-                occurrences: items,
-            };
+            let listing = Listing { from: utc_string(from), to: utc_string(to), occurrences: items };
             let mut text = serde_json::to_string_pretty(&listing).map_err(|e| Error::Other(e.to_string()))?;
             text.push('\n');
             super::print_stdout(&text)?;
@@ -425,9 +382,7 @@ fn next_open(cx: &Context, scope: &ScopeArgs, after: Option<&str>, min: &str) ->
     let after = cx.instant("--after", after, Utc::now())?;
     let min_duration = IsoDuration::parse(min).map_err(|m| Error::Usage(format!("--min-duration: {m}")))?;
     if min_duration.months > 0 {
-        return Err(Error::Usage(
-            "--min-duration: months and years have no fixed length; use days (P30D)".into(),
-        ));
+        return Err(Error::Usage("--min-duration: months and years have no fixed length; use days (P30D)".into()));
     }
     let min = Duration::days(min_duration.days as i64) + min_duration.exact();
     let q = query(scope);
@@ -464,11 +419,7 @@ fn next_open(cx: &Context, scope: &ScopeArgs, after: Option<&str>, min: &str) ->
             super::print_stdout(&text)?;
         }
     }
-    Ok(if matches!(next, NextOpen::At(_)) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if matches!(next, NextOpen::At(_)) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn lint(cx: &Context, strict: bool) -> Result<ExitCode> {
@@ -476,9 +427,7 @@ fn lint(cx: &Context, strict: bool) -> Result<ExitCode> {
     let cal = &cx.calendar;
     let mut warnings: Vec<(String, usize, String)> = Vec::new();
     let file = cal.path.to_string_lossy().to_string();
-    let start = DateTime::parse_from_rfc3339("2000-01-01T00:00:00Z")
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or(now);
+    let start = DateTime::parse_from_rfc3339("2000-01-01T00:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap_or(now);
     let end = now + decide::horizon();
     let occurrences = cal.occurrences(start, end, |_| true)?;
     let mut used_events = vec![false; cal.events.len()];
@@ -547,23 +496,13 @@ fn lint(cx: &Context, strict: bool) -> Result<ExitCode> {
             ));
         }
     }
-    let ofile = cx
-        .overrides
-        .path
-        .as_ref()
-        .map(|p| p.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let ofile = cx.overrides.path.as_ref().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
     for o in &cx.overrides.list {
         if !o.is_valid() {
             warnings.push((
                 o.id.clone(),
                 o.line,
-                format!(
-                    "{ofile}:{}: override `{}` is invalid: {}",
-                    o.line,
-                    o.id,
-                    o.problems.join("; ")
-                ),
+                format!("{ofile}:{}: override `{}` is invalid: {}", o.line, o.id, o.problems.join("; ")),
             ));
         } else if o.expires_at.is_some_and(|t| t <= now) {
             warnings.push((
@@ -597,11 +536,7 @@ fn lint(cx: &Context, strict: bool) -> Result<ExitCode> {
             super::print_stdout(&out)?;
         }
     }
-    Ok(if strict && !warnings.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if strict && !warnings.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn export(
@@ -614,16 +549,10 @@ fn export(
     let from = cx.instant("--from", from, Utc::now() - Duration::days(7))?;
     let to = cx.instant("--to", to, from + Duration::days(365))?;
     if to <= from {
-        return Err(Error::Usage(format!(
-            "--to {} is not after --from {}",
-            utc_string(to),
-            utc_string(from)
-        )));
+        return Err(Error::Usage(format!("--to {} is not after --from {}", utc_string(to), utc_string(from))));
     }
     let q = query(scope);
-    let occurrences = cx
-        .calendar
-        .occurrences(from, to, |w| cx.calendar.windows[w].applies_to(q.env, q.service))?;
+    let occurrences = cx.calendar.occurrences(from, to, |w| cx.calendar.windows[w].applies_to(q.env, q.service))?;
     let text = ics::export(&cx.calendar, &occurrences, Utc::now());
     match output {
         Some(path) => {

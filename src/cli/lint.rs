@@ -25,13 +25,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
     let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);
     let mut report = lint::lint(&sources, &settings, &selected);
-    let checked = sources
-        .migrations
-        .iter()
-        .map(|m| &m.up)
-        .chain(&sources.queries)
-        .filter(|f| selected(&f.display))
-        .count();
+    let checked =
+        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count();
     report.notes.push(format!(
         "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
         sources.migrations.len(),

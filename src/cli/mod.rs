@@ -5,6 +5,7 @@ mod freeze;
 mod lint;
 mod plan;
 mod rules;
+mod stats;
 
 use crate::config;
 use crate::error::Error;
@@ -35,6 +36,9 @@ pub enum Command {
     Freeze(freeze::FreezeCommand),
     /// Compare EXPLAIN plans on production-scale fixtures.
     Plan(Box<plan::PlanArgs>),
+    /// Production table sizes for the lock and rewrite rules.
+    #[command(subcommand)]
+    Stats(stats::StatsCommand),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -92,18 +96,10 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// Prints the report and returns the gate's exit code: 1 when it fails, else 0.
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
-        let options = RenderOptions {
-            color: stdout_color(),
-            explain: self.explain,
-            fail_on: self.fail_on,
-        };
+        let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };
         let text = report::render(report, self.format, &options);
         print_stdout(&text)?;
-        Ok(if self.fail_on.fails(report) {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        })
+        Ok(if self.fail_on.fails(report) { ExitCode::from(1) } else { ExitCode::SUCCESS })
     }
 }
 
@@ -129,6 +125,7 @@ pub fn main() -> ExitCode {
         Command::Rules(args) => rules::run(args),
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(*args),
+        Command::Stats(command) => stats::run(command),
     };
     match result {
         Ok(code) => code,

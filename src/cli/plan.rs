@@ -84,17 +84,12 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
         (Some(s), _) => cwd.join(s),
         (None, Some(s)) => loaded.resolve(s),
         (None, None) => {
-            return Err(Error::Usage(
-                "no scale spec: pass --scale FILE or set `[plan] scale` in sluice.toml".into(),
-            ))
+            return Err(Error::Usage("no scale spec: pass --scale FILE or set `[plan] scale` in sluice.toml".into()))
         }
     };
     let spec = ScaleSpec::load(&scale)?;
-    let query_dirs: Vec<PathBuf> = if args.queries.is_empty() {
-        loaded.query_dirs()
-    } else {
-        args.queries.iter().map(|q| cwd.join(q)).collect()
-    };
+    let query_dirs: Vec<PathBuf> =
+        if args.queries.is_empty() { loaded.query_dirs() } else { args.queries.iter().map(|q| cwd.join(q)).collect() };
     let mut queries = Vec::new();
     for dir in &query_dirs {
         queries.extend(sql_files(dir)?);
@@ -102,11 +97,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
     if queries.is_empty() {
         return Err(Error::Usage(format!(
             "no query files (*.sql) in {}; pass --queries DIR",
-            query_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            query_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
         )));
     }
     let workload = match &args.workload {
@@ -120,11 +111,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
             }
         }
     };
-    let root = if loaded.file.is_some() {
-        loaded.root.clone()
-    } else {
-        cwd.to_path_buf()
-    };
+    let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
     let mut options = PlanOptions::new(root, migrations(&base_dir)?, migrations(&head_dir)?, queries, spec)
         .with_config(&loaded.config.plan);
     if let Some(n) = args.seq_scan_rows {
@@ -172,10 +159,7 @@ fn migrations(dir: &Path) -> Result<Vec<MigrationSql>> {
     let mut files: Vec<PathBuf> = sql_files(dir)?
         .into_iter()
         .filter(|p| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
+            let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
             !(name.ends_with(".down.sql") || name.ends_with("_down.sql") || name == "down.sql")
         })
         .collect();

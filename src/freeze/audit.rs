@@ -51,11 +51,7 @@ pub fn append(path: &Path, record: &serde_json::Value) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
     let mut line = record.to_string();
     line.push('\n');
     file.write_all(line.as_bytes()).map_err(|e| Error::io(path, e))

@@ -156,7 +156,10 @@ pub enum Length {
 #[derive(Clone, Debug)]
 pub enum Schedule {
     /// One interval, in local wall-clock time.
-    Once { start: NaiveDateTime, end: NaiveDateTime },
+    Once {
+        start: NaiveDateTime,
+        end: NaiveDateTime,
+    },
     Recurring {
         rule: Box<Recurrence>,
         start_time: NaiveTime,
@@ -184,10 +187,7 @@ pub struct Scope {
 
 impl Scope {
     pub fn all() -> Scope {
-        Scope {
-            patterns: None,
-            set: None,
-        }
+        Scope { patterns: None, set: None }
     }
 
     pub fn new(patterns: Option<Vec<String>>) -> std::result::Result<Scope, String> {
@@ -199,10 +199,7 @@ impl Scope {
             builder.add(Glob::new(p).map_err(|e| format!("bad glob `{p}`: {e}"))?);
         }
         let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(Scope {
-            patterns: Some(patterns),
-            set: Some(set),
-        })
+        Ok(Scope { patterns: Some(patterns), set: Some(set) })
     }
 
     /// Whether `value` is in scope; `None` (no value given) is in every scope.
@@ -298,9 +295,7 @@ pub fn load(path: &Path) -> Result<Calendar> {
 pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
     let raw = parse_raw(path, text)?;
     // Line starts, so that 10,000 entries do not each rescan the file for their line number.
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+    let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
     let line = |span: std::ops::Range<usize>| starts.partition_point(|&s| s <= span.start);
     let default_tz = match &raw.timezone {
         Some(tz) => parse_zone(tz.get_ref()).map_err(|m| Error::invalid(path, Some(line(tz.span())), m))?,
@@ -317,10 +312,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
             return Err(Error::invalid(
                 file,
                 Some(at),
-                format!(
-                    "{what} `{id}`: duplicate id (also at {}:{l}); ids must be unique",
-                    f.display()
-                ),
+                format!("{what} `{id}`: duplicate id (also at {}:{l}); ids must be unique", f.display()),
             ));
         }
         Ok(())
@@ -376,9 +368,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
             return Err(Error::invalid(path, Some(at), "[[window]] with an empty `id`"));
         }
         if let Some(first) = window_ids.insert(w.id.clone(), at) {
-            return Err(entry(format!(
-                "duplicate window id (also at line {first}); ids must be unique"
-            )));
+            return Err(entry(format!("duplicate window id (also at line {first}); ids must be unique")));
         }
         let kind = match w.kind.as_str() {
             "deny" => Kind::Deny,
@@ -414,10 +404,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
                     Some(name) => parse_zone(name).map_err(entry)?,
                     None => default_tz,
                 };
-                Anchor::Own {
-                    tz,
-                    schedule: schedule(&when).map_err(entry)?,
-                }
+                Anchor::Own { tz, schedule: schedule(&when).map_err(entry)? }
             }
         };
         let environments = Scope::new(w.environments.clone()).map_err(|m| entry(format!("environments: {m}")))?;
@@ -474,24 +461,9 @@ fn parse_raw(path: &Path, text: &str) -> Result<RawCalendar> {
         if let Some(tz) = piece.timezone {
             raw.timezone = Some(Spanned::new(shift(tz.span()), tz.into_inner()));
         }
-        raw.event.extend(
-            piece
-                .event
-                .into_iter()
-                .map(|e| Spanned::new(shift(e.span()), e.into_inner())),
-        );
-        raw.window.extend(
-            piece
-                .window
-                .into_iter()
-                .map(|w| Spanned::new(shift(w.span()), w.into_inner())),
-        );
-        raw.calendar.extend(
-            piece
-                .calendar
-                .into_iter()
-                .map(|c| Spanned::new(shift(c.span()), c.into_inner())),
-        );
+        raw.event.extend(piece.event.into_iter().map(|e| Spanned::new(shift(e.span()), e.into_inner())));
+        raw.window.extend(piece.window.into_iter().map(|w| Spanned::new(shift(w.span()), w.into_inner())));
+        raw.calendar.extend(piece.calendar.into_iter().map(|c| Spanned::new(shift(c.span()), c.into_inner())));
     }
     Ok(raw)
 }
@@ -509,9 +481,7 @@ fn anchor_events(
     lead: IsoDuration,
     lag: IsoDuration,
 ) -> std::result::Result<AnchoredEvents, String> {
-    let glob = Glob::new(pattern)
-        .map_err(|e| format!("event = `{pattern}`: bad glob: {e}"))?
-        .compile_matcher();
+    let glob = Glob::new(pattern).map_err(|e| format!("event = `{pattern}`: bad glob: {e}"))?.compile_matcher();
     let mut once = Vec::new();
     let mut recurring = Vec::new();
     for (i, e) in events.iter().enumerate() {
@@ -524,24 +494,11 @@ fn anchor_events(
         }
     }
     if once.is_empty() && recurring.is_empty() {
-        return Err(format!(
-            "unknown event `{pattern}`: no [[event]] (or imported event) has that id"
-        ));
+        return Err(format!("unknown event `{pattern}`: no [[event]] (or imported event) has that id"));
     }
     once.sort();
-    let once_max_len = once
-        .iter()
-        .map(|(s, e, _)| *e - *s)
-        .max()
-        .unwrap_or_else(Duration::zero);
-    Ok(AnchoredEvents {
-        pattern: pattern.to_string(),
-        once,
-        once_max_len,
-        recurring,
-        lead,
-        lag,
-    })
+    let once_max_len = once.iter().map(|(s, e, _)| *e - *s).max().unwrap_or_else(Duration::zero);
+    Ok(AnchoredEvents { pattern: pattern.to_string(), once, once_max_len, recurring, lead, lag })
 }
 
 /// Builds a schedule from the when-keys: either `start` + `end`, or `rrule` + `start_time` + one of
@@ -556,26 +513,22 @@ fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
                 ("from", when.from.is_some()),
             ] {
                 if set {
-                    return Err(format!(
-                        "`{key}` belongs to recurring entries (with `rrule`), not to `start`/`end`"
-                    ));
+                    return Err(format!("`{key}` belongs to recurring entries (with `rrule`), not to `start`/`end`"));
                 }
             }
             let s = parse_local(start).map_err(|m| format!("start: {m}"))?;
             let e = parse_local(end).map_err(|m| format!("end: {m}"))?;
             if e <= s {
-                return Err(format!(
-                    "end `{end}` is not after start `{start}` (intervals are [start, end))"
-                ));
+                return Err(format!("end `{end}` is not after start `{start}` (intervals are [start, end))"));
             }
             Ok(Schedule::Once { start: s, end: e })
         }
         (None, Some(_), None) => Err("`start` without `end`".into()),
         (None, None, Some(_)) => Err("`end` without `start`".into()),
-        (None, None, None) => Err(
-            "no times: give `start` and `end`, or `rrule` with `start_time` and `end_time`/`duration`, or `event`"
-                .into(),
-        ),
+        (None, None, None) => {
+            Err("no times: give `start` and `end`, or `rrule` with `start_time` and `end_time`/`duration`, or `event`"
+                .into())
+        }
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             Err("`rrule` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`".into())
         }
@@ -605,11 +558,7 @@ fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
             let from = parse_local(when.from.as_deref().unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
             let dtstart = from.date().and_time(start_time);
             let rule = Recurrence::parse(rule, dtstart).map_err(|m| format!("rrule {m}"))?;
-            Ok(Schedule::Recurring {
-                rule: Box::new(rule),
-                start_time,
-                length,
-            })
+            Ok(Schedule::Recurring { rule: Box::new(rule), start_time, length })
         }
     }
 }
@@ -670,10 +619,7 @@ end = "2026-06-01T18:00"
     #[test]
     fn configuration_errors_name_the_entry_and_line() {
         let e = err("[[window]]\nid = \"w\"\nkind = \"deny\"\ntimezone = \"Europe/Lundon\"\nstart = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\n");
-        assert!(
-            e.starts_with("freeze.toml:1: [[window]] `w`: unknown time zone `Europe/Lundon`"),
-            "{e}"
-        );
+        assert!(e.starts_with("freeze.toml:1: [[window]] `w`: unknown time zone `Europe/Lundon`"), "{e}");
         let e =
             err("[[window]]\nid = \"w\"\nkind = \"deny\"\nstart = \"2026-01-02T00:00\"\nend = \"2026-01-01T00:00\"\n");
         assert!(e.contains("`w`: end `2026-01-01T00:00` is not after start"), "{e}");
@@ -683,10 +629,7 @@ end = "2026-06-01T18:00"
         assert!(e.contains("`w`: rrule `FREQ=SOMETIMES`"), "{e}");
         let dup = "[[window]]\nid = \"w\"\nkind = \"deny\"\nstart = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\n";
         let e = err(&format!("{dup}\n{dup}"));
-        assert!(
-            e.starts_with("freeze.toml:7: [[window]] `w`: duplicate window id (also at line 1)"),
-            "{e}"
-        );
+        assert!(e.starts_with("freeze.toml:7: [[window]] `w`: duplicate window id (also at line 1)"), "{e}");
         let e =
             err("[[window]]\nid = \"w\"\nkind = \"block\"\nstart = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\n");
         assert!(e.contains("kind = `block`"), "{e}");
@@ -695,10 +638,7 @@ end = "2026-06-01T18:00"
         let e = err("timezone = \"Nowhere\"\n");
         assert!(e.starts_with("freeze.toml:1: unknown time zone `Nowhere`"), "{e}");
         let e = err("[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"x\"\nstart = \"2026-01-01T00:00\"\n");
-        assert!(
-            e.contains("`start` cannot be combined with `event`") || e.contains("unknown event"),
-            "{e}"
-        );
+        assert!(e.contains("`start` cannot be combined with `event`") || e.contains("unknown event"), "{e}");
     }
 
     fn big(n: usize) -> String {

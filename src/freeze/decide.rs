@@ -72,11 +72,7 @@ pub struct Decider<'a> {
 
 impl<'a> Decider<'a> {
     pub fn new(calendar: &'a Calendar, overrides: &'a Overrides, query: Query<'a>) -> Self {
-        Decider {
-            calendar,
-            overrides,
-            query,
-        }
+        Decider { calendar, overrides, query }
     }
 
     fn applies(&self, window: usize) -> bool {
@@ -106,26 +102,15 @@ impl<'a> Decider<'a> {
         let mut frozen = false;
         let mut inside_allow = false;
         for o in &active {
-            let lifted = self
-                .lifts(o.window)
-                .find(|(_, a, b)| *a <= at && at < *b)
-                .map(|(i, _, _)| i);
+            let lifted = self.lifts(o.window).find(|(_, a, b)| *a <= at && at < *b).map(|(i, _, _)| i);
             match (self.calendar.windows[o.window].kind, lifted) {
                 (Kind::Deny, None) => {
                     frozen = true;
-                    entries.push(Entry {
-                        window: o.window,
-                        occurrence: Some(o.clone()),
-                        state: State::Active,
-                    });
+                    entries.push(Entry { window: o.window, occurrence: Some(o.clone()), state: State::Active });
                 }
                 (Kind::Deny, Some(i)) => {
                     used.push(i);
-                    entries.push(Entry {
-                        window: o.window,
-                        occurrence: Some(o.clone()),
-                        state: State::Lifted(i),
-                    });
+                    entries.push(Entry { window: o.window, occurrence: Some(o.clone()), state: State::Lifted(i) });
                 }
                 (Kind::Allow, _) => inside_allow = true,
             }
@@ -135,43 +120,27 @@ impl<'a> Decider<'a> {
             let allow_windows: Vec<usize> = (0..self.calendar.windows.len())
                 .filter(|&w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
                 .collect();
-            let opened = allow_windows.iter().find_map(|&w| {
-                self.lifts(w)
-                    .find(|(_, a, b)| *a <= at && at < *b)
-                    .map(|(i, _, _)| (w, i))
-            });
+            let opened = allow_windows
+                .iter()
+                .find_map(|&w| self.lifts(w).find(|(_, a, b)| *a <= at && at < *b).map(|(i, _, _)| (w, i)));
             match opened {
                 Some((w, i)) => {
                     used.push(i);
-                    entries.push(Entry {
-                        window: w,
-                        occurrence: None,
-                        state: State::Lifted(i),
-                    });
+                    entries.push(Entry { window: w, occurrence: None, state: State::Lifted(i) });
                 }
                 None => {
                     frozen = true;
-                    let upcoming = self
-                        .calendar
-                        .occurrences(at, at + horizon(), |w| allow_windows.contains(&w))?;
+                    let upcoming = self.calendar.occurrences(at, at + horizon(), |w| allow_windows.contains(&w))?;
                     for &w in &allow_windows {
                         let next = upcoming.iter().find(|o| o.window == w).cloned();
-                        entries.push(Entry {
-                            window: w,
-                            occurrence: next,
-                            state: State::Outside,
-                        });
+                        entries.push(Entry { window: w, occurrence: next, state: State::Outside });
                     }
                 }
             }
         }
         used.sort_unstable();
         used.dedup();
-        let next_open = if frozen {
-            self.next_open(at, Duration::zero())?
-        } else {
-            NextOpen::At(at)
-        };
+        let next_open = if frozen { self.next_open(at, Duration::zero())? } else { NextOpen::At(at) };
         Ok(Status {
             at,
             frozen,
@@ -185,35 +154,18 @@ impl<'a> Decider<'a> {
     fn override_problems(&self, at: DateTime<Utc>, active: &[Occurrence]) -> Vec<(usize, String)> {
         let mut out = Vec::new();
         for (i, o) in self.overrides.list.iter().enumerate() {
-            let concerns_any = o
-                .windows
-                .iter()
-                .any(|w| o.concerns(w, self.query.env, self.query.service))
+            let concerns_any = o.windows.iter().any(|w| o.concerns(w, self.query.env, self.query.service))
                 || (self.query.env.is_none() || self.query.service.is_none());
             if !o.is_valid() && concerns_any {
-                out.push((
-                    i,
-                    format!(
-                        "override `{}` is invalid and lifts nothing: {}",
-                        o.id,
-                        o.problems.join("; ")
-                    ),
-                ));
+                out.push((i, format!("override `{}` is invalid and lifts nothing: {}", o.id, o.problems.join("; "))));
                 continue;
             }
             let names_active = active
                 .iter()
                 .any(|a| o.concerns(&self.calendar.windows[a.window].id, self.query.env, self.query.service));
             if o.is_valid() && names_active && !o.in_force(at) {
-                let (nb, ex) = (
-                    o.not_before.map(super::time::utc_string),
-                    o.expires_at.map(super::time::utc_string),
-                );
-                let when = if o.expires_at.is_some_and(|e| e <= at) {
-                    "has expired"
-                } else {
-                    "is not yet in force"
-                };
+                let (nb, ex) = (o.not_before.map(super::time::utc_string), o.expires_at.map(super::time::utc_string));
+                let when = if o.expires_at.is_some_and(|e| e <= at) { "has expired" } else { "is not yet in force" };
                 out.push((
                     i,
                     format!(
@@ -352,28 +304,13 @@ end = "2026-06-01T18:00"
 
     fn status(cal: &str, ovr: Option<&str>, env: &str, service: &str, at: &str) -> Status {
         let cal = calendar::parse(Path::new("freeze.toml"), cal).unwrap();
-        let ovr = ovr
-            .map(|o| overrides::parse(Path::new("o.toml"), o, &cal, 4).unwrap())
-            .unwrap_or_default();
-        Decider::new(
-            &cal,
-            &ovr,
-            Query {
-                env: Some(env),
-                service: Some(service),
-            },
-        )
-        .status(t(at))
-        .unwrap()
+        let ovr = ovr.map(|o| overrides::parse(Path::new("o.toml"), o, &cal, 4).unwrap()).unwrap_or_default();
+        Decider::new(&cal, &ovr, Query { env: Some(env), service: Some(service) }).status(t(at)).unwrap()
     }
 
     fn frozen_by(s: &Status, cal: &str) -> Vec<String> {
         let cal = calendar::parse(Path::new("freeze.toml"), cal).unwrap();
-        s.entries
-            .iter()
-            .filter(|e| e.state != State::Lifted(0))
-            .map(|e| cal.windows[e.window].id.clone())
-            .collect()
+        s.entries.iter().filter(|e| e.state != State::Lifted(0)).map(|e| cal.windows[e.window].id.clone()).collect()
     }
 
     #[test]
@@ -447,10 +384,7 @@ end = "2026-03-10T13:00"
         let s = status(ALLOW, None, "production", "survey-api", "2026-03-03T16:00:00Z");
         assert!(s.frozen);
         assert_eq!(s.entries[0].state, State::Outside);
-        assert_eq!(
-            s.entries[0].occurrence.as_ref().unwrap().start,
-            t("2026-03-10T10:00:00Z")
-        );
+        assert_eq!(s.entries[0].occurrence.as_ref().unwrap().start, t("2026-03-10T10:00:00Z"));
         assert_eq!(s.next_open, NextOpen::At(t("2026-03-10T10:00:00Z")));
         // A service no allow window names is free.
         assert!(!status(ALLOW, None, "production", "planner-web", "2026-03-03T16:00:00Z").frozen);
@@ -464,14 +398,7 @@ end = "2026-03-10T13:00"
     fn next_open_with_minimum_duration() {
         let cal = calendar::parse(Path::new("f.toml"), ALLOW).unwrap();
         let none = overrides::Overrides::default();
-        let d = Decider::new(
-            &cal,
-            &none,
-            Query {
-                env: Some("production"),
-                service: Some("survey-api"),
-            },
-        );
+        let d = Decider::new(&cal, &none, Query { env: Some("production"), service: Some("survey-api") });
         // From Tuesday 2026-03-10 11:00Z: open 11:00–12:00 (1 h), then 13:00–16:00 (3 h).
         assert_eq!(
             d.next_open(t("2026-03-10T11:00:00Z"), Duration::hours(1)).unwrap(),
@@ -530,15 +457,9 @@ expires_at = "2026-05-16T13:00:00Z"
         let selfie = OVR.replace("approved_by = \"bob\"", "approved_by = \"alice\"");
         let s = status(CAL, Some(&selfie), "production", "survey-api", "2026-05-16T10:00:00Z");
         assert!(s.frozen);
-        assert!(s.override_problems[0]
-            .1
-            .contains("invalid and lifts nothing: approved by its own requester"));
+        assert!(s.override_problems[0].1.contains("invalid and lifts nothing: approved by its own requester"));
         let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T14:00:00Z");
         assert!(s.frozen);
-        assert!(
-            s.override_problems[0].1.contains("has expired"),
-            "{:?}",
-            s.override_problems
-        );
+        assert!(s.override_problems[0].1.contains("has expired"), "{:?}", s.override_problems);
     }
 }

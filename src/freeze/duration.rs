@@ -22,10 +22,7 @@ pub struct IsoDuration {
 
 impl IsoDuration {
     pub fn zero() -> IsoDuration {
-        IsoDuration {
-            text: "PT0S".into(),
-            ..IsoDuration::default()
-        }
+        IsoDuration { text: "PT0S".into(), ..IsoDuration::default() }
     }
 
     /// Parses a strict ISO 8601 duration: `P[nY][nM][nW][nD][T[nH][nM][nS]]`, integers only, no sign.
@@ -96,12 +93,7 @@ impl IsoDuration {
         if seconds > 0 {
             text.push_str(&format!("T{seconds}S"));
         }
-        IsoDuration {
-            months: 0,
-            days,
-            seconds,
-            text,
-        }
+        IsoDuration { months: 0, days, seconds, text }
     }
 
     pub fn is_zero(&self) -> bool {
@@ -120,16 +112,12 @@ impl IsoDuration {
 
     /// Adds the nominal part (years, months, days) to a local wall-clock time.
     pub fn add_nominal(&self, local: NaiveDateTime) -> Option<NaiveDateTime> {
-        local
-            .checked_add_months(Months::new(self.months))?
-            .checked_add_signed(Duration::days(self.days as i64))
+        local.checked_add_months(Months::new(self.months))?.checked_add_signed(Duration::days(self.days as i64))
     }
 
     /// Subtracts the nominal part from a local wall-clock time.
     pub fn sub_nominal(&self, local: NaiveDateTime) -> Option<NaiveDateTime> {
-        local
-            .checked_sub_months(Months::new(self.months))?
-            .checked_sub_signed(Duration::days(self.days as i64))
+        local.checked_sub_months(Months::new(self.months))?.checked_sub_signed(Duration::days(self.days as i64))
     }
 
     pub fn exact(&self) -> Duration {
@@ -182,10 +170,7 @@ mod tests {
 
     #[test]
     fn nominal_days_are_calendar_days() {
-        let t = chrono::NaiveDate::from_ymd_opt(2026, 3, 1)
-            .unwrap()
-            .and_hms_opt(0, 0, 0)
-            .unwrap();
+        let t = chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap().and_hms_opt(0, 0, 0).unwrap();
         let d = IsoDuration::parse("P1M7D").unwrap();
         assert_eq!(d.add_nominal(t).unwrap().to_string(), "2026-04-08 00:00:00");
         assert_eq!(d.sub_nominal(t).unwrap().to_string(), "2026-01-25 00:00:00");

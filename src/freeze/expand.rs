@@ -47,11 +47,7 @@ pub fn schedule_intervals(
                 out.push((s, e, *start, *end));
             }
         }
-        Schedule::Recurring {
-            rule,
-            start_time,
-            length,
-        } => {
+        Schedule::Recurring { rule, start_time, length } => {
             let longest = match length {
                 Length::EndTime(_) => Duration::days(1),
                 Length::Duration(d) => d.upper_bound(),
@@ -106,22 +102,12 @@ impl Calendar {
             if !keep(wi) {
                 continue;
             }
-            let entry = |m: String| {
-                Error::invalid(
-                    &self.path,
-                    Some(window.line),
-                    format!("[[window]] `{}`: {m}", window.id),
-                )
-            };
+            let entry =
+                |m: String| Error::invalid(&self.path, Some(window.line), format!("[[window]] `{}`: {m}", window.id));
             match &window.anchor {
                 Anchor::Own { tz, schedule } => {
                     for (s, e, _, _) in schedule_intervals(*tz, schedule, from, to).map_err(entry)? {
-                        out.push(Occurrence {
-                            window: wi,
-                            event: None,
-                            start: s,
-                            end: e,
-                        });
+                        out.push(Occurrence { window: wi, event: None, start: s, end: e });
                     }
                 }
                 Anchor::Events(anchored) => {
@@ -129,9 +115,7 @@ impl Calendar {
                     let lag = anchored.lag.upper_bound() + Duration::hours(2);
                     // Events that can reach [from, to) once widened by lead and lag.
                     let (ev_from, ev_to) = (from - lag, to + lead);
-                    let first = anchored
-                        .once
-                        .partition_point(|(s, _, _)| *s < ev_from - anchored.once_max_len);
+                    let first = anchored.once.partition_point(|(s, _, _)| *s < ev_from - anchored.once_max_len);
                     for (_, e, ei) in anchored.once[first..].iter().take_while(|(s, _, _)| *s < ev_to) {
                         if *e <= ev_from {
                             continue;
@@ -141,12 +125,7 @@ impl Calendar {
                             let ws = sub(event.tz, *start, &anchored.lead);
                             let (we, _) = add(event.tz, *end, &anchored.lag);
                             if ws < to && we > from && ws < we {
-                                out.push(Occurrence {
-                                    window: wi,
-                                    event: Some(*ei),
-                                    start: ws,
-                                    end: we,
-                                });
+                                out.push(Occurrence { window: wi, event: Some(*ei), start: ws, end: we });
                             }
                         }
                     }
@@ -159,12 +138,7 @@ impl Calendar {
                             let ws = sub(event.tz, ls, &anchored.lead);
                             let (we, _) = add(event.tz, le, &anchored.lag);
                             if ws < to && we > from && ws < we {
-                                out.push(Occurrence {
-                                    window: wi,
-                                    event: Some(ei),
-                                    start: ws,
-                                    end: we,
-                                });
+                                out.push(Occurrence { window: wi, event: Some(ei), start: ws, end: we });
                             }
                         }
                     }
@@ -191,14 +165,7 @@ mod tests {
         cal.occurrences(t(from), t(to), |_| true)
             .unwrap()
             .iter()
-            .map(|o| {
-                format!(
-                    "{} {}..{}",
-                    cal.windows[o.window].id,
-                    utc_string(o.start),
-                    utc_string(o.end)
-                )
-            })
+            .map(|o| format!("{} {}..{}", cal.windows[o.window].id, utc_string(o.start), utc_string(o.end)))
             .collect()
     }
 
@@ -237,17 +204,11 @@ mod tests {
         // BST starts Sunday 2026-03-29 and ends Sunday 2026-10-25.
         assert_eq!(
             intervals(&cal, "2026-03-22T00:00:00Z", "2026-03-30T00:00:00Z"),
-            [
-                "peak 2026-03-22T07:00:00Z..2026-03-22T09:30:00Z",
-                "peak 2026-03-29T06:00:00Z..2026-03-29T08:30:00Z"
-            ]
+            ["peak 2026-03-22T07:00:00Z..2026-03-22T09:30:00Z", "peak 2026-03-29T06:00:00Z..2026-03-29T08:30:00Z"]
         );
         assert_eq!(
             intervals(&cal, "2026-10-18T00:00:00Z", "2026-10-26T00:00:00Z"),
-            [
-                "peak 2026-10-18T06:00:00Z..2026-10-18T08:30:00Z",
-                "peak 2026-10-25T07:00:00Z..2026-10-25T09:30:00Z"
-            ]
+            ["peak 2026-10-18T06:00:00Z..2026-10-18T08:30:00Z", "peak 2026-10-25T07:00:00Z..2026-10-25T09:30:00Z"]
         );
     }
 

@@ -23,11 +23,7 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
     let text = read_text(path)?;
     let parsed = catch_unwind(AssertUnwindSafe(|| text.parse::<icalendar::Calendar>()))
         .map_err(|_| {
-            Error::invalid(
-                path,
-                None,
-                "the iCalendar parser crashed on this file; check that it is valid RFC 5545",
-            )
+            Error::invalid(path, None, "the iCalendar parser crashed on this file; check that it is valid RFC 5545")
         })?
         .map_err(|e| Error::invalid(path, None, format!("not a valid iCalendar file: {}", e.trim())))?;
     // The crate keeps no positions: find each VEVENT's line by counting BEGIN:VEVENT in order.
@@ -42,22 +38,14 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
         let line = vevent_lines.get(n).copied().unwrap_or(1);
         let uid = vevent.get_uid().map(str::trim).unwrap_or("");
         let at = |m: String| {
-            let name = if uid.is_empty() {
-                format!("VEVENT #{}", n + 1)
-            } else {
-                format!("VEVENT `{uid}`")
-            };
+            let name = if uid.is_empty() { format!("VEVENT #{}", n + 1) } else { format!("VEVENT `{uid}`") };
             Error::invalid(path, Some(line), format!("{name}: {m}"))
         };
         if uid.is_empty() {
-            return Err(at(
-                "has no UID; every imported event needs one (it becomes the event id)".into(),
-            ));
+            return Err(at("has no UID; every imported event needs one (it becomes the event id)".into()));
         }
         if vevent.property_value("RECURRENCE-ID").is_some() {
-            return Err(at(
-                "RECURRENCE-ID (a moved occurrence) is not supported; export the series expanded".into(),
-            ));
+            return Err(at("RECURRENCE-ID (a moved occurrence) is not supported; export the series expanded".into()));
         }
         let start = vevent.get_start().ok_or_else(|| at("has no DTSTART".into()))?;
         let (start_local, zone, all_day) = local_of(&start, tz).map_err(at)?;
@@ -66,18 +54,14 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
                 let (end_local, end_zone, _) = local_of(&end, zone).map_err(at)?;
                 if end_zone != zone {
                     // Keep one zone per event: read the end in the start's zone.
-                    super::time::resolve_local(end_zone, end_local)
-                        .with_timezone(&zone)
-                        .naive_local()
+                    super::time::resolve_local(end_zone, end_local).with_timezone(&zone).naive_local()
                 } else {
                     end_local
                 }
             }
             (None, Some(d)) => {
                 let d = IsoDuration::parse(d.trim()).map_err(|m| at(format!("DURATION: {m}")))?;
-                d.add_nominal(start_local)
-                    .ok_or_else(|| at("DURATION out of range".into()))?
-                    + d.exact()
+                d.add_nominal(start_local).ok_or_else(|| at("DURATION out of range".into()))? + d.exact()
             }
             (None, None) if all_day => start_local + chrono::Duration::days(1),
             (None, None) => start_local,
@@ -86,10 +70,7 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
             return Err(at("ends before it starts".into()));
         }
         let schedule = match vevent.property_value("RRULE") {
-            None => Schedule::Once {
-                start: start_local,
-                end: end_local,
-            },
+            None => Schedule::Once { start: start_local, end: end_local },
             Some(rule) => {
                 let span = end_local - start_local;
                 let length = if all_day {
@@ -191,15 +172,7 @@ END:VCALENDAR\r\n",
         .unwrap();
         let events = import(&file, "survey-", Tz::UTC).unwrap();
         let ids: Vec<_> = events.iter().map(|e| e.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            [
-                "survey-spring-count",
-                "survey-june-day",
-                "survey-utc-one",
-                "survey-monthly"
-            ]
-        );
+        assert_eq!(ids, ["survey-spring-count", "survey-june-day", "survey-utc-one", "survey-monthly"]);
         assert_eq!(events[0].name, "Spring Bird Count");
         assert_eq!(events[0].tz.name(), "Europe/London");
         assert_eq!(events[0].line, 4);
@@ -220,17 +193,11 @@ END:VCALENDAR\r\n",
         let file = dir.path().join("bad.ics");
         std::fs::write(&file, "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nDTSTART;TZID=Eastern Standard Time:20260308T023000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").unwrap();
         let e = import(&file, "", Tz::UTC).unwrap_err().to_string();
-        assert!(
-            e.contains(":2: VEVENT `x`: TZID: unknown time zone `Eastern Standard Time`"),
-            "{e}"
-        );
+        assert!(e.contains(":2: VEVENT `x`: TZID: unknown time zone `Eastern Standard Time`"), "{e}");
         // 02:30 on the New York spring-forward day does not exist: imported, not a panic.
         std::fs::write(&file, "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:gap\r\nDTSTART;TZID=America/New_York:20260308T023000\r\nDTEND;TZID=America/New_York:20260308T040000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").unwrap();
         assert_eq!(import(&file, "", Tz::UTC).unwrap().len(), 1);
         std::fs::write(&file, "this is not a calendar").unwrap();
-        assert!(import(&file, "", Tz::UTC)
-            .unwrap_err()
-            .to_string()
-            .contains("not a valid iCalendar file"));
+        assert!(import(&file, "", Tz::UTC).unwrap_err().to_string().contains("not a valid iCalendar file"));
     }
 }

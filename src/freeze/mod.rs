@@ -71,12 +71,7 @@ impl FreezeOptions {
             (None, None) => beside(AUDIT_FILE),
         };
         let max_override_hours = cfg.max_override_hours.unwrap_or(overrides::DEFAULT_MAX_OVERRIDE_HOURS);
-        FreezeOptions {
-            calendar,
-            overrides,
-            audit_log,
-            max_override_hours,
-        }
+        FreezeOptions { calendar, overrides, audit_log, max_override_hours }
     }
 
     /// Loads and validates the calendar and the overrides.
@@ -111,10 +106,7 @@ pub fn deploy_findings(
     at: DateTime<Utc>,
     audit_log: Option<&Path>,
 ) -> Result<Vec<Finding>> {
-    let dir = calendar
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = calendar.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let loaded = config::load(None, dir)?;
     let options = FreezeOptions::resolve(&loaded, Some(calendar), overrides, audit_log);
     deploy_findings_with(&options, env, service, at)
@@ -128,16 +120,10 @@ pub fn deploy_findings_with(
     at: DateTime<Utc>,
 ) -> Result<Vec<Finding>> {
     let (calendar, overrides) = options.load()?;
-    let query = Query {
-        env: Some(env),
-        service: Some(service),
-    };
+    let query = Query { env: Some(env), service: Some(service) };
     let status = Decider::new(&calendar, &overrides, query).status(at)?;
     if !status.overrides_used.is_empty() {
-        audit::append(
-            &options.audit_log,
-            &audit::record(&calendar, &overrides, query, &status, "check"),
-        )?;
+        audit::append(&options.audit_log, &audit::record(&calendar, &overrides, query, &status, "check"))?;
     }
     Ok(findings(&calendar, &overrides, query, &status))
 }
@@ -173,11 +159,9 @@ pub fn entry_json(calendar: &Calendar, overrides: &Overrides, entry: &decide::En
 pub fn next_open_string(next: &NextOpen) -> String {
     match next {
         NextOpen::At(t) => utc_string(*t),
-        NextOpen::NoneWithin(t) => format!(
-            "none before {} (search horizon {} days)",
-            utc_string(*t),
-            decide::HORIZON_DAYS
-        ),
+        NextOpen::NoneWithin(t) => {
+            format!("none before {} (search horizon {} days)", utc_string(*t), decide::HORIZON_DAYS)
+        }
     }
 }
 
@@ -185,11 +169,7 @@ pub fn next_open_string(next: &NextOpen) -> String {
 pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status: &Status) -> Vec<Finding> {
     let rule = crate::rules::change_freeze::META.id;
     let file = path_string(&calendar.path);
-    let target = format!(
-        "{} to {}",
-        query.service.unwrap_or("any service"),
-        query.env.unwrap_or("any environment")
-    );
+    let target = format!("{} to {}", query.service.unwrap_or("any service"), query.env.unwrap_or("any environment"));
     let next = next_open_string(&status.next_open);
     let mut out = Vec::new();
     for entry in &status.entries {
@@ -198,17 +178,11 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
         let evidence = entry_json(calendar, overrides, entry);
         let occurrence = entry.occurrence.as_ref();
         let event = occurrence.and_then(|o| o.event).map(|e| &calendar.events[e]);
-        let reason = if w.reason.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", w.reason.trim_end_matches('.'))
-        };
+        let reason = if w.reason.is_empty() { String::new() } else { format!(": {}", w.reason.trim_end_matches('.')) };
         let (severity, message) = match entry.state {
             State::Active => {
                 let o = occurrence.expect("active entries carry their occurrence");
-                let event_text = event
-                    .map(|e| format!(" for {} (`{}`)", e.name, e.id))
-                    .unwrap_or_default();
+                let event_text = event.map(|e| format!(" for {} (`{}`)", e.name, e.id)).unwrap_or_default();
                 (
                     Severity::Error,
                     format!(
@@ -222,13 +196,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
             }
             State::Outside => {
                 let when = occurrence
-                    .map(|o| {
-                        format!(
-                            "its next occurrence is {} to {}",
-                            utc_string(o.start),
-                            utc_string(o.end)
-                        )
-                    })
+                    .map(|o| format!("its next occurrence is {} to {}", utc_string(o.start), utc_string(o.end)))
                     .unwrap_or_else(|| format!("it does not occur within {} days", decide::HORIZON_DAYS));
                 (
                     Severity::Error,
@@ -311,10 +279,7 @@ mod tests {
         let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-12T12:00:00Z"), None).unwrap();
         assert_eq!(found.len(), 1);
         let f = &found[0];
-        assert_eq!(
-            (f.rule.as_str(), f.severity, f.line),
-            ("change-freeze", Severity::Error, 8)
-        );
+        assert_eq!((f.rule.as_str(), f.severity, f.line), ("change-freeze", Severity::Error, 8));
         assert_eq!(f.file, cal.to_string_lossy().replace('\\', "/"));
         for part in [
             "`bird-count-freeze`",
@@ -326,11 +291,9 @@ mod tests {
             assert!(f.message.contains(part), "{part} missing from {}", f.message);
         }
         assert_eq!(f.evidence.as_ref().unwrap()["id"], "bird-count-freeze");
-        assert!(
-            deploy_findings(&cal, None, "staging", "survey-api", at("2026-05-12T12:00:00Z"), None)
-                .unwrap()
-                .is_empty()
-        );
+        assert!(deploy_findings(&cal, None, "staging", "survey-api", at("2026-05-12T12:00:00Z"), None)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -342,14 +305,9 @@ mod tests {
         let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T10:00:00Z"), None).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].severity, Severity::Info);
-        assert!(found[0]
-            .message
-            .contains("lifted for survey-api to production by override `ovr-1`"));
+        assert!(found[0].message.contains("lifted for survey-api to production by override `ovr-1`"));
         let log = std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap();
-        assert!(
-            log.contains("\"override\":\"ovr-1\"") && log.contains("\"command\":\"check\""),
-            "{log}"
-        );
+        assert!(log.contains("\"override\":\"ovr-1\"") && log.contains("\"command\":\"check\""), "{log}");
         // Expired: an error for the freeze and a warning for the override.
         let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T14:00:00Z"), None).unwrap();
         let severities: Vec<_> = found.iter().map(|f| f.severity).collect();
@@ -364,10 +322,6 @@ mod tests {
         let cal = dir.path().join("freeze.toml");
         std::fs::write(&cal, CAL.replace("Europe/London", "Europe/Londres")).unwrap();
         let e = deploy_findings(&cal, None, "production", "x", at("2026-05-12T12:00:00Z"), None).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains(":1: [[event]] `count`: unknown time zone `Europe/Londres`"),
-            "{e}"
-        );
+        assert!(e.to_string().contains(":1: [[event]] `count`: unknown time zone `Europe/Londres`"), "{e}");
     }
 }

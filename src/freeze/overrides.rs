@@ -141,9 +141,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
         if approved_by.is_empty() {
             problems.push("no `approved_by`".to_string());
         } else if approved_by.eq_ignore_ascii_case(&requested_by) {
-            problems.push(format!(
-                "approved by its own requester `{requested_by}`; a second person must approve"
-            ));
+            problems.push(format!("approved by its own requester `{requested_by}`; a second person must approve"));
         }
         if list.iter().any(|o| o.id == r.id) {
             problems.push("duplicate override id".to_string());
@@ -164,9 +162,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
             Some(s) => match DateTime::parse_from_rfc3339(s) {
                 Ok(t) => Some(t.with_timezone(&Utc)),
                 Err(_) => {
-                    problems.push(format!(
-                        "`{key}` = `{s}` is not an RFC 3339 time (2026-05-16T09:00:00Z)"
-                    ));
+                    problems.push(format!("`{key}` = `{s}` is not an RFC 3339 time (2026-05-16T09:00:00Z)"));
                     None
                 }
             },
@@ -218,10 +214,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
             problems,
         });
     }
-    Ok(Overrides {
-        path: Some(path.to_path_buf()),
-        list,
-    })
+    Ok(Overrides { path: Some(path.to_path_buf()), list })
 }
 
 #[cfg(test)]
@@ -252,11 +245,7 @@ expires_at = "2026-05-16T13:00:00Z"
 "#;
 
     fn problems(text: &str) -> Vec<String> {
-        parse(Path::new("overrides.toml"), text, &cal(), DEFAULT_MAX_OVERRIDE_HOURS)
-            .unwrap()
-            .list[0]
-            .problems
-            .clone()
+        parse(Path::new("overrides.toml"), text, &cal(), DEFAULT_MAX_OVERRIDE_HOURS).unwrap().list[0].problems.clone()
     }
 
     #[test]
@@ -277,14 +266,8 @@ expires_at = "2026-05-16T13:00:00Z"
 
     #[test]
     fn each_rule_makes_an_override_invalid() {
-        assert_eq!(
-            problems(&VALID.replace("reason = \"SEV-1 fix for submission failures\"\n", "")),
-            ["no `reason`"]
-        );
-        assert_eq!(
-            problems(&VALID.replace("ticket = \"INC-4521\"\n", "ticket = \" \"\n")),
-            ["no `ticket`"]
-        );
+        assert_eq!(problems(&VALID.replace("reason = \"SEV-1 fix for submission failures\"\n", "")), ["no `reason`"]);
+        assert_eq!(problems(&VALID.replace("ticket = \"INC-4521\"\n", "ticket = \" \"\n")), ["no `ticket`"]);
         assert_eq!(
             problems(&VALID.replace("approved_by = \"bob\"", "approved_by = \"Alice\"")),
             ["approved by its own requester `alice`; a second person must approve"]
@@ -293,34 +276,21 @@ expires_at = "2026-05-16T13:00:00Z"
             problems(&VALID.replace("13:00:00Z", "13:30:00Z")),
             ["lasts 4.5 h, more than max_override_hours = 4"]
         );
-        assert_eq!(
-            problems(&VALID.replace("13:00:00Z", "08:00:00Z")),
-            ["`expires_at` is not after `not_before`"]
-        );
+        assert_eq!(problems(&VALID.replace("13:00:00Z", "08:00:00Z")), ["`expires_at` is not after `not_before`"]);
         assert_eq!(
             problems(&VALID.replace("[\"bird-count-freeze\"]", "[\"bird-count\"]")),
             ["names unknown window `bird-count`"]
         );
-        assert_eq!(
-            problems(&VALID.replace("expires_at = \"2026-05-16T13:00:00Z\"\n", "")),
-            ["no `expires_at`"]
-        );
-        assert_eq!(
-            problems(&VALID.replace("services = [\"survey-api\"]\n", "")),
-            ["names no `services`"]
-        );
+        assert_eq!(problems(&VALID.replace("expires_at = \"2026-05-16T13:00:00Z\"\n", "")), ["no `expires_at`"]);
+        assert_eq!(problems(&VALID.replace("services = [\"survey-api\"]\n", "")), ["names no `services`"]);
         // max_override_hours from sluice.toml
-        let o = &parse(Path::new("o.toml"), &VALID.replace("13:00:00Z", "16:00:00Z"), &cal(), 8)
-            .unwrap()
-            .list[0];
+        let o = &parse(Path::new("o.toml"), &VALID.replace("13:00:00Z", "16:00:00Z"), &cal(), 8).unwrap().list[0];
         assert!(o.is_valid());
     }
 
     #[test]
     fn unknown_keys_are_configuration_errors() {
-        let e = parse(Path::new("o.toml"), &VALID.replace("ticket =", "tiket ="), &cal(), 4)
-            .unwrap_err()
-            .to_string();
+        let e = parse(Path::new("o.toml"), &VALID.replace("ticket =", "tiket ="), &cal(), 4).unwrap_err().to_string();
         assert!(e.starts_with("o.toml:") && e.contains("tiket"), "{e}");
     }
 }

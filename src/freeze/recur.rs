@@ -55,11 +55,7 @@ impl Recurrence {
             unvalidated.build(start).map_err(|e| format!("`{rule}`: {e}"))
         })
         .map_err(|_| format!("`{rule}`: the RRULE library panicked on this rule; simplify it"))??;
-        Ok(Recurrence {
-            set: parsed.limit(),
-            until,
-            text: body.to_string(),
-        })
+        Ok(Recurrence { set: parsed.limit(), until, text: body.to_string() })
     }
 
     /// Local start times (wall clock) from `lo` to `hi` inclusive, in order; `tz` applies `UNTIL`
@@ -121,60 +117,36 @@ mod tests {
 
     #[test]
     fn third_sunday_of_may() {
-        let got = starts(
-            "FREQ=YEARLY;BYMONTH=5;BYDAY=3SU",
-            "2000-01-01T00:00",
-            "2026-01-01",
-            "2028-01-01",
-        );
+        let got = starts("FREQ=YEARLY;BYMONTH=5;BYDAY=3SU", "2000-01-01T00:00", "2026-01-01", "2028-01-01");
         assert_eq!(got, ["2026-05-17 00:00", "2027-05-16 00:00"]);
     }
 
     #[test]
     fn weekdays_keep_their_wall_clock_time() {
-        let got = starts(
-            "FREQ=WEEKLY;BYDAY=MO,FR",
-            "2026-01-01T07:00",
-            "2026-03-06",
-            "2026-03-10",
-        );
+        let got = starts("FREQ=WEEKLY;BYDAY=MO,FR", "2026-01-01T07:00", "2026-03-06", "2026-03-10");
         assert_eq!(got, ["2026-03-06 07:00", "2026-03-09 07:00"]);
     }
 
     #[test]
     fn until_is_applied_locally() {
-        let got = starts(
-            "FREQ=DAILY;UNTIL=20260103",
-            "2026-01-01T09:00",
-            "2025-12-01",
-            "2026-02-01",
-        );
+        let got = starts("FREQ=DAILY;UNTIL=20260103", "2026-01-01T09:00", "2025-12-01", "2026-02-01");
         assert_eq!(got, ["2026-01-01 09:00", "2026-01-02 09:00", "2026-01-03 09:00"]);
     }
 
     #[test]
     fn bad_rules_are_errors_not_panics() {
         let from = parse_local("2026-01-01").unwrap();
-        assert!(Recurrence::parse("FREQ=FORTNIGHTLY", from)
-            .unwrap_err()
-            .contains("FREQ=FORTNIGHTLY"));
+        assert!(Recurrence::parse("FREQ=FORTNIGHTLY", from).unwrap_err().contains("FREQ=FORTNIGHTLY"));
         assert!(Recurrence::parse("FREQ=WEEKLY;BYDAY=XX", from).is_err());
         assert!(Recurrence::parse("DTSTART:20260101T000000Z\nRRULE:FREQ=DAILY", from)
             .unwrap_err()
             .contains("only the RRULE"));
-        assert!(Recurrence::parse("FREQ=DAILY;UNTIL=tomorrow", from)
-            .unwrap_err()
-            .contains("UNTIL"));
+        assert!(Recurrence::parse("FREQ=DAILY;UNTIL=tomorrow", from).unwrap_err().contains("UNTIL"));
     }
 
     #[test]
     fn a_rule_that_never_matches_ends() {
-        let got = starts(
-            "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30",
-            "2026-01-01T00:00",
-            "2026-01-01",
-            "2030-01-01",
-        );
+        let got = starts("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "2026-01-01T00:00", "2026-01-01", "2030-01-01");
         assert!(got.is_empty());
     }
 }

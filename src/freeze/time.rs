@@ -12,14 +12,10 @@ use chrono_tz::Tz;
 /// Parses an IANA zone name. Unknown names are errors (never a silent fall-back to UTC).
 pub fn parse_zone(name: &str) -> Result<Tz, String> {
     name.parse::<Tz>().map_err(|_| {
-        match chrono_tz::TZ_VARIANTS
-            .iter()
-            .find(|tz| tz.name().eq_ignore_ascii_case(name))
-        {
-            Some(tz) => format!(
-                "unknown time zone `{name}`; did you mean `{}`? (IANA names are case-sensitive)",
-                tz.name()
-            ),
+        match chrono_tz::TZ_VARIANTS.iter().find(|tz| tz.name().eq_ignore_ascii_case(name)) {
+            Some(tz) => {
+                format!("unknown time zone `{name}`; did you mean `{}`? (IANA names are case-sensitive)", tz.name())
+            }
             None => format!("unknown time zone `{name}`; use an IANA name such as `Europe/London` or `UTC`"),
         }
     })
@@ -72,12 +68,7 @@ pub fn parse_local(text: &str) -> Result<NaiveDateTime, String> {
     if let Some(t) = parse_local_fast(text) {
         return Ok(t);
     }
-    for format in [
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%dT%H:%M:%S",
-        "%Y-%m-%d %H:%M",
-        "%Y-%m-%d %H:%M:%S",
-    ] {
+    for format in ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"] {
         if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
             return Ok(t);
         }
@@ -91,9 +82,7 @@ pub fn parse_local(text: &str) -> Result<NaiveDateTime, String> {
             "`{text}` carries a UTC offset; write the local time without one (`2026-05-17T00:00`) and set `timezone`"
         ));
     }
-    Err(format!(
-        "`{text}` is not a local date-time; write it as `2026-05-17T00:00`"
-    ))
+    Err(format!("`{text}` is not a local date-time; write it as `2026-05-17T00:00`"))
 }
 
 /// `YYYY-MM-DDTHH:MM`, the common form, without the cost of interpreting a format string
@@ -104,8 +93,7 @@ fn parse_local_fast(text: &str) -> Option<NaiveDateTime> {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        b[r].iter()
-            .try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + (c - b'0') as u32))
+        b[r].iter().try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + (c - b'0') as u32))
     };
     let date = NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
     date.and_hms_opt(num(11..13)?, num(14..16)?, 0)
@@ -125,12 +113,10 @@ pub fn parse_instant(text: &str, tz: Option<Tz>) -> Result<DateTime<Utc>, String
     }
     match (parse_local(text), tz) {
         (Ok(local), Some(tz)) => Ok(resolve_local(tz, local)),
-        (Ok(_), None) => Err(format!(
-            "`{text}` has no UTC offset: add one (`{text}Z`) or pass --tz ZONE"
-        )),
-        (Err(_), _) => Err(format!(
-            "`{text}` is not a time: use RFC 3339 (`2026-05-16T10:00:00Z`) or a local time with --tz"
-        )),
+        (Ok(_), None) => Err(format!("`{text}` has no UTC offset: add one (`{text}Z`) or pass --tz ZONE")),
+        (Err(_), _) => {
+            Err(format!("`{text}` is not a time: use RFC 3339 (`2026-05-16T10:00:00Z`) or a local time with --tz"))
+        }
     }
 }
 
@@ -159,77 +145,43 @@ mod tests {
     fn spring_forward_gap_moves_to_the_first_valid_instant() {
         let ny: Tz = "America/New_York".parse().unwrap();
         // 2026-03-08 02:00 EST → 03:00 EDT; 02:30 does not exist.
-        assert_eq!(
-            utc_string(resolve_local(ny, local("2026-03-08T02:30"))),
-            "2026-03-08T07:00:00Z"
-        );
-        assert_eq!(
-            utc_string(resolve_local(ny, local("2026-03-08T03:00"))),
-            "2026-03-08T07:00:00Z"
-        );
+        assert_eq!(utc_string(resolve_local(ny, local("2026-03-08T02:30"))), "2026-03-08T07:00:00Z");
+        assert_eq!(utc_string(resolve_local(ny, local("2026-03-08T03:00"))), "2026-03-08T07:00:00Z");
         let london: Tz = "Europe/London".parse().unwrap();
-        assert_eq!(
-            utc_string(resolve_local(london, local("2026-03-29T01:15"))),
-            "2026-03-29T01:00:00Z"
-        );
+        assert_eq!(utc_string(resolve_local(london, local("2026-03-29T01:15"))), "2026-03-29T01:00:00Z");
     }
 
     #[test]
     fn fall_back_overlap_takes_the_earlier_instant() {
         let ny: Tz = "America/New_York".parse().unwrap();
         // 2026-11-01 01:30 happens twice: 05:30Z (EDT) and 06:30Z (EST).
-        assert_eq!(
-            utc_string(resolve_local(ny, local("2026-11-01T01:30"))),
-            "2026-11-01T05:30:00Z"
-        );
+        assert_eq!(utc_string(resolve_local(ny, local("2026-11-01T01:30"))), "2026-11-01T05:30:00Z");
         let london: Tz = "Europe/London".parse().unwrap();
-        assert_eq!(
-            utc_string(resolve_local(london, local("2026-10-25T01:30"))),
-            "2026-10-25T00:30:00Z"
-        );
+        assert_eq!(utc_string(resolve_local(london, local("2026-10-25T01:30"))), "2026-10-25T00:30:00Z");
     }
 
     #[test]
     fn offsets_follow_each_date() {
         let london: Tz = "Europe/London".parse().unwrap();
-        assert_eq!(
-            utc_string(resolve_local(london, local("2026-01-10T09:00"))),
-            "2026-01-10T09:00:00Z"
-        );
-        assert_eq!(
-            utc_string(resolve_local(london, local("2026-07-10T09:00"))),
-            "2026-07-10T08:00:00Z"
-        );
+        assert_eq!(utc_string(resolve_local(london, local("2026-01-10T09:00"))), "2026-01-10T09:00:00Z");
+        assert_eq!(utc_string(resolve_local(london, local("2026-07-10T09:00"))), "2026-07-10T08:00:00Z");
     }
 
     #[test]
     fn unknown_zones_are_errors_with_a_hint() {
-        assert!(parse_zone("Mars/Olympus")
-            .unwrap_err()
-            .contains("unknown time zone `Mars/Olympus`"));
-        assert!(parse_zone("europe/london")
-            .unwrap_err()
-            .contains("did you mean `Europe/London`"));
+        assert!(parse_zone("Mars/Olympus").unwrap_err().contains("unknown time zone `Mars/Olympus`"));
+        assert!(parse_zone("europe/london").unwrap_err().contains("did you mean `Europe/London`"));
         assert!(parse_zone("UTC").is_ok());
     }
 
     #[test]
     fn instants_need_an_offset_or_a_zone() {
-        assert_eq!(
-            utc_string(parse_instant("2026-05-16T10:00:00+02:00", None).unwrap()),
-            "2026-05-16T08:00:00Z"
-        );
+        assert_eq!(utc_string(parse_instant("2026-05-16T10:00:00+02:00", None).unwrap()), "2026-05-16T08:00:00Z");
         assert!(parse_instant("2026-05-16T10:00", None).unwrap_err().contains("--tz"));
         let london: Tz = "Europe/London".parse().unwrap();
-        assert_eq!(
-            utc_string(parse_instant("2026-05-16T10:00", Some(london)).unwrap()),
-            "2026-05-16T09:00:00Z"
-        );
+        assert_eq!(utc_string(parse_instant("2026-05-16T10:00", Some(london)).unwrap()), "2026-05-16T09:00:00Z");
         assert!(parse_local("2026-05-16T10:00Z").unwrap_err().contains("offset"));
-        assert_eq!(
-            parse_local("2026-05-16T10:07").unwrap().to_string(),
-            "2026-05-16 10:07:00"
-        );
+        assert_eq!(parse_local("2026-05-16T10:07").unwrap().to_string(), "2026-05-16 10:07:00");
         assert!(parse_local("2026-02-30T10:00").is_err());
         assert!(parse_local("2026-05-16T25:00").is_err());
     }

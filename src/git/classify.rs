@@ -53,9 +53,7 @@ impl Classifier {
     /// The kind of a repository-relative `/` path. A directory configured for two purposes
     /// counts first as migrations, then queries, then policies.
     pub fn classify(&self, path: &str) -> FileKind {
-        let sql = Path::new(path)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("sql"));
+        let sql = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("sql"));
         if sql && under(path, &self.migrations) {
             FileKind::Migration
         } else if sql && self.queries.iter().any(|dir| under(path, dir)) {
@@ -72,11 +70,7 @@ impl Classifier {
             ChangeKind::Renamed { from } => Some(self.classify(from)),
             _ => None,
         };
-        Classified {
-            kind: self.classify(&change.path),
-            from_kind,
-            change: change.clone(),
-        }
+        Classified { kind: self.classify(&change.path), from_kind, change: change.clone() }
     }
 
     pub fn classify_all(&self, changes: &[Change]) -> Vec<Classified> {
@@ -141,12 +135,8 @@ mod tests {
 
     #[test]
     fn a_migration_moved_out_keeps_its_old_kind() {
-        let change = Change {
-            kind: ChangeKind::Renamed {
-                from: "db/migrations/3.sql".into(),
-            },
-            path: "attic/3.sql".into(),
-        };
+        let change =
+            Change { kind: ChangeKind::Renamed { from: "db/migrations/3.sql".into() }, path: "attic/3.sql".into() };
         let classified = classifier().classify_change(&change);
         assert_eq!(classified.kind, FileKind::Other);
         assert_eq!(classified.from_kind, Some(FileKind::Migration));
@@ -155,12 +145,7 @@ mod tests {
 
     #[test]
     fn absolute_dirs_outside_the_repository_match_nothing() {
-        let c = Classifier::new(
-            Path::new("/repo"),
-            Path::new("/elsewhere/migrations"),
-            &[],
-            Path::new("policies"),
-        );
+        let c = Classifier::new(Path::new("/repo"), Path::new("/elsewhere/migrations"), &[], Path::new("policies"));
         assert_eq!(c.classify("elsewhere/migrations/1.sql"), FileKind::Other);
         assert_eq!(c.classify("migrations/1.sql"), FileKind::Other);
     }

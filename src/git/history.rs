@@ -136,12 +136,7 @@ pub fn findings(base: &[MigrationEntry], head: &[MigrationEntry], changes: &[Cha
     }
     for group in by_version.values().filter(|g| g.len() > 1) {
         for (version, path) in group.iter().filter(|(_, p)| new_paths.contains(p)) {
-            let others = group
-                .iter()
-                .filter(|(_, p)| p != path)
-                .map(|(_, p)| *p)
-                .collect::<Vec<_>>()
-                .join(", ");
+            let others = group.iter().filter(|(_, p)| p != path).map(|(_, p)| *p).collect::<Vec<_>>().join(", ");
             out.push(
                 finding(
                     &migration_version_conflict::META,
@@ -157,11 +152,7 @@ pub fn findings(base: &[MigrationEntry], head: &[MigrationEntry], changes: &[Cha
 }
 
 fn same_migration(a: &str, b: &str) -> bool {
-    let stem = |p: &str| {
-        p.strip_suffix(".up.sql")
-            .or_else(|| p.strip_suffix(".down.sql"))
-            .map(str::to_string)
-    };
+    let stem = |p: &str| p.strip_suffix(".up.sql").or_else(|| p.strip_suffix(".down.sql")).map(str::to_string);
     matches!((stem(a), stem(b)), (Some(x), Some(y)) if x == y)
 }
 
@@ -206,10 +197,7 @@ mod tests {
     }
 
     fn change(kind: ChangeKind, path: &str) -> Change {
-        Change {
-            kind,
-            path: path.to_string(),
-        }
+        Change { kind, path: path.to_string() }
     }
 
     fn rules(findings: &[Finding]) -> Vec<(String, String)> {
@@ -217,11 +205,7 @@ mod tests {
     }
 
     fn base() -> Vec<MigrationEntry> {
-        entries(&[
-            ("0001", "m/0001_init.sql"),
-            ("0002", "m/0002_sites.sql"),
-            ("0003", "m/0003_sightings.sql"),
-        ])
+        entries(&[("0001", "m/0001_init.sql"), ("0002", "m/0002_sites.sql"), ("0003", "m/0003_sightings.sql")])
     }
 
     #[test]
@@ -249,12 +233,7 @@ mod tests {
         let changes = [
             change(ChangeKind::Modified, "m/0001_init.sql"),
             change(ChangeKind::Deleted, "m/0002_sites.sql"),
-            change(
-                ChangeKind::Renamed {
-                    from: "m/0003_sightings.sql".into(),
-                },
-                "m/0003_sightings_v2.sql",
-            ),
+            change(ChangeKind::Renamed { from: "m/0003_sightings.sql".into() }, "m/0003_sightings_v2.sql"),
             change(ChangeKind::Modified, "README.md"),
         ];
         let found = findings(&base(), &head, &changes);
@@ -274,49 +253,28 @@ mod tests {
     #[test]
     fn moving_a_migration_out_of_the_directory_deletes_it() {
         let head = entries(&[("0001", "m/0001_init.sql"), ("0002", "m/0002_sites.sql")]);
-        let changes = [change(
-            ChangeKind::Renamed {
-                from: "m/0003_sightings.sql".into(),
-            },
-            "attic/0003.sql",
-        )];
+        let changes = [change(ChangeKind::Renamed { from: "m/0003_sightings.sql".into() }, "attic/0003.sql")];
         let found = findings(&base(), &head, &changes);
-        assert_eq!(
-            rules(&found),
-            vec![("migration-deleted".into(), "m/0003_sightings.sql".into())]
-        );
+        assert_eq!(rules(&found), vec![("migration-deleted".into(), "m/0003_sightings.sql".into())]);
         assert!(found[0].message.contains("attic/0003.sql"));
     }
 
     #[test]
     fn an_added_migration_before_the_newest_on_base_is_out_of_order() {
-        let base = entries(&[
-            ("20240101000000", "m/20240101000000_a.sql"),
-            ("20240301000000", "m/20240301000000_c.sql"),
-        ]);
+        let base =
+            entries(&[("20240101000000", "m/20240101000000_a.sql"), ("20240301000000", "m/20240301000000_c.sql")]);
         let mut head = base.clone();
         head.push(("20240201000000".into(), "m/20240201000000_b.sql".into()));
         let found = findings(&base, &head, &[change(ChangeKind::Added, "m/20240201000000_b.sql")]);
-        assert_eq!(
-            rules(&found),
-            vec![("migration-out-of-order".into(), "m/20240201000000_b.sql".into())]
-        );
+        assert_eq!(rules(&found), vec![("migration-out-of-order".into(), "m/20240201000000_b.sql".into())]);
         assert!(found[0].message.contains("20240301000000"));
     }
 
     #[test]
     fn a_rename_that_changes_the_version_is_judged_as_new() {
-        let head = entries(&[
-            ("0001", "m/0001_init.sql"),
-            ("0002", "m/0002_sites.sql"),
-            ("0000", "m/0000_sightings.sql"),
-        ]);
-        let changes = [change(
-            ChangeKind::Renamed {
-                from: "m/0003_sightings.sql".into(),
-            },
-            "m/0000_sightings.sql",
-        )];
+        let head =
+            entries(&[("0001", "m/0001_init.sql"), ("0002", "m/0002_sites.sql"), ("0000", "m/0000_sightings.sql")]);
+        let changes = [change(ChangeKind::Renamed { from: "m/0003_sightings.sql".into() }, "m/0000_sightings.sql")];
         let found = findings(&base(), &head, &changes);
         assert_eq!(
             rules(&found),
@@ -359,10 +317,7 @@ mod tests {
         let mut head = base.clone();
         head.push(("2".into(), "m/2_x.up.sql".into()));
         head.push(("2".into(), "m/2_x.down.sql".into()));
-        let changes = [
-            change(ChangeKind::Added, "m/2_x.down.sql"),
-            change(ChangeKind::Added, "m/2_x.up.sql"),
-        ];
+        let changes = [change(ChangeKind::Added, "m/2_x.down.sql"), change(ChangeKind::Added, "m/2_x.up.sql")];
         assert!(findings(&base, &head, &changes).is_empty());
     }
 

@@ -69,19 +69,12 @@ pub struct Change {
 /// Opens the repository containing `dir` (searching upwards, like `git`).
 pub fn open(dir: &Path) -> Result<Repo> {
     let git = git2::Repository::discover(dir).map_err(|e| {
-        Error::Usage(format!(
-            "{}: not inside a git repository ({}); pass --repo DIR",
-            dir.display(),
-            e.message()
-        ))
+        Error::Usage(format!("{}: not inside a git repository ({}); pass --repo DIR", dir.display(), e.message()))
     })?;
     let root = git
         .workdir()
         .ok_or_else(|| {
-            Error::Usage(format!(
-                "{}: a bare repository has no working tree to review; use a clone",
-                dir.display()
-            ))
+            Error::Usage(format!("{}: a bare repository has no working tree to review; use a clone", dir.display()))
         })?
         .to_path_buf();
     Ok(Repo { git, root })
@@ -150,19 +143,14 @@ fn head_commit(repo: &Repo) -> Result<Oid> {
             e.message()
         ))
     })?;
-    head.peel_to_commit()
-        .map(|c| c.id())
-        .map_err(|e| Error::Other(format!("HEAD is not a commit: {}", e.message())))
+    head.peel_to_commit().map(|c| c.id()).map_err(|e| Error::Other(format!("HEAD is not a commit: {}", e.message())))
 }
 
 fn commit_of(repo: &Repo, rev: &str) -> Result<Oid> {
-    let object = repo.git.revparse_single(rev).map_err(|e| {
-        Error::Usage(format!(
-            "unknown revision `{rev}` in {}: {}",
-            repo.root.display(),
-            e.message()
-        ))
-    })?;
+    let object = repo
+        .git
+        .revparse_single(rev)
+        .map_err(|e| Error::Usage(format!("unknown revision `{rev}` in {}: {}", repo.root.display(), e.message())))?;
     object
         .peel_to_commit()
         .map(|c| c.id())
@@ -195,24 +183,18 @@ pub fn changes(repo: &Repo, base: Oid, head: &Head) -> Result<Vec<Change>> {
     let mut diff = match head {
         Side::Rev(oid) => {
             let head_tree = tree_of(repo, *oid)?;
-            repo.git
-                .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
+            repo.git.diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
         }
         Side::WorkTree => {
-            options
-                .include_untracked(true)
-                .recurse_untracked_dirs(true)
-                .show_untracked_content(true);
-            repo.git
-                .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
+            options.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+            repo.git.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
         }
     }
     .map_err(git_error("cannot diff the two revisions"))?;
     let mut find = git2::DiffFindOptions::new();
     // Untracked files count so that a file moved on disk but not yet `git add`ed is a rename.
     find.renames(true).for_untracked(true);
-    diff.find_similar(Some(&mut find))
-        .map_err(git_error("rename detection failed"))?;
+    diff.find_similar(Some(&mut find)).map_err(git_error("rename detection failed"))?;
 
     let mut out = Vec::new();
     for delta in diff.deltas() {
@@ -220,29 +202,17 @@ pub fn changes(repo: &Repo, base: Oid, head: &Head) -> Result<Vec<Change>> {
         let new_path = || utf8_path(delta.new_file().path());
         let old_path = || utf8_path(delta.old_file().path());
         let change = match delta.status() {
-            Delta::Added | Delta::Untracked | Delta::Copied => Change {
-                kind: ChangeKind::Added,
-                path: new_path()?,
-            },
+            Delta::Added | Delta::Untracked | Delta::Copied => Change { kind: ChangeKind::Added, path: new_path()? },
             Delta::Modified | Delta::Typechange | Delta::Conflicted => {
                 // A mode-only change (chmod) leaves the content, and so the migration, as it was.
                 let (old, new) = (delta.old_file().id(), delta.new_file().id());
                 if old == new && !old.is_zero() {
                     continue;
                 }
-                Change {
-                    kind: ChangeKind::Modified,
-                    path: new_path()?,
-                }
+                Change { kind: ChangeKind::Modified, path: new_path()? }
             }
-            Delta::Deleted => Change {
-                kind: ChangeKind::Deleted,
-                path: old_path()?,
-            },
-            Delta::Renamed => Change {
-                kind: ChangeKind::Renamed { from: old_path()? },
-                path: new_path()?,
-            },
+            Delta::Deleted => Change { kind: ChangeKind::Deleted, path: old_path()? },
+            Delta::Renamed => Change { kind: ChangeKind::Renamed { from: old_path()? }, path: new_path()? },
             Delta::Unmodified | Delta::Ignored | Delta::Unreadable => continue,
         };
         out.push(change);
@@ -317,9 +287,7 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
                 })
                 .map_err(git_error(&prefix))?;
             if let Some(dir) = bad_name {
-                return Err(Error::Other(format!(
-                    "{dir}: holds a file whose name is not valid UTF-8; rename it"
-                )));
+                return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
             }
         }
         Side::WorkTree => {
@@ -327,11 +295,7 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
             if !start.is_dir() {
                 return Ok(out);
             }
-            let walker = ignore::WalkBuilder::new(&start)
-                .hidden(false)
-                .require_git(false)
-                .parents(true)
-                .build();
+            let walker = ignore::WalkBuilder::new(&start).hidden(false).require_git(false).parents(true).build();
             for entry in walker {
                 let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", start.display())))?;
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -339,10 +303,7 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
                 }
                 let relative = entry.path().strip_prefix(&repo.root).unwrap_or(entry.path());
                 let relative = relative.to_str().ok_or_else(|| {
-                    Error::Other(format!(
-                        "{}: file name is not valid UTF-8; rename it",
-                        entry.path().display()
-                    ))
+                    Error::Other(format!("{}: file name is not valid UTF-8; rename it", entry.path().display()))
                 })?;
                 if relative.split('/').any(|part| part == ".git") {
                     continue;
@@ -394,9 +355,7 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             })
             .map_err(git_error(&prefix))?;
             if let Some(dir) = bad_name {
-                return Err(Error::Other(format!(
-                    "{dir}: holds a file whose name is not valid UTF-8; rename it"
-                )));
+                return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
             }
             let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
             let mut out = Vec::with_capacity(blobs.len());

@@ -11,20 +11,13 @@ use std::path::{Path, PathBuf};
 
 /// The directory paths in findings are relative to: the repository root, else the working directory.
 pub fn display_root(start: &Path) -> PathBuf {
-    start
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(start)
-        .to_path_buf()
+    start.ancestors().find(|d| d.join(".git").exists()).unwrap_or(start).to_path_buf()
 }
 
 /// `path` as findings show it: relative to `root` when under it, with `/`.
 pub fn display_path(path: &Path, root: &Path) -> String {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let shown = absolute
-        .strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf());
+    let shown = absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
     shown.to_string_lossy().replace('\\', "/")
 }
 
@@ -33,20 +26,20 @@ fn read(path: &Path, root: &Path) -> Result<SourceFile> {
 }
 
 /// Whether the runner wraps this migration in a transaction, honouring the markers runners
-/// use to opt out: dbmate's `-- migrate:up transaction:false`, diesel's `metadata.toml`
-/// with `run_in_transaction = false` beside `up.sql`.
+/// use: dbmate wraps every file that has a `-- migrate:up` line unless it says
+/// `transaction:false`; diesel skips the transaction when a `metadata.toml` beside `up.sql`
+/// says `run_in_transaction = false`. Otherwise `default` (the configuration or the layout).
 pub fn runs_in_transaction(default: bool, up: &Path, text: &str) -> bool {
-    if text.lines().any(|l| {
-        let l = l.trim();
-        l.starts_with("-- migrate:up") && l.contains("transaction:false")
-    }) {
-        return false;
+    if let Some(marker) = text.lines().map(str::trim).find(|l| l.starts_with("-- migrate:up")) {
+        return !marker.split_whitespace().any(|w| w == "transaction:false");
     }
     if up.file_name().is_some_and(|n| n == "up.sql") {
         if let Some(metadata) = up.parent().map(|d| d.join("metadata.toml")).filter(|p| p.is_file()) {
             if let Ok(text) = std::fs::read_to_string(&metadata) {
-                if text.lines().any(|l| l.replace(' ', "") == "run_in_transaction=false") {
-                    return false;
+                if let Ok(value) = text.parse::<toml::Table>() {
+                    if let Some(toml::Value::Boolean(wraps)) = value.get("run_in_transaction") {
+                        return *wraps;
+                    }
                 }
             }
         }
@@ -83,52 +76,26 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             let up = read(&up_path, root)?;
             let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
             let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text);
-            Ok(MigrationSource {
-                migration,
-                up,
-                down,
-                in_transaction,
-            })
+            Ok(MigrationSource { migration, up, down, in_transaction })
         })
         .collect::<Result<_>>()?;
 
     let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
     let migration_paths: Vec<PathBuf> = migrations.iter().map(|m| dir.join(&m.migration.up)).collect();
     for path in extra {
-        let is_known = migration_paths
-            .iter()
-            .chain(query_paths.iter())
-            .any(|p| same_file(p, path));
+        let is_known = migration_paths.iter().chain(query_paths.iter()).any(|p| same_file(p, path));
         if !is_known && path.extension().is_some_and(|e| e == "sql") {
             query_paths.push(path.clone());
         }
     }
-    let queries = query_paths
-        .par_iter()
-        .map(|p| read(p, root))
-        .collect::<Result<Vec<_>>>()?;
+    let queries = query_paths.par_iter().map(|p| read(p, root)).collect::<Result<Vec<_>>>()?;
 
-    let schema_dump = loaded
-        .config
-        .migrations
-        .schema_dump
-        .as_ref()
-        .map(|p| read(&loaded.resolve(p), root))
-        .transpose()?;
+    let schema_dump =
+        loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
     let policies = Policies::load(&loaded.policies_dir())?;
-    let settings = Settings {
-        postgres_version: loaded.config.postgres_version,
-        levels: loaded.config.rules.clone(),
-        policies,
-    };
-    Ok((
-        Sources {
-            schema_dump,
-            migrations,
-            queries,
-        },
-        settings,
-    ))
+    let settings =
+        Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
+    Ok((Sources { schema_dump, migrations, queries }, settings))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -155,4 +122,36 @@ pub fn is_selected(display: &str, selection: &[String]) -> bool {
     selection.iter().any(|s| {
         display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dbmate_markers_decide_for_their_file() {
+        let up = Path::new("db/migrations/20240101_add_index.sql");
+        assert!(runs_in_transaction(false, up, "-- migrate:up\nCREATE INDEX i ON t (a);\n-- migrate:down\n"));
+        assert!(!runs_in_transaction(
+            true,
+            up,
+            "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON t (a);\n"
+        ));
+        assert!(runs_in_transaction(true, up, "CREATE TABLE t (a int);"));
+        assert!(!runs_in_transaction(false, up, "CREATE TABLE t (a int);"));
+    }
+
+    #[test]
+    fn diesel_metadata_toml_opts_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("2024-01-01-000000_add_index");
+        std::fs::create_dir_all(&folder).unwrap();
+        let up = folder.join("up.sql");
+        std::fs::write(&up, "CREATE INDEX CONCURRENTLY i ON t (a);").unwrap();
+        assert!(runs_in_transaction(true, &up, ""), "no metadata.toml: the layout default");
+        std::fs::write(folder.join("metadata.toml"), "# diesel\nrun_in_transaction = false\n").unwrap();
+        assert!(!runs_in_transaction(true, &up, ""));
+        std::fs::write(folder.join("metadata.toml"), "run_in_transaction = true\n").unwrap();
+        assert!(runs_in_transaction(false, &up, ""));
+    }
 }

@@ -77,48 +77,47 @@ fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
-    let facts = Facts {
-        postgres_version: settings.postgres_version,
-        policies: &settings.policies,
-        queries: &sources.queries,
-    };
+    let facts =
+        Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
     if let Some(dump) = &sources.schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
 
+    let layout_has_down =
+        sources.migrations.iter().any(|m| m.down.is_some() || down_section_start(&m.up) != usize::MAX);
     for (index, source) in sources.migrations.iter().enumerate() {
         let file = &source.up;
         let check = selected(&file.display);
+        let down_start = down_section_start(file);
+        // The rollback: a down file, or dbmate's `-- migrate:down` section of the same file.
+        let down = match &source.down {
+            Some(down) => Some(down.parsed.statements.iter().map(|s| s.ddl.clone()).collect()),
+            None if down_start != usize::MAX => Some(
+                file.parsed.statements.iter().filter(|s| s.span.start >= down_start).map(|s| s.ddl.clone()).collect(),
+            ),
+            None => None,
+        };
         let mut state = MigrationState {
             index,
             migration: Some(source.migration.clone()),
             runner_transaction: source.in_transaction,
+            layout_has_down,
+            down,
             ..MigrationState::default()
         };
-        let down_start = down_section_start(file);
         let mut file_findings = Vec::new();
         for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
             if check {
-                let cx = Context {
-                    file,
-                    statement,
-                    schema: &schema,
-                    role: Role::Migration(&state),
-                    facts: &facts,
-                };
+                let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
                 check_statement(&cx, &mut file_findings);
             }
+            state.observe(statement, &schema);
             schema.apply(
                 statement,
-                &Origin {
-                    file: file.display.clone(),
-                    line: statement.span.line,
-                    migration: Some(index),
-                },
+                &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) },
             );
-            state.observe(statement);
         }
         if check {
             file_findings.extend(tokenizer_finding(file));
@@ -134,13 +133,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
                 check_statement(
-                    &Context {
-                        file,
-                        statement,
-                        schema: &schema,
-                        role: Role::Query,
-                        facts: &facts,
-                    },
+                    &Context { file, statement, schema: &schema, role: Role::Query, facts: &facts },
                     &mut out,
                 );
             }
@@ -160,10 +153,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             None => Some(f),
         })
         .collect();
-    let mut report = Report {
-        findings,
-        notes: Vec::new(),
-    };
+    let mut report = Report { findings, notes: Vec::new() };
     report.sort();
     report
 }

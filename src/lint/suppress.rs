@@ -15,12 +15,7 @@ struct Directive {
 
 /// Reads a directive from a comment, or says what is wrong with it.
 fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
-    let body = comment
-        .text
-        .trim_start_matches("--")
-        .trim_start_matches("/*")
-        .trim_end_matches("*/")
-        .trim();
+    let body = comment.text.trim_start_matches("--").trim_start_matches("/*").trim_end_matches("*/").trim();
     let rest = body.strip_prefix("sluice:")?;
     let (file_level, rest) = if let Some(r) = rest.strip_prefix("ignore-file") {
         (true, r)
@@ -36,21 +31,13 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
         Some((ids, reason)) => (ids, reason.trim()),
         None => (rest, ""),
     };
-    let rules: Vec<String> = ids
-        .split([',', ' '])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
+    let rules: Vec<String> =
+        ids.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
     if rules.is_empty() {
-        return Some(Err(
-            "`sluice:ignore` names no rule; write `-- sluice:ignore rule-id -- reason`".into(),
-        ));
+        return Some(Err("`sluice:ignore` names no rule; write `-- sluice:ignore rule-id -- reason`".into()));
     }
     if let Some(unknown) = rules.iter().find(|id| rules::find(id).is_none()) {
-        return Some(Err(format!(
-            "`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids"
-        )));
+        return Some(Err(format!("`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids")));
     }
     if reason.is_empty() {
         return Some(Err(format!(
@@ -58,11 +45,7 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
             rules.join(", ")
         )));
     }
-    Some(Ok(Directive {
-        line: comment.line,
-        rules,
-        file_level,
-    }))
+    Some(Ok(Directive { line: comment.line, rules, file_level }))
 }
 
 /// Drops the findings of `file` that its directives silence, and adds findings for bad directives.
@@ -75,15 +58,10 @@ pub fn apply(file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
         match parse(comment) {
             None => {}
             Some(Err(message)) => problems.push(
-                Finding::new(
-                    INVALID_SUPPRESSION.id,
-                    INVALID_SUPPRESSION.severity,
-                    file.display.clone(),
-                    message,
-                )
-                .at(comment.line, 1, comment.line, comment.text.chars().count() + 1)
-                .snippet(comment.line, comment.text.clone())
-                .help(INVALID_SUPPRESSION.fix.trim()),
+                Finding::new(INVALID_SUPPRESSION.id, INVALID_SUPPRESSION.severity, file.display.clone(), message)
+                    .at(comment.line, 1, comment.line, comment.text.chars().count() + 1)
+                    .snippet(comment.line, comment.text.clone())
+                    .help(INVALID_SUPPRESSION.fix.trim()),
             ),
             Some(Ok(d)) if d.file_level => file_rules.extend(d.rules),
             Some(Ok(_)) => {}
@@ -113,27 +91,17 @@ mod tests {
     use super::*;
 
     fn comment(text: &str) -> Comment {
-        Comment {
-            line: 1,
-            text: text.into(),
-        }
+        Comment { line: 1, text: text.into() }
     }
 
     #[test]
     fn reads_rules_and_reasons() {
-        let d = parse(&comment(
-            "-- sluice:ignore drop-index-in-use, unparsed-statement -- replaced by idx_b",
-        ))
-        .unwrap()
-        .unwrap();
+        let d = parse(&comment("-- sluice:ignore drop-index-in-use, unparsed-statement -- replaced by idx_b"))
+            .unwrap()
+            .unwrap();
         assert_eq!(d.rules, ["drop-index-in-use", "unparsed-statement"]);
         assert!(!d.file_level);
-        assert!(
-            parse(&comment("-- sluice:ignore-file unparsed-statement -- vendored"))
-                .unwrap()
-                .unwrap()
-                .file_level
-        );
+        assert!(parse(&comment("-- sluice:ignore-file unparsed-statement -- vendored")).unwrap().unwrap().file_level);
         assert!(parse(&comment("-- just a comment")).is_none());
     }
 

@@ -75,36 +75,20 @@ impl Workload {
 pub fn parse(path: &Path, text: &str) -> Result<Workload> {
     let raw: RawWorkload = parse_toml(path, text)?;
     if raw.pool.size == 0 || raw.pool.instances == 0 {
-        return Err(Error::invalid(
-            path,
-            None,
-            "[pool] size and instances must be at least 1",
-        ));
+        return Err(Error::invalid(path, None, "[pool] size and instances must be at least 1"));
     }
     let max_utilisation = raw.max_utilisation.unwrap_or(0.8);
     if !(max_utilisation > 0.0 && max_utilisation <= 1.0) {
-        return Err(Error::invalid(
-            path,
-            None,
-            format!("max_utilisation = {max_utilisation} is not in (0, 1]"),
-        ));
+        return Err(Error::invalid(path, None, format!("max_utilisation = {max_utilisation} is not in (0, 1]")));
     }
     let mut queries = Vec::new();
     for q in raw.queries {
         let line = line_of_offset(text, q.span().start);
         let q = q.into_inner();
         if !(q.peak_rps.is_finite() && q.peak_rps >= 0.0) {
-            return Err(Error::invalid(
-                path,
-                Some(line),
-                format!("peak_rps = {} is not a rate", q.peak_rps),
-            ));
+            return Err(Error::invalid(path, Some(line), format!("peak_rps = {} is not a rate", q.peak_rps)));
         }
-        queries.push(WorkloadQuery {
-            file: q.file.replace('\\', "/"),
-            peak_rps: q.peak_rps,
-            line,
-        });
+        queries.push(WorkloadQuery { file: q.file.replace('\\', "/"), peak_rps: q.peak_rps, line });
     }
     Ok(Workload {
         path: path.to_path_buf(),
@@ -154,13 +138,7 @@ impl Capacity {
 pub fn capacity(workload: &Workload, loads: Vec<Load>) -> Capacity {
     let head_busy = loads.iter().map(Load::head_connections).sum();
     let base_busy = loads.iter().map(Load::base_connections).sum::<Option<f64>>();
-    Capacity {
-        head_busy,
-        base_busy,
-        pool_total: workload.pool_total(),
-        limit: workload.limit(),
-        loads,
-    }
+    Capacity { head_busy, base_busy, pool_total: workload.pool_total(), limit: workload.limit(), loads }
 }
 
 #[cfg(test)]
@@ -175,28 +153,16 @@ mod tests {
         let w = parse(Path::new("workload.toml"), TEXT).expect("valid");
         assert_eq!(w.pool_total(), 480);
         assert_eq!(w.limit(), 384.0);
-        assert_eq!(
-            w.queries,
-            vec![WorkloadQuery {
-                file: "queries/departures.sql".into(),
-                peak_rps: 300.0,
-                line: 5
-            }]
-        );
+        assert_eq!(w.queries, vec![WorkloadQuery { file: "queries/departures.sql".into(), peak_rps: 300.0, line: 5 }]);
     }
 
     #[test]
     fn unknown_keys_name_file_and_line() {
-        let e = parse(Path::new("workload.toml"), "[pool]\nsize = 40\nmax = 3\n")
-            .expect_err("unknown key")
-            .to_string();
+        let e = parse(Path::new("workload.toml"), "[pool]\nsize = 40\nmax = 3\n").expect_err("unknown key").to_string();
         assert!(e.starts_with("workload.toml:3:") && e.contains("max"), "{e}");
-        let e = parse(
-            Path::new("workload.toml"),
-            "[pool]\nsize = 40\n[[queries]]\nfile = \"q.sql\"\npeak_rps = -1\n",
-        )
-        .expect_err("negative rate")
-        .to_string();
+        let e = parse(Path::new("workload.toml"), "[pool]\nsize = 40\n[[queries]]\nfile = \"q.sql\"\npeak_rps = -1\n")
+            .expect_err("negative rate")
+            .to_string();
         assert!(e.starts_with("workload.toml:3:"), "{e}");
     }
 
@@ -216,15 +182,7 @@ mod tests {
         assert!((c.head_busy - 3300.0).abs() < 1e-9);
         assert!((c.base_busy.expect("base") - 12.6).abs() < 1e-9);
         assert!(c.over());
-        let ok = capacity(
-            &w,
-            vec![Load {
-                file: "q".into(),
-                peak_rps: 300.0,
-                base_ms: None,
-                head_ms: 1_280.0,
-            }],
-        );
+        let ok = capacity(&w, vec![Load { file: "q".into(), peak_rps: 300.0, base_ms: None, head_ms: 1_280.0 }]);
         assert!((ok.head_busy - 384.0).abs() < 1e-9);
         assert!(!ok.over(), "exactly 80% is still within the limit");
         assert_eq!(ok.base_busy, None);
@@ -236,18 +194,8 @@ mod tests {
         let c = capacity(
             &w,
             vec![
-                Load {
-                    file: "a".into(),
-                    peak_rps: 100.0,
-                    base_ms: Some(10.0),
-                    head_ms: 50.0,
-                },
-                Load {
-                    file: "b".into(),
-                    peak_rps: 50.0,
-                    base_ms: Some(20.0),
-                    head_ms: 80.0,
-                },
+                Load { file: "a".into(), peak_rps: 100.0, base_ms: Some(10.0), head_ms: 50.0 },
+                Load { file: "b".into(), peak_rps: 50.0, base_ms: Some(20.0), head_ms: 80.0 },
             ],
         );
         assert!((c.head_busy - 9.0).abs() < 1e-9);

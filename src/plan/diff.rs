@@ -14,11 +14,7 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds {
-            seq_scan_rows: 100_000,
-            cost_ratio_error: 10.0,
-            cost_ratio_warning: 2.0,
-        }
+        Thresholds { seq_scan_rows: 100_000, cost_ratio_error: 10.0, cost_ratio_warning: 2.0 }
     }
 }
 
@@ -94,10 +90,7 @@ fn bitmap_indexes(node: &Value, out: &mut Vec<String>) {
         out.push(index);
     }
     for child in children(node) {
-        if matches!(
-            text(child, "Node Type").as_deref(),
-            Some("Bitmap Index Scan" | "BitmapAnd" | "BitmapOr")
-        ) {
+        if matches!(text(child, "Node Type").as_deref(), Some("Bitmap Index Scan" | "BitmapAnd" | "BitmapOr")) {
             bitmap_indexes(child, out);
         }
     }
@@ -174,10 +167,7 @@ pub fn spills(plan: &Value) -> Vec<String> {
         let t = text(node, "Node Type").unwrap_or_default();
         if text(node, "Sort Space Type").as_deref() == Some("Disk") {
             let method = text(node, "Sort Method").unwrap_or_default();
-            out.push(format!(
-                "{t} ({method}, {} kB on disk)",
-                number(node, "Sort Space Used").unwrap_or(0.0)
-            ));
+            out.push(format!("{t} ({method}, {} kB on disk)", number(node, "Sort Space Used").unwrap_or(0.0)));
         }
         if number(node, "Hash Batches").is_some_and(|b| b > 1.0) {
             out.push(format!("{t} ({} batches)", number(node, "Hash Batches").unwrap_or(0.0)));
@@ -223,11 +213,7 @@ pub fn format_count(n: f64) -> String {
 
 /// Compares the base and head plans of one query.
 pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) -> Verdict {
-    let mut v = Verdict {
-        base_cost: total_cost(base),
-        head_cost: total_cost(head),
-        ..Verdict::default()
-    };
+    let mut v = Verdict { base_cost: total_cost(base), head_cost: total_cost(head), ..Verdict::default() };
     let base_scans = scans(base);
     let head_scans = scans(head);
     let mut seen = BTreeSet::new();
@@ -241,11 +227,7 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
             continue;
         }
         let rows = facts.relation_rows.get(&h.relation).copied().unwrap_or(0.0);
-        let name = if b.alias != b.relation {
-            format!("{} ({})", b.relation, b.alias)
-        } else {
-            b.relation.clone()
-        };
+        let name = if b.alias != b.relation { format!("{} ({})", b.relation, b.alias) } else { b.relation.clone() };
         if b.access() == Access::Index && h.access() == Access::Seq && rows >= t.seq_scan_rows as f64 {
             v.regressions.push(format!(
                 "{name} was read by {} on base and is read by Seq Scan on head ({} rows)",
@@ -253,8 +235,7 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
                 rows_text(rows)
             ));
         } else if b.node_type != h.node_type || b.indexes != h.indexes {
-            v.cost_increases
-                .push(format!("{name}: {} on base, {} on head", b.describe(), h.describe()));
+            v.cost_increases.push(format!("{name}: {} on base, {} on head", b.describe(), h.describe()));
         }
     }
     for index in &facts.missing_indexes {
@@ -263,8 +244,7 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
         if v.head_cost > v.base_cost {
             v.regressions.push(sentence);
         } else {
-            v.cost_increases
-                .push(format!("{sentence} (the head plan is no costlier)"));
+            v.cost_increases.push(format!("{sentence} (the head plan is no costlier)"));
         }
     }
     let (bj, hj) = (join_methods(base), join_methods(head));
@@ -283,10 +263,8 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
     }
     if v.base_cost > 0.0 {
         let ratio = v.head_cost / v.base_cost;
-        let sentence = format!(
-            "estimated cost grows {ratio:.1}× ({:.2} on base, {:.2} on head)",
-            v.base_cost, v.head_cost
-        );
+        let sentence =
+            format!("estimated cost grows {ratio:.1}× ({:.2} on base, {:.2} on head)", v.base_cost, v.head_cost);
         if ratio > t.cost_ratio_error {
             v.regressions.push(sentence);
         } else if ratio > t.cost_ratio_warning {
@@ -299,19 +277,12 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
 
 /// Checks for a query with no base plan: a large relation read by Seq Scan.
 pub fn absolute(head: &Value, facts: &HeadFacts, t: &Thresholds) -> Verdict {
-    let mut v = Verdict {
-        head_cost: total_cost(head),
-        ..Verdict::default()
-    };
+    let mut v = Verdict { head_cost: total_cost(head), ..Verdict::default() };
     let mut seen = BTreeSet::new();
     for s in scans(head) {
         let rows = facts.relation_rows.get(&s.relation).copied().unwrap_or(0.0);
         if s.access() == Access::Seq && rows >= t.seq_scan_rows as f64 && seen.insert(s.relation.clone()) {
-            v.cost_increases.push(format!(
-                "new query reads {} by Seq Scan ({} rows)",
-                s.relation,
-                rows_text(rows)
-            ));
+            v.cost_increases.push(format!("new query reads {} by Seq Scan ({} rows)", s.relation, rows_text(rows)));
         }
     }
     v.inefficient = inefficient_scans(head);
@@ -377,10 +348,8 @@ pub fn lines(plan: &Value) -> Vec<Line> {
             rows_text(number(node, "Plan Rows").unwrap_or(0.0))
         );
         if let Some(ms) = number(node, "Actual Total Time") {
-            detail.push_str(&format!(
-                " actual={ms:.3}ms rows={}",
-                rows_text(number(node, "Actual Rows").unwrap_or(0.0))
-            ));
+            detail
+                .push_str(&format!(" actual={ms:.3}ms rows={}", rows_text(number(node, "Actual Rows").unwrap_or(0.0))));
             if let Some(removed) = number(node, "Rows Removed by Filter") {
                 detail.push_str(&format!(" removed-by-filter={}", rows_text(removed)));
             }
@@ -406,11 +375,8 @@ pub fn render_diff(base: &Value, head: &Value) -> String {
     let mut table = vec![vec![0usize; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
         for j in (0..b.len()).rev() {
-            table[i][j] = if same(&a[i], &b[j]) {
-                table[i + 1][j + 1] + 1
-            } else {
-                table[i + 1][j].max(table[i][j + 1])
-            };
+            table[i][j] =
+                if same(&a[i], &b[j]) { table[i + 1][j + 1] + 1 } else { table[i + 1][j].max(table[i][j + 1]) };
         }
     }
     let mut out = String::from("plan diff (- base, + head):\n");

@@ -48,20 +48,12 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
     let text = crate::error::read_text(path)?;
     let split = crate::sql::split::split(&text);
     if let Some((message, span)) = &split.tokenizer_error {
-        return Err(Error::invalid(
-            path,
-            Some(span.line),
-            format!("cannot split the file into statements: {message}"),
-        ));
+        return Err(Error::invalid(path, Some(span.line), format!("cannot split the file into statements: {message}")));
     }
     let mut out = Vec::new();
     for statement in &split.statements {
-        let tokens: Vec<&Token> = statement
-            .tokens
-            .iter()
-            .map(|t| &t.token)
-            .filter(|t| !matches!(t, Token::Whitespace(_)))
-            .collect();
+        let tokens: Vec<&Token> =
+            statement.tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect();
         let first = match tokens.first() {
             Some(Token::Word(w)) => w.keyword,
             _ => Keyword::NoKeyword,
@@ -72,13 +64,7 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
         let params = statement
             .leading_comments
             .iter()
-            .find_map(|c| {
-                c.text
-                    .trim_start_matches("--")
-                    .trim()
-                    .strip_prefix("sluice:params")
-                    .map(str::to_string)
-            })
+            .find_map(|c| c.text.trim_start_matches("--").trim().strip_prefix("sluice:params").map(str::to_string))
             .map(|list| split_params(&list));
         let mut param_columns: Vec<Option<String>> = Vec::new();
         let mut words = Vec::new();
@@ -88,11 +74,7 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
                     words.push(w.value.clone())
                 }
                 Token::Placeholder(p) => {
-                    let Some(n) = p
-                        .strip_prefix('$')
-                        .and_then(|n| n.parse::<usize>().ok())
-                        .filter(|&n| n >= 1)
-                    else {
+                    let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()).filter(|&n| n >= 1) else {
                         continue;
                     };
                     if param_columns.len() < n {
@@ -198,17 +180,11 @@ async fn simple_rows(
 }
 
 fn parse_plan(rows: Vec<Vec<Option<String>>>) -> std::result::Result<Value, String> {
-    let text = rows
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next().flatten())
-        .ok_or("EXPLAIN returned nothing")?;
+    let text =
+        rows.into_iter().next().and_then(|r| r.into_iter().next().flatten()).ok_or("EXPLAIN returned nothing")?;
     let value: Value = serde_json::from_str(&text).map_err(|e| format!("EXPLAIN output is not JSON: {e}"))?;
     // `[{"Plan": {...}, "Execution Time": ...}]` → the object.
-    value
-        .get(0)
-        .cloned()
-        .ok_or_else(|| "EXPLAIN returned an empty list".to_string())
+    value.get(0).cloned().ok_or_else(|| "EXPLAIN returned an empty list".to_string())
 }
 
 /// Prepares the session for planning: every statement under `timeout`.
@@ -231,19 +207,9 @@ pub async fn generic_plan(
     version_num: u32,
     timeout: Duration,
 ) -> std::result::Result<Value, String> {
-    simple_rows(
-        client,
-        &format!("SET statement_timeout = {}", timeout.as_millis()),
-        timeout,
-    )
-    .await?;
+    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
     if version_num >= 160000 {
-        let rows = simple_rows(
-            client,
-            &format!("EXPLAIN (GENERIC_PLAN, FORMAT JSON) {}", query.text),
-            timeout,
-        )
-        .await?;
+        let rows = simple_rows(client, &format!("EXPLAIN (GENERIC_PLAN, FORMAT JSON) {}", query.text), timeout).await?;
         return parse_plan(rows);
     }
     let name = "sluice_q";
@@ -252,11 +218,7 @@ pub async fn generic_plan(
     let result = async {
         simple_rows(client, "SET plan_cache_mode = force_generic_plan", timeout).await?;
         let n = param_count(client, name, timeout).await?;
-        let args = if n == 0 {
-            String::new()
-        } else {
-            format!("({})", vec!["NULL"; n].join(", "))
-        };
+        let args = if n == 0 { String::new() } else { format!("({})", vec!["NULL"; n].join(", ")) };
         parse_plan(simple_rows(client, &format!("EXPLAIN (FORMAT JSON) EXECUTE {name}{args}"), timeout).await?)
     }
     .await;
@@ -300,31 +262,18 @@ pub async fn analyze(
     timeout: Duration,
 ) -> std::result::Result<Measured, String> {
     let name = "sluice_a";
-    simple_rows(
-        client,
-        &format!("SET statement_timeout = {}", timeout.as_millis()),
-        timeout,
-    )
-    .await?;
+    simple_rows(client, &format!("SET statement_timeout = {}", timeout.as_millis()), timeout).await?;
     let _ = simple_rows(client, &format!("DEALLOCATE {name}"), timeout).await;
     simple_rows(client, &format!("PREPARE {name} AS {}", query.text), timeout).await?;
     let n = param_count(client, name, timeout).await?;
     let mut args: Vec<String> = params.iter().take(n).cloned().collect();
     args.resize(n, "NULL".into());
-    let call = if n == 0 {
-        name.to_string()
-    } else {
-        format!("{name}({})", args.join(", "))
-    };
+    let call = if n == 0 { name.to_string() } else { format!("{name}({})", args.join(", ")) };
     let mut runs: Vec<(f64, Value)> = Vec::new();
     for _ in 0..repeat.max(1) {
         simple_rows(client, "BEGIN", timeout).await?;
-        let result = simple_rows(
-            client,
-            &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {call}"),
-            timeout,
-        )
-        .await;
+        let result =
+            simple_rows(client, &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE {call}"), timeout).await;
         let _ = simple_rows(client, "ROLLBACK", timeout).await;
         let plan = parse_plan(result?)?;
         let ms = plan.get("Execution Time").and_then(Value::as_f64).unwrap_or(0.0);
@@ -334,12 +283,7 @@ pub async fn analyze(
     let runs_ms: Vec<f64> = runs.iter().map(|(ms, _)| *ms).collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (median_ms, plan) = runs.swap_remove(runs.len() / 2);
-    Ok(Measured {
-        plan,
-        median_ms,
-        runs_ms,
-        params: args,
-    })
+    Ok(Measured { plan, median_ms, runs_ms, params: args })
 }
 
 /// Sample parameter values: the `sluice:params` comment, else a typical value of the column each
@@ -368,17 +312,9 @@ async fn sample_for_column(
     column: &str,
     upper: bool,
 ) -> Option<String> {
-    let mentioned = |table: &str| {
-        query
-            .words
-            .iter()
-            .any(|w| w == table || table.ends_with(&format!(".{w}")))
-    };
-    let mut candidates: Vec<(&String, &crate::plan::scale::TableSpec)> = spec
-        .tables
-        .iter()
-        .filter(|(_, t)| t.columns.contains_key(column))
-        .collect();
+    let mentioned = |table: &str| query.words.iter().any(|w| w == table || table.ends_with(&format!(".{w}")));
+    let mut candidates: Vec<(&String, &crate::plan::scale::TableSpec)> =
+        spec.tables.iter().filter(|(_, t)| t.columns.contains_key(column)).collect();
     candidates.sort_by_key(|(name, _)| !mentioned(name));
     for (table, t) in &candidates {
         if let Some(v) = typical(spec, table, column, &t.columns[column].generator, 0, upper) {
@@ -433,11 +369,7 @@ fn typical(
         Generator::Timestamps { from, to } => {
             let a = chrono::DateTime::parse_from_rfc3339(from).ok()?;
             let b = chrono::DateTime::parse_from_rfc3339(to).ok()?;
-            let width = if upper {
-                (b - a) / 100
-            } else {
-                chrono::TimeDelta::zero()
-            };
+            let width = if upper { (b - a) / 100 } else { chrono::TimeDelta::zero() };
             quote_literal(&(a + (b - a) / 2 + width).to_rfc3339())
         }
         Generator::OneOf(values) => values.first()?.clone(),
@@ -470,15 +402,7 @@ mod tests {
         assert_eq!(q.line, 3);
         assert_eq!(q.params.as_deref(), Some(&["7".to_string(), "'a, b'".to_string()][..]));
         let cols: Vec<Option<&str>> = q.param_columns.iter().map(|c| c.as_deref()).collect();
-        assert_eq!(
-            cols,
-            vec![
-                Some("route_id"),
-                Some("departure_time"),
-                Some("departure_time"),
-                Some("kind")
-            ]
-        );
+        assert_eq!(cols, vec![Some("route_id"), Some("departure_time"), Some("departure_time"), Some("kind")]);
         assert!(queries[1].params.is_none());
     }
 
@@ -491,18 +415,9 @@ mod tests {
         )
         .expect("spec");
         let st = &spec.tables["st"].columns;
-        assert_eq!(
-            typical(&spec, "st", "route_id", &st["route_id"].generator, 0, false).as_deref(),
-            Some("5")
-        );
-        assert_eq!(
-            typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0, false).as_deref(),
-            Some("50")
-        );
-        assert_eq!(
-            typical(&spec, "st", "kind", &st["kind"].generator, 0, false).as_deref(),
-            Some("'a'")
-        );
+        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, false).as_deref(), Some("5"));
+        assert_eq!(typical(&spec, "st", "trip_id", &st["trip_id"].generator, 0, false).as_deref(), Some("50"));
+        assert_eq!(typical(&spec, "st", "kind", &st["kind"].generator, 0, false).as_deref(), Some("'a'"));
         assert_eq!(
             typical(&spec, "st", "at", &st["at"].generator, 0, false).as_deref(),
             Some("'2025-01-02T00:00:00+00:00'")
@@ -512,9 +427,6 @@ mod tests {
             Some("'2025-01-02T00:28:48+00:00'"),
             "the upper end of a range is 1% of the span later"
         );
-        assert_eq!(
-            typical(&spec, "st", "route_id", &st["route_id"].generator, 0, true).as_deref(),
-            Some("6")
-        );
+        assert_eq!(typical(&spec, "st", "route_id", &st["route_id"].generator, 0, true).as_deref(), Some("6"));
     }
 }

@@ -34,10 +34,7 @@ pub struct MigrationSql {
 impl MigrationSql {
     pub fn load(path: PathBuf) -> Result<MigrationSql> {
         let sql = crate::error::read_text(&path)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(MigrationSql { name, path, sql })
     }
 }
@@ -75,18 +72,12 @@ pub fn touched_tables(migrations: &[MigrationSql]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for m in migrations {
         for statement in crate::sql::split::split(&m.sql).statements {
-            let tokens: Vec<&Token> = statement
-                .tokens
-                .iter()
-                .map(|t| &t.token)
-                .filter(|t| !matches!(t, Token::Whitespace(_)))
-                .collect();
+            let tokens: Vec<&Token> =
+                statement.tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect();
             for (i, token) in tokens.iter().enumerate() {
                 let Token::Word(w) = token else { continue };
-                if !matches!(
-                    w.keyword,
-                    Keyword::TABLE | Keyword::ON | Keyword::INTO | Keyword::UPDATE | Keyword::FROM
-                ) {
+                if !matches!(w.keyword, Keyword::TABLE | Keyword::ON | Keyword::INTO | Keyword::UPDATE | Keyword::FROM)
+                {
                     continue;
                 }
                 let mut j = i + 1;
@@ -127,10 +118,7 @@ pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result
             .await;
         if let Ok(row) = row {
             let table: String = row.get(0);
-            client
-                .batch_execute(&format!("ANALYZE {table}"))
-                .await
-                .map_err(|e| Error::Other(pg_message(&e)))?;
+            client.batch_execute(&format!("ANALYZE {table}")).await.map_err(|e| Error::Other(pg_message(&e)))?;
         }
     }
     Ok(())
@@ -170,11 +158,7 @@ pub async fn template(
     let now = chrono::Utc::now().timestamp().to_string();
     if server.database_exists(&name).await? {
         server.comment_database(&name, &now).await?;
-        return Ok(Template {
-            name,
-            cached: true,
-            build_seconds: 0.0,
-        });
+        return Ok(Template { name, cached: true, build_seconds: 0.0 });
     }
     let started = std::time::Instant::now();
     let build = format!("sluice_build_{key}_{}", std::process::id());
@@ -194,11 +178,7 @@ pub async fn template(
         server.comment_database(&name, &now).await?;
         evict(server, &name).await?;
     }
-    Ok(Template {
-        name,
-        cached: false,
-        build_seconds: started.elapsed().as_secs_f64(),
-    })
+    Ok(Template { name, cached: false, build_seconds: started.elapsed().as_secs_f64() })
 }
 
 async fn evict(server: &mut Server, current: &str) -> Result<()> {
@@ -298,13 +278,7 @@ async fn load_tables(client: &Client) -> Result<Vec<Table>> {
                 }
             })
             .collect();
-        tables.push(Table {
-            oid,
-            qualified: row.get(1),
-            name: row.get(2),
-            schema: row.get(3),
-            columns,
-        });
+        tables.push(Table { oid, qualified: row.get(1), name: row.get(2), schema: row.get(3), columns });
     }
     Ok(tables)
 }
@@ -313,9 +287,7 @@ async fn load_tables(client: &Client) -> Result<Vec<Table>> {
 fn resolve<'a>(tables: &'a [Table], key: &str) -> Option<&'a Table> {
     let unquote = |s: &str| s.trim_matches('"').to_string();
     match key.split_once('.') {
-        Some((schema, name)) => tables
-            .iter()
-            .find(|t| t.schema == unquote(schema) && t.name == unquote(name)),
+        Some((schema, name)) => tables.iter().find(|t| t.schema == unquote(schema) && t.name == unquote(name)),
         None => {
             let key = unquote(key);
             tables
@@ -393,18 +365,12 @@ fn generator_expr(
     filled: &BTreeMap<i64, Filled>,
     from: &mut Vec<String>,
 ) -> Result<(String, Shape)> {
-    let bad = |msg: String| {
-        Error::invalid(
-            spec_path,
-            Some(spec.line),
-            format!("tables.{table}.columns.{column}: {msg}"),
-        )
-    };
+    let bad =
+        |msg: String| Error::invalid(spec_path, Some(spec.line), format!("tables.{table}.columns.{column}: {msg}"));
     let (expr, shape) = match &spec.generator {
-        Generator::Uniform { low, high } => (
-            format!("({low}::bigint + floor(random() * ({high}::numeric - {low} + 1))::bigint)"),
-            Shape::Other,
-        ),
+        Generator::Uniform { low, high } => {
+            (format!("({low}::bigint + floor(random() * ({high}::numeric - {low} + 1))::bigint)"), Shape::Other)
+        }
         Generator::Zipf { n, s } => {
             // Inverse CDF of the continuous power law on [1, n + 1), floored: value k has weight ≈ k^-s.
             let expr = if (*s - 1.0).abs() < 1e-9 {
@@ -433,14 +399,9 @@ fn generator_expr(
             ),
             Shape::Other,
         ),
-        Generator::OneOf(values) => (
-            format!(
-                "(ARRAY[{}])[1 + floor(random() * {})::int]",
-                values.join(", "),
-                values.len()
-            ),
-            Shape::Other,
-        ),
+        Generator::OneOf(values) => {
+            (format!("(ARRAY[{}])[1 + floor(random() * {})::int]", values.join(", "), values.len()), Shape::Other)
+        }
         Generator::Pattern(p) => {
             let parts: Vec<String> = p.split("{n}").map(quote_literal).collect();
             (format!("({})", parts.join(" || g || ")), Shape::Other)
@@ -450,10 +411,7 @@ fn generator_expr(
         Generator::Sql(sql) => (format!("({sql})"), Shape::Other),
     };
     if spec.null_fraction > 0.0 {
-        return Ok((
-            format!("CASE WHEN random() < {} THEN NULL ELSE {expr} END", spec.null_fraction),
-            Shape::Other,
-        ));
+        return Ok((format!("CASE WHEN random() < {} THEN NULL ELSE {expr} END", spec.null_fraction), Shape::Other));
     }
     Ok((expr, shape))
 }
@@ -497,13 +455,8 @@ fn plan_table(
             ));
         }
     }
-    let mut plan = Plan {
-        columns: Vec::new(),
-        exprs: Vec::new(),
-        from: Vec::new(),
-        overriding: false,
-        shapes: BTreeMap::new(),
-    };
+    let mut plan =
+        Plan { columns: Vec::new(), exprs: Vec::new(), from: Vec::new(), overriding: false, shapes: BTreeMap::new() };
     for column in &table.columns {
         if column.generated {
             continue;
@@ -552,11 +505,7 @@ fn plan_table(
         plan.overriding |= column.identity_always;
         plan.columns.push(quote_ident(&column.name));
         plan.exprs.push(format!("({expr})::{}", column.type_name));
-        let shape = if is_integer(&column.base_type) {
-            shape
-        } else {
-            Shape::Other
-        };
+        let shape = if is_integer(&column.base_type) { shape } else { Shape::Other };
         plan.shapes.insert(column.name.clone(), shape);
     }
     Ok(plan)
@@ -604,9 +553,8 @@ fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, usize)>> {
     while !left.is_empty() {
         let placed: BTreeSet<i64> = out.iter().map(|(_, i)| tables[*i].oid).collect();
         let pending: BTreeSet<i64> = left.iter().map(|(_, i)| tables[*i].oid).collect();
-        let ready = left
-            .iter()
-            .position(|entry| deps(entry).iter().all(|d| placed.contains(d) || !pending.contains(d)));
+        let ready =
+            left.iter().position(|entry| deps(entry).iter().all(|d| placed.contains(d) || !pending.contains(d)));
         match ready {
             Some(i) => out.push(left.remove(i)),
             // A cycle: fill in spec order; a `references` into a table not yet filled then errors clearly.
@@ -630,34 +578,18 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
     let tables = load_tables(client).await?;
     let order = order(spec, &tables)?;
     let err = |what: String| move |e: tokio_postgres::Error| Error::Other(format!("{what}: {}", pg_message(&e)));
-    client
-        .batch_execute("BEGIN")
-        .await
-        .map_err(err("cannot start the fill".into()))?;
+    client.batch_execute("BEGIN").await.map_err(err("cannot start the fill".into()))?;
     if superuser {
         // Foreign-key triggers off for the load: the generators only draw keys that exist.
-        client
-            .batch_execute("SET LOCAL session_replication_role = replica")
-            .await
-            .map_err(err("fill".into()))?;
+        client.batch_execute("SET LOCAL session_replication_role = replica").await.map_err(err("fill".into()))?;
     }
     let oids: Vec<i64> = order.iter().map(|(_, i)| tables[*i].oid).collect();
     if !oids.is_empty() {
         let list: Vec<&str> = order.iter().map(|(_, i)| tables[*i].qualified.as_str()).collect();
-        client
-            .batch_execute("SAVEPOINT sluice_truncate")
-            .await
-            .map_err(err("fill".into()))?;
-        if client
-            .batch_execute(&format!("TRUNCATE {}", list.join(", ")))
-            .await
-            .is_err()
-        {
+        client.batch_execute("SAVEPOINT sluice_truncate").await.map_err(err("fill".into()))?;
+        if client.batch_execute(&format!("TRUNCATE {}", list.join(", "))).await.is_err() {
             // Referenced by a table outside the spec: fill without the WAL-skipping truncate.
-            client
-                .batch_execute("ROLLBACK TO SAVEPOINT sluice_truncate")
-                .await
-                .map_err(err("fill".into()))?;
+            client.batch_execute("ROLLBACK TO SAVEPOINT sluice_truncate").await.map_err(err("fill".into()))?;
         }
     }
     let indexes = client
@@ -682,10 +614,7 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
         let table = &tables[*index];
         let rows = spec.tables[key].rows;
         let plan = plan_table(spec, key, table, &tables, &filled)?;
-        client
-            .batch_execute("SELECT setseed(0.4242)")
-            .await
-            .map_err(err("fill".into()))?;
+        client.batch_execute("SELECT setseed(0.4242)").await.map_err(err("fill".into()))?;
         let progress = bar(rows, &table.qualified);
         let mut start = 1u64;
         while start <= rows && !plan.columns.is_empty() {
@@ -694,11 +623,7 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
                 "INSERT INTO {} ({}) {}SELECT {} FROM generate_series({start}::bigint, {end}::bigint) AS s(g) {}",
                 table.qualified,
                 plan.columns.join(", "),
-                if plan.overriding {
-                    "OVERRIDING SYSTEM VALUE "
-                } else {
-                    ""
-                },
+                if plan.overriding { "OVERRIDING SYSTEM VALUE " } else { "" },
                 plan.exprs.join(", "),
                 plan.from.join(" ")
             );
@@ -714,10 +639,7 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
         }
         if plan.columns.is_empty() && rows > 0 {
             let sql = format!("INSERT INTO {} SELECT FROM generate_series(1, {rows})", table.qualified);
-            client
-                .batch_execute(&sql)
-                .await
-                .map_err(err(format!("filling {}", table.qualified)))?;
+            client.batch_execute(&sql).await.map_err(err(format!("filling {}", table.qualified)))?;
         }
         progress.finish_and_clear();
         // Serial and identity columns continue after the generated keys.
@@ -731,13 +653,7 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
             );
             let _ = client.batch_execute(&sql).await;
         }
-        filled.insert(
-            table.oid,
-            Filled {
-                rows,
-                shapes: plan.shapes,
-            },
-        );
+        filled.insert(table.oid, Filled { rows, shapes: plan.shapes });
     }
     let spinner = ProgressBar::new_spinner();
     for row in &indexes {
@@ -745,16 +661,10 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool) -> Result<
         spinner.set_message(format!("building index {name}"));
         spinner.enable_steady_tick(Duration::from_millis(120));
         let def: String = row.get(1);
-        client
-            .batch_execute(&def)
-            .await
-            .map_err(err(format!("cannot rebuild index {name}")))?;
+        client.batch_execute(&def).await.map_err(err(format!("cannot rebuild index {name}")))?;
     }
     spinner.finish_and_clear();
-    client
-        .batch_execute("COMMIT")
-        .await
-        .map_err(err("cannot commit the fill".into()))?;
+    client.batch_execute("COMMIT").await.map_err(err("cannot commit the fill".into()))?;
     client.batch_execute("ANALYZE").await.map_err(err("ANALYZE".into()))?;
     Ok(())
 }
@@ -764,11 +674,7 @@ mod tests {
     use super::*;
 
     fn migration(name: &str, sql: &str) -> MigrationSql {
-        MigrationSql {
-            name: name.into(),
-            path: PathBuf::from(name),
-            sql: sql.into(),
-        }
+        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into() }
     }
 
     #[test]
@@ -789,21 +695,9 @@ mod tests {
         let spec = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 5\n").expect("spec");
         let spec2 = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 6\n").expect("spec");
         let a = cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec);
-        assert_eq!(
-            a,
-            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec)
-        );
-        assert_ne!(
-            a,
-            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], &spec)
-        );
-        assert_ne!(
-            a,
-            cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec2)
-        );
-        assert_ne!(
-            a,
-            cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec)
-        );
+        assert_eq!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], &spec));
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec2));
+        assert_ne!(a, cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
     }
 }

@@ -113,13 +113,9 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
         let mut report = result?;
         let kept = kept?;
         if !kept.is_empty() {
-            report
-                .notes
-                .push(format!("kept databases on {location}: {}", kept.join(", ")));
+            report.notes.push(format!("kept databases on {location}: {}", kept.join(", ")));
         }
-        report
-            .notes
-            .push(format!("plan comparison took {:.1} s", started.elapsed().as_secs_f64()));
+        report.notes.push(format!("plan comparison took {:.1} s", started.elapsed().as_secs_f64()));
         report.sort();
         Ok(report)
     })
@@ -144,10 +140,7 @@ async fn plan_side(
     version: u32,
 ) -> Result<Side> {
     explain::prepare_session(client, options.statement_timeout).await?;
-    let mut side = Side {
-        plans: Vec::new(),
-        measured: Vec::new(),
-    };
+    let mut side = Side { plans: Vec::new(), measured: Vec::new() };
     for (query, &include) in queries.iter().zip(include) {
         if !include {
             side.plans.push(None);
@@ -204,20 +197,15 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     report.notes.push(if base_template.cached {
         format!("fixture: reused cached {} on {}", base_template.name, server.location)
     } else {
-        format!(
-            "fixture: built {} in {:.1} s on {}",
-            base_template.name, base_template.build_seconds, server.location
-        )
+        format!("fixture: built {} in {:.1} s on {}", base_template.name, base_template.build_seconds, server.location)
     });
 
     let mut queries = Vec::new();
     for path in &options.queries {
         queries.extend(explain::load_queries(path, &relative(&options.root, path))?);
     }
-    let at_base: Vec<bool> = queries
-        .iter()
-        .map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file)))
-        .collect();
+    let at_base: Vec<bool> =
+        queries.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();
     let all = vec![true; queries.len()];
 
     let base = {
@@ -230,27 +218,17 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     let is_prefix =
         options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
     let head_db = if is_prefix {
-        let name = format!(
-            "sluice_head_{}_{}",
-            std::process::id(),
-            chrono::Utc::now().timestamp_millis()
-        );
+        let name = format!("sluice_head_{}_{}", std::process::id(), chrono::Utc::now().timestamp_millis());
         server.create_database(&name, Some(&base_template.name)).await?;
         let client = server.connect(&name).await?;
         client
-            .batch_execute(&format!(
-                "SET statement_timeout = {}",
-                options.build_timeout.as_millis()
-            ))
+            .batch_execute(&format!("SET statement_timeout = {}", options.build_timeout.as_millis()))
             .await
             .map_err(|e| Error::Other(server::pg_message(&e)))?;
         let new = &options.head[options.base.len()..];
         fixture::apply_migrations(&client, new).await?;
         fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
-        report.notes.push(format!(
-            "head: {} new migration(s) applied to a copy of the base fixture",
-            new.len()
-        ));
+        report.notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
         name
     } else {
         let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
@@ -270,45 +248,20 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
         };
         planned += 1;
         report.findings.extend(
-            findings_for(
-                &client,
-                query,
-                base_plan,
-                head_plan,
-                &base.measured[i],
-                &head.measured[i],
-                options,
-            )
-            .await,
+            findings_for(&client, query, base_plan, head_plan, &base.measured[i], &head.measured[i], options).await,
         );
     }
     report.notes.push(format!(
         "{planned} queries planned on base and head ({} generic plans{})",
-        if server.version_num >= 160000 {
-            "EXPLAIN (GENERIC_PLAN)"
-        } else {
-            "PREPARE + force_generic_plan"
-        },
-        if options.analyze {
-            format!(", EXPLAIN ANALYZE median of {}", options.repeat)
-        } else {
-            String::new()
-        }
+        if server.version_num >= 160000 { "EXPLAIN (GENERIC_PLAN)" } else { "PREPARE + force_generic_plan" },
+        if options.analyze { format!(", EXPLAIN ANALYZE median of {}", options.repeat) } else { String::new() }
     ));
 
     if let Some(workload) = &options.workload {
         if options.analyze {
-            report.findings.extend(pool_check(
-                workload,
-                &options.root,
-                &queries,
-                &base.measured,
-                &head.measured,
-            )?);
+            report.findings.extend(pool_check(workload, &options.root, &queries, &base.measured, &head.measured)?);
         } else {
-            report
-                .notes
-                .push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
+            report.notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
         }
     }
     Ok(report)
@@ -368,10 +321,7 @@ async fn findings_for(
         Some(Ok(p)) => Some(p),
         _ => None,
     };
-    let (bm, hm) = (
-        base_m.as_ref().and_then(|r| r.as_ref().ok()),
-        head_m.as_ref().and_then(|r| r.as_ref().ok()),
-    );
+    let (bm, hm) = (base_m.as_ref().and_then(|r| r.as_ref().ok()), head_m.as_ref().and_then(|r| r.as_ref().ok()));
     if let Some(Err(reason)) = head_m {
         out.push(
             finding_at(
@@ -393,22 +343,14 @@ async fn findings_for(
     };
     if let (Some(b), Some(h)) = (analyzed_base, analyzed_head) {
         let measured = diff::compare(b, h, &facts, &options.thresholds);
-        for spill in measured
-            .cost_increases
-            .into_iter()
-            .filter(|s| s.contains("spills to disk"))
-        {
+        for spill in measured.cost_increases.into_iter().filter(|s| s.contains("spills to disk")) {
             verdict.cost_increases.push(spill);
         }
     }
     verdict.inefficient = analyzed_head.map(diff::inefficient_scans).unwrap_or_default();
     let tree = match base_ok {
         Some(base) => diff::render_diff(base, &head_plan),
-        None => format!(
-            "head plan (no base plan: {}):\n{}",
-            new_reason(&base_plan),
-            diff::render_tree(&head_plan)
-        ),
+        None => format!("head plan (no base plan: {}):\n{}", new_reason(&base_plan), diff::render_tree(&head_plan)),
     };
     let ev = evidence(base_ok, &head_plan, bm, hm);
     let mut timing = String::new();
@@ -472,15 +414,10 @@ fn pool_check(
     let mut first: BTreeMap<String, usize> = BTreeMap::new();
     for wq in &workload.queries {
         // `file` is relative to the project root, or else to the workload file's directory.
-        let beside = workload
-            .path
-            .parent()
-            .map(|d| relative(root, &d.join(&wq.file)))
-            .unwrap_or_default();
+        let beside = workload.path.parent().map(|d| relative(root, &d.join(&wq.file))).unwrap_or_default();
         let beside = beside.strip_prefix("./").unwrap_or(&beside).to_string();
-        let indices: Vec<usize> = (0..queries.len())
-            .filter(|&i| queries[i].file == wq.file || queries[i].file == beside)
-            .collect();
+        let indices: Vec<usize> =
+            (0..queries.len()).filter(|&i| queries[i].file == wq.file || queries[i].file == beside).collect();
         if indices.is_empty() {
             return Err(Error::invalid(
                 &workload.path,
@@ -490,29 +427,17 @@ fn pool_check(
         }
         first.insert(queries[indices[0]].file.clone(), indices[0]);
         let ms = |side: &[Option<std::result::Result<Measured, String>>]| -> Option<f64> {
-            indices
-                .iter()
-                .map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms))
-                .sum()
+            indices.iter().map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms)).sum()
         };
         // A query with no measurement on head was already reported; count it as the timeout.
         let head_ms = ms(head).unwrap_or(f64::INFINITY);
-        loads.push(Load {
-            file: queries[indices[0]].file.clone(),
-            peak_rps: wq.peak_rps,
-            base_ms: ms(base),
-            head_ms,
-        });
+        loads.push(Load { file: queries[indices[0]].file.clone(), peak_rps: wq.peak_rps, base_ms: ms(base), head_ms });
     }
     let c = capacity::capacity(workload, loads);
     if !c.over() {
         return Ok(Vec::new());
     }
-    let worst = c
-        .loads
-        .iter()
-        .max_by(|a, b| a.head_connections().total_cmp(&b.head_connections()))
-        .cloned();
+    let worst = c.loads.iter().max_by(|a, b| a.head_connections().total_cmp(&b.head_connections())).cloned();
     let Some(worst) = worst else { return Ok(Vec::new()) };
     let query = &queries[first[&worst.file]];
     let count = |x: f64| {
@@ -546,9 +471,7 @@ fn pool_check(
                 l.peak_rps,
                 l.head_ms,
                 l.head_connections(),
-                l.base_connections()
-                    .map(|b| format!("{b:.1}"))
-                    .unwrap_or_else(|| "n/a".into())
+                l.base_connections().map(|b| format!("{b:.1}")).unwrap_or_else(|| "n/a".into())
             )
         })
         .collect();

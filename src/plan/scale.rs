@@ -130,20 +130,9 @@ pub fn parse(path: &Path, text: &str) -> Result<ScaleSpec> {
             let spec = column_spec(path, line, &name, &column, spec.into_inner())?;
             columns.insert(column, spec);
         }
-        tables.insert(
-            name,
-            TableSpec {
-                rows: table.rows,
-                columns,
-                line,
-            },
-        );
+        tables.insert(name, TableSpec { rows: table.rows, columns, line });
     }
-    Ok(ScaleSpec {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        tables,
-    })
+    Ok(ScaleSpec { path: path.to_path_buf(), text: text.to_string(), tables })
 }
 
 fn column_spec(path: &Path, line: usize, table: &str, column: &str, raw: RawColumn) -> Result<ColumnSpec> {
@@ -151,44 +140,30 @@ fn column_spec(path: &Path, line: usize, table: &str, column: &str, raw: RawColu
     let mut kinds = Vec::new();
     if let Some([low, high]) = raw.uniform {
         if low > high {
-            return Err(bad(format!(
-                "uniform = [{low}, {high}]: the low bound is above the high bound"
-            )));
+            return Err(bad(format!("uniform = [{low}, {high}]: the low bound is above the high bound")));
         }
         kinds.push(Generator::Uniform { low, high });
     }
     if let Some(z) = raw.zipf {
         if z.n == 0 || !(z.s.is_finite() && z.s > 0.0) {
-            return Err(bad(
-                "zipf needs n ≥ 1 and a positive exponent s (e.g. { n = 100_000, s = 1.1 })".into(),
-            ));
+            return Err(bad("zipf needs n ≥ 1 and a positive exponent s (e.g. { n = 100_000, s = 1.1 })".into()));
         }
         kinds.push(Generator::Zipf { n: z.n, s: z.s });
     }
     if let Some(r) = raw.references {
-        let Some((t, c)) = r
-            .split_once('.')
-            .filter(|(t, c)| !t.is_empty() && !c.is_empty() && !c.contains('.'))
-        else {
+        let Some((t, c)) = r.split_once('.').filter(|(t, c)| !t.is_empty() && !c.is_empty() && !c.contains('.')) else {
             return Err(bad(format!("references = \"{r}\": write it as \"table.column\"")));
         };
-        kinds.push(Generator::References {
-            table: t.to_string(),
-            column: c.to_string(),
-        });
+        kinds.push(Generator::References { table: t.to_string(), column: c.to_string() });
     }
     if let Some([from, to]) = raw.timestamps {
         let parse = |s: &str| {
             chrono::DateTime::parse_from_rfc3339(s).map_err(|e| {
-                bad(format!(
-                    "timestamps: `{s}` is not an RFC 3339 timestamp like 2025-01-01T00:00:00Z ({e})"
-                ))
+                bad(format!("timestamps: `{s}` is not an RFC 3339 timestamp like 2025-01-01T00:00:00Z ({e})"))
             })
         };
         if parse(&from)? > parse(&to)? {
-            return Err(bad(format!(
-                "timestamps = [\"{from}\", \"{to}\"]: the start is after the end"
-            )));
+            return Err(bad(format!("timestamps = [\"{from}\", \"{to}\"]: the start is after the end")));
         }
         kinds.push(Generator::Timestamps { from, to });
     }
@@ -209,9 +184,7 @@ fn column_spec(path: &Path, line: usize, table: &str, column: &str, raw: RawColu
         kinds.push(Generator::Sequence(start));
     }
     if let Some(v) = raw.constant {
-        kinds.push(Generator::Constant(
-            literal(&v).ok_or_else(|| bad(format!("constant: {v} is not a plain value")))?,
-        ));
+        kinds.push(Generator::Constant(literal(&v).ok_or_else(|| bad(format!("constant: {v} is not a plain value")))?));
     }
     if let Some(sql) = raw.sql {
         if sql.trim().is_empty() {
@@ -224,11 +197,7 @@ fn column_spec(path: &Path, line: usize, table: &str, column: &str, raw: RawColu
         return Err(bad(format!("null_fraction = {null_fraction} is not between 0 and 1")));
     }
     match kinds.len() {
-        1 => Ok(ColumnSpec {
-            generator: kinds.remove(0),
-            null_fraction,
-            line,
-        }),
+        1 => Ok(ColumnSpec { generator: kinds.remove(0), null_fraction, line }),
         0 => Err(bad(
             "no generator: give one of uniform, zipf, references, timestamps, one_of, pattern, sequence, constant, sql"
                 .into(),
@@ -267,20 +236,11 @@ email      = { pattern = "user-{n}@example.com" }
         .expect("valid spec");
         let events = spec.table("events").expect("events");
         assert_eq!(events.rows, 2_000_000);
-        assert_eq!(
-            events.columns["account_id"].generator,
-            Generator::Uniform { low: 1, high: 50_000 }
-        );
-        assert_eq!(
-            events.columns["user_id"].generator,
-            Generator::Zipf { n: 100_000, s: 1.1 }
-        );
+        assert_eq!(events.columns["account_id"].generator, Generator::Uniform { low: 1, high: 50_000 });
+        assert_eq!(events.columns["user_id"].generator, Generator::Zipf { n: 100_000, s: 1.1 });
         assert_eq!(
             events.columns["trip_id"].generator,
-            Generator::References {
-                table: "trips".into(),
-                column: "id".into()
-            }
+            Generator::References { table: "trips".into(), column: "id".into() }
         );
         assert_eq!(events.columns["kind"].null_fraction, 0.05);
         assert_eq!(
@@ -313,36 +273,25 @@ email      = { pattern = "user-{n}@example.com" }
     #[test]
     fn reversed_uniform_bounds_name_the_column_and_line() {
         let e = error_of("[tables.t]\nrows = 1\n[tables.t.columns]\n\nb = { uniform = [9, 2] }\n");
-        assert!(
-            e.starts_with("scale.toml:5: tables.t.columns.b: uniform = [9, 2]"),
-            "{e}"
-        );
+        assert!(e.starts_with("scale.toml:5: tables.t.columns.b: uniform = [9, 2]"), "{e}");
     }
 
     #[test]
     fn two_generators_or_none_are_errors() {
-        assert!(
-            error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { sequence = 1, pattern = \"x\" }\n")
-                .contains("more than one generator")
-        );
-        assert!(
-            error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { null_fraction = 0.5 }\n")
-                .contains("no generator")
-        );
+        assert!(error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { sequence = 1, pattern = \"x\" }\n")
+            .contains("more than one generator"));
+        assert!(error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { null_fraction = 0.5 }\n")
+            .contains("no generator"));
     }
 
     #[test]
     fn bad_values_are_explained() {
-        assert!(
-            error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { references = \"trips\" }\n")
-                .contains("table.column")
-        );
+        assert!(error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { references = \"trips\" }\n")
+            .contains("table.column"));
         assert!(error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { timestamps = [\"yesterday\", \"2025-01-01T00:00:00Z\"] }\n")
             .contains("RFC 3339"));
-        assert!(
-            error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { one_of = [\"x\"], null_fraction = 1.5 }\n")
-                .contains("null_fraction")
-        );
+        assert!(error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { one_of = [\"x\"], null_fraction = 1.5 }\n")
+            .contains("null_fraction"));
         assert!(
             error_of("[tables.t]\nrows = 1\n[tables.t.columns]\na = { zipf = { n = 10, s = 0 } }\n").contains("zipf")
         );

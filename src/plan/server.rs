@@ -36,12 +36,7 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions {
-            database_url: None,
-            cache_dir: None,
-            no_cache: false,
-            connect_timeout: Duration::from_secs(30),
-        }
+        ServerOptions { database_url: None, cache_dir: None, no_cache: false, connect_timeout: Duration::from_secs(30) }
     }
 }
 
@@ -109,10 +104,7 @@ fn run_as() -> Result<Option<RunAs>> {
     }
     for name in ["postgres", "nobody"] {
         if let Ok(Some(user)) = nix::unistd::User::from_name(name) {
-            return Ok(Some(RunAs {
-                uid: user.uid,
-                gid: user.gid,
-            }));
+            return Ok(Some(RunAs { uid: user.uid, gid: user.gid }));
         }
     }
     Err(Error::Other(
@@ -125,10 +117,7 @@ fn run_as() -> Result<Option<RunAs>> {
 fn chown(path: &Path, who: Option<RunAs>) -> Result<()> {
     if let Some(who) = who {
         nix::unistd::chown(path, Some(who.uid), Some(who.gid)).map_err(|e| {
-            Error::Other(format!(
-                "{}: cannot hand the directory to the server user: {e}",
-                path.display()
-            ))
+            Error::Other(format!("{}: cannot hand the directory to the server user: {e}", path.display()))
         })?;
     }
     Ok(())
@@ -218,10 +207,7 @@ fn stop_pid(pid: i32, patience: Duration) {
 }
 
 async fn drop_database_with(config: &Config, name: &str) -> Result<()> {
-    let (client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
+    let (client, connection) = config.connect(NoTls).await.map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
     tokio::spawn(connection);
     client
         .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(name)))
@@ -308,9 +294,8 @@ impl Server {
     }
 
     async fn external(url: &str, options: &ServerOptions) -> Result<Server> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
+        let mut config: Config =
+            url.parse().map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
         config.connect_timeout(options.connect_timeout);
         let maintenance_db = config.get_dbname().unwrap_or("postgres").to_string();
         let mut server = Server {
@@ -340,11 +325,7 @@ impl Server {
             dirs.push(dir);
             path
         } else {
-            options
-                .cache_dir
-                .clone()
-                .unwrap_or_else(default_cache_dir)
-                .join(format!("pg{major}"))
+            options.cache_dir.clone().unwrap_or_else(default_cache_dir).join(format!("pg{major}"))
         };
         std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io(&cluster_dir, e))?;
         if let Some(who) = who {
@@ -358,18 +339,7 @@ impl Server {
         if fresh {
             let _ = std::fs::remove_dir_all(&data);
             let out = command(bindir.join("initdb"), who, &cluster_dir)
-                .args([
-                    "-D",
-                    "data",
-                    "-U",
-                    SUPERUSER,
-                    "-A",
-                    "trust",
-                    "-E",
-                    "UTF8",
-                    "--locale=C",
-                    "--no-sync",
-                ])
+                .args(["-D", "data", "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
                 .output()
                 .map_err(|e| Error::Other(format!("cannot run initdb: {e}")))?;
             if !out.status.success() {
@@ -438,19 +408,11 @@ impl Server {
         });
 
         let mut config = Config::new();
-        config
-            .host_path(&socket_path)
-            .port(5432)
-            .user(SUPERUSER)
-            .connect_timeout(options.connect_timeout);
+        config.host_path(&socket_path).port(5432).user(SUPERUSER).connect_timeout(options.connect_timeout);
         let mut server = Server {
             config,
             maintenance_db: "postgres".into(),
-            ephemeral: Some(Ephemeral {
-                child,
-                _lock: lock,
-                _dirs: dirs,
-            }),
+            ephemeral: Some(Ephemeral { child, _lock: lock, _dirs: dirs }),
             version_num: 0,
             superuser: true,
             created: Vec::new(),
@@ -543,11 +505,7 @@ impl Server {
 
     pub async fn connect(&self, dbname: &str) -> Result<Client> {
         self.connect_db(dbname).await.map_err(|e| {
-            Error::Other(format!(
-                "cannot connect to database {dbname} on {}: {}",
-                self.location,
-                pg_message(&e)
-            ))
+            Error::Other(format!("cannot connect to database {dbname} on {}: {}", self.location, pg_message(&e)))
         })
     }
 
@@ -595,11 +553,7 @@ impl Server {
         assert!(from.starts_with(DB_PREFIX) && to.starts_with(DB_PREFIX));
         let client = self.connect(&self.maintenance_db.clone()).await?;
         client
-            .batch_execute(&format!(
-                "ALTER DATABASE {} RENAME TO {}",
-                quote_ident(from),
-                quote_ident(to)
-            ))
+            .batch_execute(&format!("ALTER DATABASE {} RENAME TO {}", quote_ident(from), quote_ident(to)))
             .await
             .map_err(|e| Error::Other(format!("cannot rename database {from}: {}", pg_message(&e))))?;
         if self.created.iter().any(|n| n == from) {

@@ -66,11 +66,7 @@ impl IdentityPolicy {
                     entry.name
                 )));
             }
-            entry.identity = entry
-                .identity
-                .iter()
-                .map(|k| k.iter().map(|c| normalize(c)).collect())
-                .collect();
+            entry.identity = entry.identity.iter().map(|k| k.iter().map(|c| normalize(c)).collect()).collect();
             entry.shared = entry.shared.iter().map(|c| normalize(c)).collect();
             entry.surrogate = entry.surrogate.iter().map(|c| normalize(c)).collect();
             if tables.contains_key(&entry.name) {
@@ -78,10 +74,7 @@ impl IdentityPolicy {
             }
             tables.insert(entry.name.clone(), entry);
         }
-        Ok(IdentityPolicy {
-            tables,
-            source: Some(path.display().to_string()),
-        })
+        Ok(IdentityPolicy { tables, source: Some(path.display().to_string()) })
     }
 
     pub fn get(&self, table: &str) -> Option<&Entry> {
@@ -112,10 +105,7 @@ reason = "Many participants report the same site."
 "#,
         )
         .unwrap();
-        assert_eq!(
-            policy.get("observations").unwrap().identity[0],
-            ["checklist_id", "client_observation_id"]
-        );
+        assert_eq!(policy.get("observations").unwrap().identity[0], ["checklist_id", "client_observation_id"]);
     }
 
     #[test]
@@ -126,14 +116,8 @@ reason = "Many participants report the same site."
             err.to_string(),
             "p/identity.toml:1: table `x`: `identity` must list at least one non-empty key, e.g. identity = [[\"id\"]]"
         );
-        let err = IdentityPolicy::parse(
-            Path::new("identity.toml"),
-            "[[table]]\nname = \"x\"\nidentty = [[\"a\"]]\n",
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("identity.toml:3: unknown field `identty`"),
-            "{err}"
-        );
+        let err = IdentityPolicy::parse(Path::new("identity.toml"), "[[table]]\nname = \"x\"\nidentty = [[\"a\"]]\n")
+            .unwrap_err();
+        assert!(err.to_string().contains("identity.toml:3: unknown field `identty`"), "{err}");
     }
 }

@@ -47,14 +47,9 @@ mod tests {
     use crate::finding::Severity;
 
     fn finding(line: usize, sql: &str) -> Finding {
-        Finding::new(
-            "some-rule",
-            Severity::Error,
-            "migrations/0002_index.sql",
-            "CREATE INDEX locks writes",
-        )
-        .at(line, 1, line, 20)
-        .snippet(line, sql)
+        Finding::new("some-rule", Severity::Error, "migrations/0002_index.sql", "CREATE INDEX locks writes")
+            .at(line, 1, line, 20)
+            .snippet(line, sql)
     }
 
     #[test]

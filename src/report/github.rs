@@ -39,11 +39,8 @@ fn command(finding: &Finding) -> String {
         properties.push(("endColumn", finding.end_column.max(finding.column).to_string()));
     }
     properties.push(("title", format!("sluice {}", finding.rule)));
-    let properties = properties
-        .iter()
-        .map(|(key, value)| format!("{key}={}", escape_property(value)))
-        .collect::<Vec<_>>()
-        .join(",");
+    let properties =
+        properties.iter().map(|(key, value)| format!("{key}={}", escape_property(value))).collect::<Vec<_>>().join(",");
     let mut message = finding.message.clone();
     if !finding.help.is_empty() {
         message.push('\n');
@@ -93,9 +90,6 @@ mod tests {
     #[test]
     fn multi_line_annotations_have_no_columns() {
         let finding = Finding::new("r", Severity::Info, "q.sql", "m").at(2, 3, 5, 9);
-        assert_eq!(
-            command(&finding),
-            "::notice file=q.sql,line=2,endLine=5,title=sluice r::m"
-        );
+        assert_eq!(command(&finding), "::notice file=q.sql,line=2,endLine=5,title=sluice r::m");
     }
 }

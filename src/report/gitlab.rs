@@ -79,12 +79,8 @@ mod tests {
         assert_eq!(issue["fingerprint"].as_str().unwrap().len(), 32);
         assert_eq!(doc[1]["severity"], "major");
         assert_eq!(doc[2]["severity"], "info");
-        let prints: std::collections::BTreeSet<String> = doc
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["fingerprint"].to_string())
-            .collect();
+        let prints: std::collections::BTreeSet<String> =
+            doc.as_array().unwrap().iter().map(|i| i["fingerprint"].to_string()).collect();
         assert_eq!(prints.len(), 3);
     }
 

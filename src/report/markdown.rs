@@ -79,11 +79,7 @@ pub fn append_step_summary(report: &Report, options: &RenderOptions) -> Result<O
 /// Appends the markdown report to `path`, creating it if needed.
 pub fn append_to(path: &std::path::Path, report: &Report, options: &RenderOptions) -> Result<()> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
     let mut text = render(report, options);
     text.push('\n');
     file.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))
@@ -178,10 +174,7 @@ fn finding_block(finding: &Finding, options: &RenderOptions) -> String {
         let fence = fence_for(&excerpt);
         let mut body = format!("{fence}sql\n{}\n{fence}\n", excerpt.trim_end_matches('\n'));
         if cut > 0 {
-            body.push_str(&format!(
-                "\n_… {cut} more {} of this statement not shown._\n",
-                plural(cut, "line", "lines")
-            ));
+            body.push_str(&format!("\n_… {cut} more {} of this statement not shown._\n", plural(cut, "line", "lines")));
         }
         if lines > FOLD_LINES {
             out.push_str(&format!(
@@ -195,9 +188,7 @@ fn finding_block(finding: &Finding, options: &RenderOptions) -> String {
         }
     }
     let fix = if finding.help.trim().is_empty() {
-        rules::find(&finding.rule)
-            .map(|m| m.fix.trim().to_string())
-            .unwrap_or_default()
+        rules::find(&finding.rule).map(|m| m.fix.trim().to_string()).unwrap_or_default()
     } else {
         finding.help.trim().to_string()
     };
@@ -211,11 +202,7 @@ fn finding_block(finding: &Finding, options: &RenderOptions) -> String {
         }
         out.push_str("\n</details>\n");
     } else if !finding.facts.is_empty() {
-        let facts = finding
-            .facts
-            .iter()
-            .map(|f| format!("{}: `{}`", f.name, code_text(&f.value)))
-            .collect::<Vec<_>>();
+        let facts = finding.facts.iter().map(|f| format!("{}: `{}`", f.name, code_text(&f.value))).collect::<Vec<_>>();
         out.push_str(&format!("\nFacts: {}\n", facts.join(" · ")));
     }
     out
@@ -236,10 +223,7 @@ fn excerpt(text: &str) -> (String, usize, usize) {
     }
     if shown == 0 {
         // A single enormous line: cut it at a character boundary.
-        let end = (0..=EXCERPT_MAX_BYTES.min(text.len()))
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
+        let end = (0..=EXCERPT_MAX_BYTES.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
         out.push_str(&text[..end]);
         out.push_str(" …\n");
         shown = 1;
@@ -264,11 +248,7 @@ fn truncation_note(report: &Report, shown_findings: usize, cut_notes: usize) -> 
     if !cut.is_empty() {
         let count = |s| cut.iter().filter(|f| f.severity == s).count();
         let files = group_by_file(&report.findings[shown_findings..]);
-        let mut names = files
-            .iter()
-            .take(10)
-            .map(|(file, _)| format!("`{}`", code_text(file)))
-            .collect::<Vec<_>>();
+        let mut names = files.iter().take(10).map(|(file, _)| format!("`{}`", code_text(file))).collect::<Vec<_>>();
         if files.len() > 10 {
             names.push(format!("and {} more", files.len() - 10));
         }
@@ -302,20 +282,12 @@ mod tests {
         let path = dir.path().join("summary.md");
         std::fs::write(&path, "# earlier step\n").unwrap();
         let report = Report {
-            findings: vec![Finding::new(
-                "migration-deleted",
-                Severity::Error,
-                "migrations/3.sql",
-                "deleted",
-            )],
+            findings: vec![Finding::new("migration-deleted", Severity::Error, "migrations/3.sql", "deleted")],
             notes: vec![],
         };
         append_to(&path, &report, &RenderOptions::default()).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.starts_with("# earlier step\n## ❌ Sluice: the gate fails"),
-            "{text}"
-        );
+        assert!(text.starts_with("# earlier step\n## ❌ Sluice: the gate fails"), "{text}");
         assert!(text.contains("`migrations/3.sql`"));
     }
 

@@ -99,11 +99,8 @@ fn result(finding: &Finding, rule_index: usize, print: &str) -> Value {
         text.push_str("\n\n");
         text.push_str(&finding.help);
     }
-    let end_column = if finding.end_line == finding.line {
-        finding.end_column.max(finding.column)
-    } else {
-        finding.end_column
-    };
+    let end_column =
+        if finding.end_line == finding.line { finding.end_column.max(finding.column) } else { finding.end_column };
     json!({
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
@@ -129,10 +126,7 @@ fn pascal_case(id: &str) -> String {
     id.split(['-', '_'])
         .map(|part| {
             let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
         })
         .collect()
 }

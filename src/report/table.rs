@@ -6,11 +6,7 @@ use crate::report::RenderOptions;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 pub fn render(report: &Report, options: &RenderOptions) -> String {
-    let renderer = if options.color {
-        Renderer::styled()
-    } else {
-        Renderer::plain()
-    };
+    let renderer = if options.color { Renderer::styled() } else { Renderer::plain() };
     let mut out = String::new();
     for finding in &report.findings {
         out.push_str(&renderer.render(&[finding_group(finding, options)]));
@@ -29,12 +25,7 @@ pub fn summary_line(report: &Report) -> String {
     if report.findings.is_empty() {
         return "No findings.".to_string();
     }
-    let files = report
-        .findings
-        .iter()
-        .map(|f| f.file.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let files = report.findings.iter().map(|f| f.file.as_str()).collect::<std::collections::BTreeSet<_>>().len();
     format!(
         "{} error(s), {} warning(s), {} info in {} file(s).",
         report.count(Severity::Error),
@@ -77,12 +68,7 @@ fn finding_group<'a>(finding: &'a Finding, options: &RenderOptions) -> Group<'a>
         group = group.element(Level::HELP.message(finding.help.as_str()));
     }
     if options.explain && !finding.facts.is_empty() {
-        let facts = finding
-            .facts
-            .iter()
-            .map(|f| format!("{}: {}", f.name, f.value))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let facts = finding.facts.iter().map(|f| format!("{}: {}", f.name, f.value)).collect::<Vec<_>>().join("; ");
         group = group.element(Level::NOTE.message(format!("facts used: {facts}")));
     }
     group
@@ -107,9 +93,7 @@ fn byte_span(text: &str, first_line: usize, finding: &Finding) -> std::ops::Rang
         None
     };
     let start = offset(finding.line, finding.column).unwrap_or(0);
-    let end = offset(finding.end_line, finding.end_column)
-        .unwrap_or(text.len())
-        .max(start);
+    let end = offset(finding.end_line, finding.end_column).unwrap_or(text.len()).max(start);
     if end == start {
         // Underline at least one character so the caret shows.
         let next = text[start..].chars().next().map(|c| c.len_utf8()).unwrap_or(0);

@@ -1,7 +1,8 @@
 //! What a rule sees when it checks a statement.
 
 use super::RuleMeta;
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
+use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
 use crate::schema::Schema;
@@ -20,10 +21,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn parse(display: impl Into<String>, text: String) -> SourceFile {
-        SourceFile {
-            display: display.into(),
-            parsed: crate::sql::parse::parse_file(text),
-        }
+        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_file(text) }
     }
 }
 
@@ -44,12 +42,40 @@ pub struct MigrationState {
     pub migration: Option<Migration>,
     /// Tables created earlier in this file: lock and rewrite rules do not apply to them.
     pub created_tables: BTreeSet<Name>,
+    /// Columns added earlier in this file, as (table, column): every existing row holds their default.
+    pub added_columns: BTreeSet<(Name, Name)>,
     /// The migration runner wraps the whole file in a transaction.
     pub runner_transaction: bool,
     /// Inside an explicit `BEGIN … COMMIT`.
     pub explicit_transaction: bool,
+    /// `SET lock_timeout` (session-wide) ran earlier in the file.
     pub lock_timeout_set: bool,
     pub statement_timeout_set: bool,
+    /// `SET LOCAL lock_timeout` in the current transaction (ends at COMMIT / ROLLBACK).
+    pub lock_timeout_local: bool,
+    pub statement_timeout_local: bool,
+    /// The ACCESS EXCLUSIVE lock on an existing table taken earlier in the current transaction.
+    pub exclusive_lock: Option<HeldLock>,
+    /// Statements that did real work while `exclusive_lock` was held.
+    pub statements_under_lock: usize,
+    /// Some migration of the layout has a down (rollback) migration.
+    pub layout_has_down: bool,
+    /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
+    pub down: Option<Vec<Ddl>>,
+}
+
+/// A lock held until the transaction ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldLock {
+    pub table: Name,
+    /// Line of the statement that took it.
+    pub line: usize,
+}
+
+/// `SET x = 0` / `SET x TO DEFAULT` turn a timeout off.
+fn timeout_on(value: &str) -> bool {
+    let v = value.trim().trim_matches('\'').to_lowercase();
+    !(v.is_empty() || v == "default" || v.trim_end_matches(|c: char| c.is_ascii_alphabetic()).trim() == "0")
 }
 
 impl MigrationState {
@@ -57,36 +83,90 @@ impl MigrationState {
         self.runner_transaction || self.explicit_transaction
     }
 
+    pub fn has_lock_timeout(&self) -> bool {
+        self.lock_timeout_set || self.lock_timeout_local
+    }
+
+    pub fn has_statement_timeout(&self) -> bool {
+        self.statement_timeout_set || self.statement_timeout_local
+    }
+
     /// Whether `table` existed before this migration (so locking it blocks production traffic).
     pub fn is_existing(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
-            && schema
-                .table(table)
-                .is_some_and(|t| t.origin.migration != Some(self.index))
+            && schema.table(table).is_some_and(|t| t.origin.migration != Some(self.index))
     }
 
-    /// Updates the state after `statement` ran.
-    pub fn observe(&mut self, statement: &Statement) {
+    /// Like [`is_existing`](Self::is_existing), but a table the history never showed counts as
+    /// existing: the gate fails closed on what it cannot see.
+    pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
+        !self.created_tables.contains(table)
+            && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
+    }
+
+    fn end_transaction(&mut self) {
+        self.explicit_transaction = false;
+        // SET LOCAL ends with the transaction; plain SET lasts the session.
+        self.lock_timeout_local = false;
+        self.statement_timeout_local = false;
+        self.exclusive_lock = None;
+        self.statements_under_lock = 0;
+    }
+
+    /// Updates the state after `statement` ran; `schema` is the schema before it.
+    pub fn observe(&mut self, statement: &Statement, schema: &Schema) {
+        if super::lock_held_across_statements::prolongs_lock(&statement.ddl, schema, self) {
+            self.statements_under_lock += 1;
+        }
+        if self.in_transaction() && self.exclusive_lock.is_none() {
+            let taken = super::locks::table_locks(&statement.ddl, schema)
+                .into_iter()
+                .find(|(t, l)| *l == super::locks::Lock::AccessExclusive && self.may_exist(t, schema));
+            if let Some((table, _)) = taken {
+                self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
+            }
+        }
         match &statement.ddl {
             Ddl::CreateTable { name, .. } => {
                 self.created_tables.insert(name.clone());
             }
             Ddl::AlterTable { table, actions, .. } => {
                 for action in actions {
-                    if let AlterAction::RenameTable { to } = action {
-                        if self.created_tables.remove(table) {
+                    match action {
+                        AlterAction::RenameTable { to } if self.created_tables.remove(table) => {
                             self.created_tables.insert(to.clone());
                         }
+                        AlterAction::AddColumn { column, .. } => {
+                            self.added_columns.insert((table.clone(), column.name.clone()));
+                        }
+                        _ => {}
                     }
                 }
             }
             Ddl::Begin => self.explicit_transaction = true,
-            Ddl::Commit | Ddl::Rollback => {
-                self.explicit_transaction = false;
-                // SET LOCAL ends with the transaction; plain SET lasts the session.
+            Ddl::Commit | Ddl::Rollback => self.end_transaction(),
+            Ddl::Set { name, value, local } => {
+                let on = timeout_on(value);
+                match (name.as_str(), local) {
+                    ("lock_timeout", false) => self.lock_timeout_set = on,
+                    // Any explicit statement_timeout, even 0 (no limit), is a deliberate choice.
+                    ("statement_timeout", false) => self.statement_timeout_set = true,
+                    // Outside a transaction SET LOCAL has no effect.
+                    ("lock_timeout", true) => self.lock_timeout_local = on && self.in_transaction(),
+                    ("statement_timeout", true) => self.statement_timeout_local = self.in_transaction(),
+                    _ => {}
+                }
             }
-            Ddl::Set { name, .. } if name == "lock_timeout" => self.lock_timeout_set = true,
-            Ddl::Set { name, .. } if name == "statement_timeout" => self.statement_timeout_set = true,
+            Ddl::Reset { name } => {
+                if name == "lock_timeout" || name == "all" {
+                    self.lock_timeout_set = false;
+                    self.lock_timeout_local = false;
+                }
+                if name == "statement_timeout" || name == "all" {
+                    self.statement_timeout_set = false;
+                    self.statement_timeout_local = false;
+                }
+            }
             _ => {}
         }
     }
@@ -106,6 +186,32 @@ pub struct Context<'a> {
     pub schema: &'a Schema,
     pub role: Role<'a>,
     pub facts: &'a Facts<'a>,
+}
+
+/// A table's size class per `policies/tables.toml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSize<'a> {
+    Tiny(&'a Rows),
+    Medium(&'a Rows),
+    Large(&'a Rows),
+    Unknown,
+}
+
+/// A column a statement declares (CREATE TABLE, ADD COLUMN) or retypes (ALTER COLUMN … TYPE).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredColumn {
+    pub table: Name,
+    pub name: Name,
+    /// Lowercased, as written (`character varying(20)`, `timestamp(3)`).
+    pub data_type: String,
+    pub primary_key: bool,
+}
+
+impl DeclaredColumn {
+    /// The type's name without modifiers or array brackets: `varchar(20)[]` → `varchar`.
+    pub fn base_type(&self) -> &str {
+        self.data_type.split(['(', '[']).next().unwrap_or("").trim()
+    }
 }
 
 /// A uniqueness a statement adds: a UNIQUE or PRIMARY KEY constraint, or a unique index.
@@ -167,6 +273,116 @@ impl<'a> Context<'a> {
         text[start..end].to_string()
     }
 
+    /// Whether `table` is one production already has: this is a migration, and the table was
+    /// not created earlier in it. Tables the history never showed count as existing (fail closed).
+    pub fn is_existing_table(&self, table: &str) -> bool {
+        self.migration().is_some_and(|state| state.may_exist(table, self.schema))
+    }
+
+    /// How big `table` is in production, per `policies/tables.toml`.
+    pub fn table_size(&self, table: &str) -> TableSize<'a> {
+        let policy = &self.facts.policies.tables;
+        match policy.rows(table) {
+            None => TableSize::Unknown,
+            Some(rows) if rows.rows < policy.small_table_rows => TableSize::Tiny(rows),
+            Some(rows) if rows.rows < policy.large_table_rows => TableSize::Medium(rows),
+            Some(rows) => TableSize::Large(rows),
+        }
+    }
+
+    /// The one place table size turns into severity for lock and rewrite rules: errors on large
+    /// tables and tables of unknown size, warnings below `large_table_rows`, nothing for tables
+    /// below `small_table_rows` or created earlier in this migration.
+    pub fn lock_severity(&self, table: &str) -> Option<Severity> {
+        if !self.is_existing_table(table) {
+            return None;
+        }
+        match self.table_size(table) {
+            TableSize::Tiny(_) => None,
+            TableSize::Medium(_) => Some(Severity::Warning),
+            TableSize::Large(_) | TableSize::Unknown => Some(Severity::Error),
+        }
+    }
+
+    /// "12000000 (policies/tables.toml)" or "unknown (…)", for `--explain`.
+    pub fn size_fact(&self, table: &str) -> String {
+        match self.table_size(table) {
+            TableSize::Unknown => "unknown (not in policies/tables.toml or its statistics snapshot)".into(),
+            TableSize::Tiny(r) | TableSize::Medium(r) | TableSize::Large(r) => format!("{} ({})", r.rows, r.source),
+        }
+    }
+
+    /// How the statement runs: inside the runner's transaction, an explicit one, or on its own.
+    pub fn transaction_fact(&self) -> String {
+        match self.migration() {
+            Some(s) if s.runner_transaction => "the migration runner wraps the file in a transaction".into(),
+            Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
+            Some(_) => "no transaction (each statement commits on its own)".into(),
+            None => "not a migration".into(),
+        }
+    }
+
+    /// A lock or rewrite finding on `table`, with the severity its size gives and the facts used;
+    /// `None` when the table is new in this migration or known to be tiny.
+    pub fn lock_finding(&self, meta: &RuleMeta, table: &str, message: impl Into<String>) -> Option<Finding> {
+        let severity = self.lock_severity(table)?;
+        let mut finding = self.finding(meta, message).fact("table", table).fact("table rows", self.size_fact(table));
+        finding.severity = severity;
+        Some(finding.fact("transaction", self.transaction_fact()))
+    }
+
+    /// The columns this statement declares or retypes, for the type-advice rules.
+    pub fn declared_columns(&self) -> Vec<DeclaredColumn> {
+        let pk_columns = |constraints: &[crate::sql::ddl::Constraint]| -> Vec<Name> {
+            constraints
+                .iter()
+                .filter_map(|c| match &c.kind {
+                    ConstraintKind::PrimaryKey { columns } => Some(columns.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        let from_column = |table: &Name, c: &crate::sql::ddl::Column, table_pk: &[Name]| DeclaredColumn {
+            table: table.clone(),
+            name: c.name.clone(),
+            data_type: c.data_type.clone(),
+            primary_key: table_pk.contains(&c.name) || !pk_columns(&c.constraints).is_empty(),
+        };
+        match &self.statement.ddl {
+            Ddl::CreateTable { name, columns, constraints, .. } => {
+                let pk = pk_columns(constraints);
+                columns.iter().map(|c| from_column(name, c, &pk)).collect()
+            }
+            Ddl::AlterTable { table, actions, .. } => actions
+                .iter()
+                .flat_map(|a| match a {
+                    AlterAction::AddColumn { column, .. } => vec![from_column(table, column, &[])],
+                    AlterAction::SetType { column, data_type, .. } => vec![DeclaredColumn {
+                        table: table.clone(),
+                        name: column.clone(),
+                        data_type: data_type.clone(),
+                        primary_key: false,
+                    }],
+                    AlterAction::AddConstraint(c) => pk_columns(std::slice::from_ref(c))
+                        .into_iter()
+                        .filter_map(|col| {
+                            let info = self.schema.table(table)?.column(&col)?;
+                            Some(DeclaredColumn {
+                                table: table.clone(),
+                                name: col,
+                                data_type: info.data_type.clone(),
+                                primary_key: true,
+                            })
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
@@ -176,26 +392,12 @@ impl<'a> Context<'a> {
                     ConstraintKind::PrimaryKey { columns: cols } => (columns(cols), "PRIMARY KEY"),
                     ConstraintKind::Unique { columns: cols, .. } => (columns(cols), "UNIQUE constraint"),
                     ConstraintKind::UsingIndex { index, primary_key } => (
-                        self.schema
-                            .indexes
-                            .get(index)
-                            .map(|i| i.keys.clone())
-                            .unwrap_or_default(),
-                        if *primary_key {
-                            "PRIMARY KEY"
-                        } else {
-                            "UNIQUE constraint"
-                        },
+                        self.schema.indexes.get(index).map(|i| i.keys.clone()).unwrap_or_default(),
+                        if *primary_key { "PRIMARY KEY" } else { "UNIQUE constraint" },
                     ),
                     _ => return None,
                 };
-                Some(UniqueAddition {
-                    table: table.clone(),
-                    keys,
-                    what,
-                    name: c.name.clone(),
-                    with_new_table,
-                })
+                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), with_new_table })
             };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
@@ -209,20 +411,13 @@ impl<'a> Context<'a> {
                 .iter()
                 .flat_map(|a| match a {
                     AlterAction::AddConstraint(c) => from_constraint(table, c, false).into_iter().collect::<Vec<_>>(),
-                    AlterAction::AddColumn { column, .. } => column
-                        .constraints
-                        .iter()
-                        .filter_map(|c| from_constraint(table, c, false))
-                        .collect(),
+                    AlterAction::AddColumn { column, .. } => {
+                        column.constraints.iter().filter_map(|c| from_constraint(table, c, false)).collect()
+                    }
                     _ => Vec::new(),
                 })
                 .collect(),
-            Ddl::CreateTable {
-                name,
-                columns: cols,
-                constraints,
-                ..
-            } => cols
+            Ddl::CreateTable { name, columns: cols, constraints, .. } => cols
                 .iter()
                 .flat_map(|c| c.constraints.iter())
                 .chain(constraints.iter())

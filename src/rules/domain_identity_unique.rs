@@ -53,24 +53,12 @@ impl Rule for DomainIdentityUnique {
                 continue;
             };
             let columns = addition.columns();
-            let contains_identity = policy
-                .identity
-                .iter()
-                .any(|key| key.iter().all(|c| columns.contains(&c.as_str())));
+            let contains_identity = policy.identity.iter().any(|key| key.iter().all(|c| columns.contains(&c.as_str())));
             if contains_identity || addition.keys.is_empty() || is_surrogate(cx, &addition, &policy.surrogate) {
                 continue;
             }
-            let keys = policy
-                .identity
-                .iter()
-                .map(|k| format!("({})", k.join(", ")))
-                .collect::<Vec<_>>()
-                .join(" or ");
-            let shared: Vec<&str> = columns
-                .iter()
-                .copied()
-                .filter(|c| policy.shared.iter().any(|s| s == c))
-                .collect();
+            let keys = policy.identity.iter().map(|k| format!("({})", k.join(", "))).collect::<Vec<_>>().join(" or ");
+            let shared: Vec<&str> = columns.iter().copied().filter(|c| policy.shared.iter().any(|s| s == c)).collect();
             let mut message = format!(
                 "{} ({}) on {} contains none of its identity keys {}",
                 addition.what,
@@ -79,10 +67,7 @@ impl Rule for DomainIdentityUnique {
                 keys
             );
             if !shared.is_empty() {
-                message.push_str(&format!(
-                    "; {} are values many rows legitimately share",
-                    shared.join(", ")
-                ));
+                message.push_str(&format!("; {} are values many rows legitimately share", shared.join(", ")));
             }
             if !policy.reason.is_empty() {
                 message.push_str(&format!(". {}", policy.reason.trim_end_matches('.')));
@@ -116,10 +101,7 @@ fn is_surrogate(cx: &Context, addition: &UniqueAddition, declared: &[String]) ->
             _ => None,
         };
         defined_here.unwrap_or_else(|| {
-            cx.schema
-                .table(&addition.table)
-                .and_then(|t| t.column(column))
-                .is_some_and(|c| c.generated)
+            cx.schema.table(&addition.table).and_then(|t| t.column(column)).is_some_and(|c| c.generated)
         })
     };
     addition.keys.len() == addition.columns().len() && addition.columns().iter().all(|c| generated(c))
@@ -182,29 +164,20 @@ reason = "Many participants report the same site, window and species; a checklis
 
     #[test]
     fn surrogate_keys_the_database_or_the_policy_generates_pass() {
-        assert!(
-            flagged("ALTER TABLE observations ADD COLUMN row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;")
-                .is_empty()
-        );
+        assert!(flagged("ALTER TABLE observations ADD COLUMN row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;")
+            .is_empty());
         assert_eq!(flagged("ALTER TABLE observations ADD PRIMARY KEY (id);").len(), 1);
         let declared = format!("{IDENTITY}surrogate = [\"id\"]\n");
-        let found = lint_files(
-            &[
-                ("001.sql", TABLE),
-                ("002.sql", "ALTER TABLE observations ADD PRIMARY KEY (id);"),
-            ],
-            &declared,
-        );
+        let found =
+            lint_files(&[("001.sql", TABLE), ("002.sql", "ALTER TABLE observations ADD PRIMARY KEY (id);")], &declared);
         assert!(!found.iter().any(|f| f.rule == META.id), "{found:?}");
     }
 
     #[test]
     fn a_key_containing_the_identity_passes_in_any_order() {
         assert!(flagged("ALTER TABLE observations ADD UNIQUE (client_observation_id, checklist_id);").is_empty());
-        assert!(
-            flagged("CREATE UNIQUE INDEX o ON observations (checklist_id, species_code, client_observation_id);")
-                .is_empty()
-        );
+        assert!(flagged("CREATE UNIQUE INDEX o ON observations (checklist_id, species_code, client_observation_id);")
+            .is_empty());
     }
 
     #[test]
@@ -214,10 +187,7 @@ reason = "Many participants report the same site, window and species; a checklis
             IDENTITY,
         );
         assert!(found.iter().any(|f| f.rule == META.id));
-        let found = lint_files(
-            &[("001.sql", "CREATE TABLE sites (id bigint, code text UNIQUE);")],
-            IDENTITY,
-        );
+        let found = lint_files(&[("001.sql", "CREATE TABLE sites (id bigint, code text UNIQUE);")], IDENTITY);
         assert!(!found.iter().any(|f| f.rule == META.id));
     }
 }

@@ -46,11 +46,9 @@ DROP INDEX CONCURRENTLY daily_reports_day;",
 /// The indexes a statement drops, with their table.
 fn dropped<'s>(cx: &Context<'s>) -> Vec<&'s Index> {
     match &cx.statement.ddl {
-        Ddl::Drop {
-            kind: ObjectKind::Index,
-            names,
-            ..
-        } => names.iter().filter_map(|n| cx.schema.indexes.get(n)).collect(),
+        Ddl::Drop { kind: ObjectKind::Index, names, .. } => {
+            names.iter().filter_map(|n| cx.schema.indexes.get(n)).collect()
+        }
         Ddl::AlterTable { table, actions, .. } => actions
             .iter()
             .filter_map(|a| match a {
@@ -86,10 +84,7 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
         for statement in &file.parsed.statements {
             let Some(ast) = &statement.ast else { continue };
             if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
-                out.push(User {
-                    place: format!("{}:{}", file.display, u.position.line),
-                    what: "query".into(),
-                });
+                out.push(User { place: format!("{}:{}", file.display, u.position.line), what: "query".into() });
             }
         }
     }
@@ -141,10 +136,7 @@ impl Rule for DropIndexInUse {
                     ),
                 )
                 .fact("index", index.describe())
-                .fact(
-                    "used by",
-                    users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", "),
-                ),
+                .fact("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", ")),
             );
         }
     }
@@ -160,10 +152,7 @@ CREATE INDEX reports_day ON reports (day);
 ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
 
     fn flagged(files: &[(&str, &str)]) -> Vec<Finding> {
-        lint_files(files, "")
-            .into_iter()
-            .filter(|f| f.rule == META.id)
-            .collect()
+        lint_files(files, "").into_iter().filter(|f| f.rule == META.id).collect()
     }
 
     #[test]
@@ -196,10 +185,7 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
     fn views_count_as_users() {
         let found = flagged(&[
             ("001.sql", BASE),
-            (
-                "002.sql",
-                "CREATE VIEW today AS SELECT * FROM reports WHERE day = current_date;",
-            ),
+            ("002.sql", "CREATE VIEW today AS SELECT * FROM reports WHERE day = current_date;"),
             ("003.sql", "DROP INDEX CONCURRENTLY IF EXISTS reports_day;"),
         ]);
         assert_eq!(found.len(), 1);

@@ -54,12 +54,7 @@ impl Rule for FunctionOnIndexedColumn {
         let Some(ast) = &cx.statement.ast else { return };
         let uses = match (&cx.role, &cx.statement.ddl) {
             (Role::Query, _) | (Role::Migration(_), Ddl::CreateView { .. }) => predicate_uses(ast, cx.schema, 0),
-            (
-                Role::Migration(_),
-                Ddl::CreateFunction {
-                    sql_body: Some(body), ..
-                },
-            ) => function_body_uses(cx, body),
+            (Role::Migration(_), Ddl::CreateFunction { sql_body: Some(body), .. }) => function_body_uses(cx, body),
             _ => return,
         };
         let mut seen = Vec::new();
@@ -102,20 +97,14 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse) -> Option<&'s Index> {
     let wrapping = u.wrapped.as_ref()?;
     let schema: &'s crate::schema::Schema = cx.schema;
     let on_table: Vec<&'s Index> = schema.indexes.values().filter(|i| i.table == u.table).collect();
-    let served = on_table.iter().any(|i| {
-        i.keys
-            .iter()
-            .any(|k| matches!(k, IndexKey::Expression(e) if *e == wrapping.expression))
-    });
+    let served = on_table
+        .iter()
+        .any(|i| i.keys.iter().any(|k| matches!(k, IndexKey::Expression(e) if *e == wrapping.expression)));
     if served {
         return None;
     }
     let candidates: Vec<&'s Index> = on_table.into_iter().filter(|i| i.has_key_column(&u.column)).collect();
-    candidates
-        .iter()
-        .find(|i| i.leading_column() == Some(u.column.as_str()))
-        .or(candidates.first())
-        .copied()
+    candidates.iter().find(|i| i.leading_column() == Some(u.column.as_str())).or(candidates.first()).copied()
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.
@@ -147,17 +136,10 @@ CREATE INDEX users_email ON users (email);
 CREATE INDEX users_created_at ON users (created_at);";
 
     fn flagged(query: &str, extra_migration: &str) -> Vec<Finding> {
-        lint_files(
-            &[
-                ("001.sql", TRANSIT),
-                ("002.sql", extra_migration),
-                ("queries/q.sql", query),
-            ],
-            "",
-        )
-        .into_iter()
-        .filter(|f| f.rule == META.id)
-        .collect()
+        lint_files(&[("001.sql", TRANSIT), ("002.sql", extra_migration), ("queries/q.sql", query)], "")
+            .into_iter()
+            .filter(|f| f.rule == META.id)
+            .collect()
     }
 
     #[test]
@@ -172,11 +154,7 @@ CREATE INDEX users_created_at ON users (created_at);";
             "",
         );
         assert_eq!(found.len(), 1);
-        assert!(
-            found[0].message.contains("stop_times.departure_time"),
-            "{}",
-            found[0].message
-        );
+        assert!(found[0].message.contains("stop_times.departure_time"), "{}", found[0].message);
         assert!(found[0].message.contains("stop_times_rsd"), "{}", found[0].message);
         assert!(flagged("SELECT * FROM stop_times WHERE departure_time BETWEEN $1 AND $2;", "").is_empty());
     }
@@ -199,14 +177,8 @@ CREATE INDEX users_created_at ON users (created_at);";
     #[test]
     fn computing_on_the_other_side_is_fine() {
         assert!(flagged("SELECT id FROM users WHERE created_at > now() - interval '1 day';", "").is_empty());
-        assert_eq!(
-            flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(),
-            1
-        );
-        assert_eq!(
-            flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(),
-            1
-        );
+        assert_eq!(flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(), 1);
+        assert_eq!(flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(), 1);
     }
 
     #[test]
@@ -218,10 +190,7 @@ CREATE INDEX users_created_at ON users (created_at);";
     fn checks_views_and_sql_function_bodies_in_migrations() {
         let view = "CREATE VIEW recent AS SELECT * FROM users WHERE date_trunc('day', created_at) = current_date;";
         let found = lint_files(&[("001.sql", TRANSIT), ("002.sql", view)], "");
-        assert!(
-            found.iter().any(|f| f.rule == META.id && f.file == "002.sql"),
-            "{found:?}"
-        );
+        assert!(found.iter().any(|f| f.rule == META.id && f.file == "002.sql"), "{found:?}");
 
         let function = "CREATE FUNCTION by_email(e text) RETURNS SETOF users LANGUAGE sql AS $$\n  SELECT * FROM users\n  WHERE lower(email) = lower(e)\n$$;";
         let found = lint_files(&[("001.sql", TRANSIT), ("002.sql", function)], "");

@@ -39,13 +39,8 @@ mod tests {
 
     #[test]
     fn an_invalid_directive_silences_nothing() {
-        let found = lint_files(
-            &[(
-                "001.sql",
-                "-- sluice:ignore unparsed-statement\nDO $$ BEGIN PERFORM 1; END $$;",
-            )],
-            "",
-        );
+        let found =
+            lint_files(&[("001.sql", "-- sluice:ignore unparsed-statement\nDO $$ BEGIN PERFORM 1; END $$;")], "");
         assert!(found.iter().any(|f| f.rule == META.id && f.line == 1));
         assert!(found.iter().any(|f| f.rule == "unparsed-statement"));
     }

@@ -4,6 +4,7 @@
 pub mod change_freeze;
 pub mod context;
 pub mod index_inefficient;
+pub(crate) mod locks;
 pub mod meta;
 pub mod migration_deleted;
 pub mod migration_edited;
@@ -22,10 +23,36 @@ mod invalid_suppression;
 mod unique_constraint_on_existing_table;
 mod unparsed_statement;
 
+// Migration safety (issue 3) and type advice.
+mod add_check_validated;
+mod add_column_not_null_without_default;
+mod add_column_volatile_default;
+mod add_foreign_key_validated;
+mod add_primary_key_blocking;
+mod add_unique_constraint_blocking;
+mod change_column_type;
+mod concurrently_in_transaction;
+mod constraint_without_rollback;
+mod create_index_non_concurrently;
+mod drop_column;
+mod drop_index_non_concurrently;
+mod drop_table;
+mod lock_held_across_statements;
+mod missing_lock_timeout;
+mod missing_statement_timeout;
+mod prefer_bigint_primary_key;
+mod prefer_jsonb;
+mod prefer_text_over_varchar;
+mod prefer_timestamptz;
+mod rename_column;
+mod rename_table;
+mod set_not_null;
+mod unbatched_backfill;
+
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use context::{Context, Facts, MigrationState, Role, SourceFile};
+pub use context::{Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, SourceFile, TableSize};
 pub use meta::{Category, RuleMeta};
 
 use crate::finding::Finding;
@@ -45,6 +72,30 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &domain_identity_unique::DomainIdentityUnique,
     &unique_constraint_on_existing_table::UniqueConstraintOnExistingTable,
     &drop_index_in_use::DropIndexInUse,
+    &create_index_non_concurrently::CreateIndexNonConcurrently,
+    &drop_index_non_concurrently::DropIndexNonConcurrently,
+    &concurrently_in_transaction::ConcurrentlyInTransaction,
+    &add_column_volatile_default::AddColumnVolatileDefault,
+    &add_column_not_null_without_default::AddColumnNotNullWithoutDefault,
+    &set_not_null::SetNotNull,
+    &add_foreign_key_validated::AddForeignKeyValidated,
+    &add_check_validated::AddCheckValidated,
+    &add_unique_constraint_blocking::AddUniqueConstraintBlocking,
+    &add_primary_key_blocking::AddPrimaryKeyBlocking,
+    &change_column_type::ChangeColumnType,
+    &rename_column::RenameColumn,
+    &rename_table::RenameTable,
+    &drop_column::DropColumn,
+    &drop_table::DropTable,
+    &missing_lock_timeout::MissingLockTimeout,
+    &missing_statement_timeout::MissingStatementTimeout,
+    &lock_held_across_statements::LockHeldAcrossStatements,
+    &unbatched_backfill::UnbatchedBackfill,
+    &constraint_without_rollback::ConstraintWithoutRollback,
+    &prefer_jsonb::PreferJsonb,
+    &prefer_timestamptz::PreferTimestamptz,
+    &prefer_bigint_primary_key::PreferBigintPrimaryKey,
+    &prefer_text_over_varchar::PreferTextOverVarchar,
     &unparsed_statement::UnparsedStatement,
     &invalid_suppression::InvalidSuppression,
     &migration_edited::MigrationEdited,
@@ -73,11 +124,7 @@ pub fn markdown_table() -> String {
     let mut out =
         String::from("| rule | default | category | what it catches | other tools |\n|---|---|---|---|---|\n");
     for meta in all() {
-        let equivalents = if meta.equivalents.is_empty() {
-            "—"
-        } else {
-            meta.equivalents
-        };
+        let equivalents = if meta.equivalents.is_empty() { "—" } else { meta.equivalents };
         out.push_str(&format!(
             "| [`{id}`](docs/rules.md#{id}) | {} | {} | {} | {} |\n",
             meta.severity,

@@ -3,6 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::lint::{lint, MigrationSource, Settings, Sources};
 use crate::policy::identity::IdentityPolicy;
+use crate::policy::tables::TablesPolicy;
 use crate::policy::Policies;
 use crate::rules::{RuleMeta, SourceFile};
 use crate::schema::migrations::Migration;
@@ -11,6 +12,25 @@ use std::path::{Path, PathBuf};
 /// Lints files given as (name, sql): names under `queries/` are query files, the others are
 /// migrations in the order given. `identity` is the text of `policies/identity.toml`.
 pub fn lint_files(files: &[(&str, &str)], identity: &str) -> Vec<Finding> {
+    lint_with(files, &Setup { identity, ..Setup::default() })
+}
+
+/// What else a test may set up besides the files.
+#[derive(Default)]
+pub struct Setup<'a> {
+    /// `policies/identity.toml`.
+    pub identity: &'a str,
+    /// `policies/tables.toml` (without a statistics snapshot).
+    pub tables: &'a str,
+    /// Default 15.
+    pub postgres_version: Option<u32>,
+    /// The runner wraps every migration file in a transaction.
+    pub in_transaction: bool,
+    /// Down migrations, as (name of the up migration, sql).
+    pub downs: &'a [(&'a str, &'a str)],
+}
+
+pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
     let mut sources = Sources::default();
     for (name, sql) in files {
         let file = SourceFile::parse(*name, sql.to_string());
@@ -18,28 +38,38 @@ pub fn lint_files(files: &[(&str, &str)], identity: &str) -> Vec<Finding> {
             sources.queries.push(file);
         } else {
             let version = format!("{:03}", sources.migrations.len() + 1);
+            let down = setup
+                .downs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(n, sql)| SourceFile::parse(format!("{n}.down"), sql.to_string()));
             sources.migrations.push(MigrationSource {
                 migration: Migration {
                     version,
                     name: name.to_string(),
                     up: PathBuf::from(name),
-                    down: None,
+                    down: down.as_ref().map(|d| PathBuf::from(&d.display)),
                 },
                 up: file,
-                down: None,
-                in_transaction: false,
+                down,
+                in_transaction: setup.in_transaction,
             });
         }
     }
     let policies = Policies {
-        identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), identity).expect("valid policy"),
+        identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), setup.identity).expect("valid policy"),
+        tables: TablesPolicy::parse(Path::new("policies/tables.toml"), setup.tables, &|_| {
+            panic!("no snapshot in tests")
+        })
+        .expect("valid tables policy"),
     };
-    let settings = Settings {
-        postgres_version: 15,
-        policies,
-        ..Settings::default()
-    };
+    let settings = Settings { postgres_version: setup.postgres_version.unwrap_or(15), policies, ..Settings::default() };
     lint(&sources, &settings, &|_| true).findings
+}
+
+/// The findings of one rule.
+pub fn of<'f>(findings: &'f [Finding], id: &str) -> Vec<&'f Finding> {
+    findings.iter().filter(|f| f.rule == id).collect()
 }
 
 /// Splits a doc example into files: `-- migration: NAME` and `-- query: NAME` lines start a
@@ -51,11 +81,7 @@ pub fn example_files(example: &str) -> Vec<(String, String)> {
             .trim()
             .strip_prefix("-- migration:")
             .map(|n| n.trim().to_string())
-            .or_else(|| {
-                line.trim()
-                    .strip_prefix("-- query:")
-                    .map(|n| format!("queries/{}", n.trim()))
-            });
+            .or_else(|| line.trim().strip_prefix("-- query:").map(|n| format!("queries/{}", n.trim())));
         match marker {
             Some(name) => files.push((name, String::new())),
             None => {
@@ -91,14 +117,6 @@ pub fn check_examples(meta: &RuleMeta, identity: &str) {
         ids(&bad)
     );
     let good = lint_example(meta.good);
-    let loud: Vec<&Finding> = good
-        .iter()
-        .filter(|f| f.severity >= Severity::Warning || f.rule == meta.id)
-        .collect();
-    assert!(
-        loud.is_empty(),
-        "{}: the recommended fix does not lint clean: {:#?}",
-        meta.id,
-        loud
-    );
+    let loud: Vec<&Finding> = good.iter().filter(|f| f.severity >= Severity::Warning || f.rule == meta.id).collect();
+    assert!(loud.is_empty(), "{}: the recommended fix does not lint clean: {:#?}", meta.id, loud);
 }

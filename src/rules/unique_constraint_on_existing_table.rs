@@ -90,25 +90,10 @@ mod tests {
     #[test]
     fn only_for_tables_from_earlier_migrations_without_identity() {
         let table = "CREATE TABLE t (a int, b int);";
-        assert_eq!(
-            flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], ""),
-            1
-        );
-        assert_eq!(
-            flagged(&[("001.sql", &format!("{table} ALTER TABLE t ADD UNIQUE (a);"))], ""),
-            0
-        );
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], ""), 1);
+        assert_eq!(flagged(&[("001.sql", &format!("{table} ALTER TABLE t ADD UNIQUE (a);"))], ""), 0);
         let identity = "[[table]]\nname = \"t\"\nidentity = [[\"a\"]]\n";
-        assert_eq!(
-            flagged(
-                &[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")],
-                identity
-            ),
-            0
-        );
-        assert_eq!(
-            flagged(&[("001.sql", table), ("002.sql", "CREATE INDEX t_a ON t (a);")], ""),
-            0
-        );
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], identity), 0);
+        assert_eq!(flagged(&[("001.sql", table), ("002.sql", "CREATE INDEX t_a ON t (a);")], ""), 0);
     }
 }

@@ -44,10 +44,7 @@ impl Rule for UnparsedStatement {
             _ => "it was only partly checked".into(),
         };
         let mut finding = cx
-            .finding(
-                &META,
-                format!("the SQL parser could not read this statement ({error}); {verdict}"),
-            )
+            .finding(&META, format!("the SQL parser could not read this statement ({error}); {verdict}"))
             .fact("parser", error.clone());
         if cx.statement.fully_recognized {
             finding.severity = Severity::Info;

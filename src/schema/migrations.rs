@@ -24,15 +24,9 @@ pub fn detect(files: &[PathBuf]) -> Layout {
     let name = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
     if files.iter().any(|p| p.components().count() == 2 && name(p) == "up.sql") {
         Layout::Folder
-    } else if files
-        .iter()
-        .any(|p| p.components().count() == 1 && flyway_version(&name(p)).is_some())
-    {
+    } else if files.iter().any(|p| p.components().count() == 1 && flyway_version(&name(p)).is_some()) {
         Layout::Flyway
-    } else if files
-        .iter()
-        .any(|p| p.components().count() == 1 && name(p).ends_with(".up.sql"))
-    {
+    } else if files.iter().any(|p| p.components().count() == 1 && name(p).ends_with(".up.sql")) {
         Layout::GolangMigrate
     } else {
         Layout::Flat
@@ -87,24 +81,14 @@ pub fn from_paths(files: &[PathBuf], layout: Layout) -> Vec<Migration> {
                 let folder = up.parent().map(file_name).unwrap_or_default();
                 let (version, name) = leading_version(&folder);
                 let down = up.with_file_name("down.sql");
-                Migration {
-                    version,
-                    name,
-                    up: up.clone(),
-                    down: files.contains(&down).then_some(down),
-                }
+                Migration { version, name, up: up.clone(), down: files.contains(&down).then_some(down) }
             })
             .collect(),
         Layout::Flyway => top_level
             .filter_map(|p| {
                 let (version, name) = flyway_version(&file_name(p))?;
                 let undo = PathBuf::from(format!("U{}__{}.sql", &file_name(p)[1..].split("__").next()?, name));
-                Some(Migration {
-                    version,
-                    name,
-                    up: p.clone(),
-                    down: files.contains(&undo).then_some(undo),
-                })
+                Some(Migration { version, name, up: p.clone(), down: files.contains(&undo).then_some(undo) })
             })
             .collect(),
         Layout::GolangMigrate => top_level
@@ -112,12 +96,7 @@ pub fn from_paths(files: &[PathBuf], layout: Layout) -> Vec<Migration> {
                 let stem = file_name(p).strip_suffix(".up.sql")?.to_string();
                 let (version, name) = leading_version(&stem);
                 let down = PathBuf::from(format!("{stem}.down.sql"));
-                Some(Migration {
-                    version,
-                    name,
-                    up: p.clone(),
-                    down: files.contains(&down).then_some(down),
-                })
+                Some(Migration { version, name, up: p.clone(), down: files.contains(&down).then_some(down) })
             })
             .collect(),
         Layout::Flat | Layout::Auto => top_level
@@ -127,17 +106,9 @@ pub fn from_paths(files: &[PathBuf], layout: Layout) -> Vec<Migration> {
             })
             .map(|p| {
                 let n = file_name(p);
-                let stem = n
-                    .strip_suffix(".up.sql")
-                    .or_else(|| n.strip_suffix(".sql"))
-                    .unwrap_or(&n);
+                let stem = n.strip_suffix(".up.sql").or_else(|| n.strip_suffix(".sql")).unwrap_or(&n);
                 let (version, name) = leading_version(stem);
-                Migration {
-                    version,
-                    name,
-                    up: p.clone(),
-                    down: None,
-                }
+                Migration { version, name, up: p.clone(), down: None }
             })
             .collect(),
     };
@@ -168,11 +139,7 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 fn walk(dir: &Path, depth: usize) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(dir)
-        .max_depth(Some(depth))
-        .hidden(true)
-        .git_ignore(true)
-        .build();
+    let walker = ignore::WalkBuilder::new(dir).max_depth(Some(depth)).hidden(true).git_ignore(true).build();
     for entry in walker {
         let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
         if entry.file_type().is_some_and(|t| t.is_file()) {
@@ -191,11 +158,7 @@ pub fn discover(dir: &Path, layout: Layout) -> Result<Vec<Migration>> {
 pub fn query_files(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for dir in dirs.iter().filter(|d| d.is_dir()) {
-        files.extend(
-            walk(dir, usize::MAX)?
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "sql")),
-        );
+        files.extend(walk(dir, usize::MAX)?.into_iter().filter(|p| p.extension().is_some_and(|e| e == "sql")));
     }
     files.sort();
     files.dedup();
@@ -211,40 +174,21 @@ mod tests {
     }
 
     fn versions(names: &[&str], layout: Layout) -> Vec<String> {
-        from_paths(&paths(names), layout)
-            .into_iter()
-            .map(|m| m.version)
-            .collect()
+        from_paths(&paths(names), layout).into_iter().map(|m| m.version).collect()
     }
 
     #[test]
     fn detects_and_orders_each_layout() {
         assert_eq!(detect(&paths(&["V1__a.sql", "V1.1__b.sql"])), Layout::Flyway);
-        assert_eq!(
-            versions(&["V1_10__c.sql", "V1.2__b.sql", "V1__a.sql"], Layout::Auto),
-            ["1", "1.2", "1.10"]
-        );
-        assert_eq!(
-            detect(&paths(&["2024-01-01-000000_a/up.sql", "2024-01-01-000000_a/down.sql"])),
-            Layout::Folder
-        );
+        assert_eq!(versions(&["V1_10__c.sql", "V1.2__b.sql", "V1__a.sql"], Layout::Auto), ["1", "1.2", "1.10"]);
+        assert_eq!(detect(&paths(&["2024-01-01-000000_a/up.sql", "2024-01-01-000000_a/down.sql"])), Layout::Folder);
         let folder = from_paths(
-            &paths(&[
-                "2024-01-02-000000_b/up.sql",
-                "2024-01-01-000000_a/up.sql",
-                "2024-01-01-000000_a/down.sql",
-            ]),
+            &paths(&["2024-01-02-000000_b/up.sql", "2024-01-01-000000_a/up.sql", "2024-01-01-000000_a/down.sql"]),
             Layout::Auto,
         );
         assert_eq!(folder[0].name, "a");
         assert_eq!(folder[0].down, Some(PathBuf::from("2024-01-01-000000_a/down.sql")));
-        assert_eq!(
-            versions(&["10_b.up.sql", "9_a.up.sql", "9_a.down.sql"], Layout::Auto),
-            ["9", "10"]
-        );
-        assert_eq!(
-            versions(&["002_b.sql", "001_a.sql", "readme.txt"], Layout::Auto),
-            ["001", "002"]
-        );
+        assert_eq!(versions(&["10_b.up.sql", "9_a.up.sql", "9_a.down.sql"], Layout::Auto), ["9", "10"]);
+        assert_eq!(versions(&["002_b.sql", "001_a.sql", "readme.txt"], Layout::Auto), ["001", "002"]);
     }
 }

@@ -64,11 +64,7 @@ pub struct Index {
 
 impl Index {
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({})",
-            self.name,
-            self.keys.iter().map(IndexKey::display).collect::<Vec<_>>().join(", ")
-        )
+        format!("{} ({})", self.name, self.keys.iter().map(IndexKey::display).collect::<Vec<_>>().join(", "))
     }
 
     pub fn leading_column(&self) -> Option<&str> {

@@ -21,10 +21,8 @@ fn pg_name(name: String) -> Name {
 /// The name PostgreSQL gives an index it builds without being told one.
 fn default_index_name(table: &str, columns: &[Name], suffix: &str) -> Name {
     let table = table.rsplit('.').next().unwrap_or(table);
-    let columns: Vec<String> = columns
-        .iter()
-        .map(|c| c.chars().filter(|ch| ch.is_alphanumeric() || *ch == '_').collect())
-        .collect();
+    let columns: Vec<String> =
+        columns.iter().map(|c| c.chars().filter(|ch| ch.is_alphanumeric() || *ch == '_').collect()).collect();
     let base = if columns.is_empty() || suffix == "pkey" {
         table.to_string()
     } else {
@@ -37,25 +35,14 @@ impl Schema {
     /// Applies `statement`, defined at `origin`, to the schema.
     pub fn apply(&mut self, statement: &Statement, origin: &Origin) {
         match &statement.ddl {
-            Ddl::CreateTable {
-                name,
-                if_not_exists,
-                columns,
-                constraints,
-                ..
-            } => {
+            Ddl::CreateTable { name, if_not_exists, columns, constraints, .. } => {
                 if *if_not_exists && self.tables.contains_key(name) {
                     return;
                 }
                 self.drop_table(name);
                 self.tables.insert(
                     name.clone(),
-                    Table {
-                        name: name.clone(),
-                        columns: Vec::new(),
-                        constraints: Vec::new(),
-                        origin: origin.clone(),
-                    },
+                    Table { name: name.clone(), columns: Vec::new(), constraints: Vec::new(), origin: origin.clone() },
                 );
                 for column in columns {
                     self.add_column(name, column, origin);
@@ -101,19 +88,8 @@ impl Schema {
                 _ => {}
             },
             Ddl::CreateView { name, .. } => {
-                let uses = statement
-                    .ast
-                    .as_ref()
-                    .map(|ast| predicate_uses(ast, self, 0))
-                    .unwrap_or_default();
-                self.views.insert(
-                    name.clone(),
-                    View {
-                        name: name.clone(),
-                        uses,
-                        origin: origin.clone(),
-                    },
-                );
+                let uses = statement.ast.as_ref().map(|ast| predicate_uses(ast, self, 0)).unwrap_or_default();
+                self.views.insert(name.clone(), View { name: name.clone(), uses, origin: origin.clone() });
             }
             Ddl::CreateFunction { name, .. } => {
                 self.functions.insert(name.clone(), origin.clone());
@@ -147,17 +123,11 @@ impl Schema {
         let Some(t) = self.tables.get(table) else { return };
         let (name, index) = match &constraint.kind {
             ConstraintKind::PrimaryKey { columns } => {
-                let name = constraint
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| default_index_name(&t.name, columns, "pkey"));
+                let name = constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "pkey"));
                 (name.clone(), Some((name, columns.clone())))
             }
             ConstraintKind::Unique { columns, .. } => {
-                let name = constraint
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| default_index_name(&t.name, columns, "key"));
+                let name = constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "key"));
                 (name.clone(), Some((name, columns.clone())))
             }
             ConstraintKind::UsingIndex { index, .. } => {
@@ -170,17 +140,12 @@ impl Schema {
                 }
                 (name.clone(), None)
             }
-            ConstraintKind::ForeignKey { columns, .. } => (
-                constraint
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| default_index_name(&t.name, columns, "fkey")),
-                None,
-            ),
-            ConstraintKind::Check { .. } | ConstraintKind::Other => (
-                constraint.name.clone().unwrap_or_else(|| format!("{}_check", t.name)),
-                None,
-            ),
+            ConstraintKind::ForeignKey { columns, .. } => {
+                (constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "fkey")), None)
+            }
+            ConstraintKind::Check { .. } | ConstraintKind::Other => {
+                (constraint.name.clone().unwrap_or_else(|| format!("{}_check", t.name)), None)
+            }
         };
         if matches!(constraint.kind, ConstraintKind::PrimaryKey { .. }) {
             if let Some(ConstraintKind::PrimaryKey { columns }) = Some(&constraint.kind) {
@@ -230,10 +195,7 @@ impl Schema {
                 IndexKey::Expression(_) => "expr".to_string(),
             })
             .collect();
-        let name = index
-            .name
-            .clone()
-            .unwrap_or_else(|| default_index_name(&index.table, &columns, "idx"));
+        let name = index.name.clone().unwrap_or_else(|| default_index_name(&index.table, &columns, "idx"));
         if index.if_not_exists && self.indexes.contains_key(&name) {
             return;
         }
@@ -259,8 +221,7 @@ impl Schema {
                     t.columns.retain(|c| &c.name != name);
                 }
                 // PostgreSQL drops every index that uses the column.
-                self.indexes
-                    .retain(|_, i| !(i.table == *table && i.keys.iter().any(|k| k.column() == Some(name))));
+                self.indexes.retain(|_, i| !(i.table == *table && i.keys.iter().any(|k| k.column() == Some(name))));
             }
             AlterAction::RenameColumn { from, to } => {
                 if let Some(t) = self.tables.get_mut(table.as_str()) {
@@ -311,11 +272,7 @@ impl Schema {
             AlterAction::DropConstraint { name, .. } => {
                 let mut backing = None;
                 if let Some(t) = self.tables.get_mut(table.as_str()) {
-                    backing = t
-                        .constraints
-                        .iter()
-                        .find(|c| &c.name == name)
-                        .and_then(|c| c.index.clone());
+                    backing = t.constraints.iter().find(|c| &c.name == name).and_then(|c| c.index.clone());
                     t.constraints.retain(|c| &c.name != name);
                 }
                 if let Some(index) = backing {
@@ -323,19 +280,15 @@ impl Schema {
                 }
             }
             AlterAction::ValidateConstraint { name } => {
-                if let Some(c) = self
-                    .tables
-                    .get_mut(table.as_str())
-                    .and_then(|t| t.constraints.iter_mut().find(|c| &c.name == name))
+                if let Some(c) =
+                    self.tables.get_mut(table.as_str()).and_then(|t| t.constraints.iter_mut().find(|c| &c.name == name))
                 {
                     c.not_valid = false;
                 }
             }
             AlterAction::RenameConstraint { from, to } => {
-                if let Some(c) = self
-                    .tables
-                    .get_mut(table.as_str())
-                    .and_then(|t| t.constraints.iter_mut().find(|c| &c.name == from))
+                if let Some(c) =
+                    self.tables.get_mut(table.as_str()).and_then(|t| t.constraints.iter_mut().find(|c| &c.name == from))
                 {
                     c.name = to.clone();
                 }
@@ -352,11 +305,7 @@ impl Schema {
         migration: Option<usize>,
     ) {
         for statement in statements {
-            let origin = Origin {
-                file: file.to_string(),
-                line: statement.span.line,
-                migration,
-            };
+            let origin = Origin { file: file.to_string(), line: statement.span.line, migration };
             self.apply(statement, &origin);
         }
     }
@@ -403,16 +352,7 @@ mod tests {
              ALTER TABLE u DROP CONSTRAINT u_c_key;",
         );
         assert!(schema.table("t").is_none());
-        assert_eq!(
-            schema
-                .table("u")
-                .unwrap()
-                .columns
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>(),
-            ["c"]
-        );
+        assert_eq!(schema.table("u").unwrap().columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["c"]);
         assert_eq!(schema.indexes.keys().collect::<Vec<_>>(), ["u_c"]);
         assert_eq!(schema.indexes["u_c"].table, "u");
         assert_eq!(schema.indexes["u_c"].keys, vec![IndexKey::Column("c".into())]);

@@ -37,10 +37,7 @@ pub fn is_volatile_default(expr: &Expr) -> bool {
 }
 
 fn default_of(expr: &Expr) -> Default {
-    Default {
-        expression: expression(expr),
-        volatile: is_volatile_default(expr),
-    }
+    Default { expression: expression(expr), volatile: is_volatile_default(expr) }
 }
 
 pub fn data_type(data_type: &ast::DataType) -> String {
@@ -75,12 +72,9 @@ fn key_columns(columns: &[ast::IndexColumn]) -> Vec<Name> {
 
 fn constraint(c: &TableConstraint, not_valid: bool) -> Constraint {
     let (name, kind) = match c {
-        TableConstraint::PrimaryKey(pk) => (
-            pk.name.as_ref().map(ident),
-            ConstraintKind::PrimaryKey {
-                columns: key_columns(&pk.columns),
-            },
-        ),
+        TableConstraint::PrimaryKey(pk) => {
+            (pk.name.as_ref().map(ident), ConstraintKind::PrimaryKey { columns: key_columns(&pk.columns) })
+        }
         TableConstraint::Unique(u) => (
             u.name.as_ref().map(ident),
             ConstraintKind::Unique {
@@ -96,26 +90,15 @@ fn constraint(c: &TableConstraint, not_valid: bool) -> Constraint {
                 referenced_columns: fk.referred_columns.iter().map(ident).collect(),
             },
         ),
-        TableConstraint::Check(ch) => (
-            ch.name.as_ref().map(ident),
-            ConstraintKind::Check {
-                expression: expression(&ch.expr),
-            },
-        ),
-        TableConstraint::PrimaryKeyUsingIndex(u) => (
-            u.name.as_ref().map(ident),
-            ConstraintKind::UsingIndex {
-                index: ident(&u.index_name),
-                primary_key: true,
-            },
-        ),
-        TableConstraint::UniqueUsingIndex(u) => (
-            u.name.as_ref().map(ident),
-            ConstraintKind::UsingIndex {
-                index: ident(&u.index_name),
-                primary_key: false,
-            },
-        ),
+        TableConstraint::Check(ch) => {
+            (ch.name.as_ref().map(ident), ConstraintKind::Check { expression: expression(&ch.expr) })
+        }
+        TableConstraint::PrimaryKeyUsingIndex(u) => {
+            (u.name.as_ref().map(ident), ConstraintKind::UsingIndex { index: ident(&u.index_name), primary_key: true })
+        }
+        TableConstraint::UniqueUsingIndex(u) => {
+            (u.name.as_ref().map(ident), ConstraintKind::UsingIndex { index: ident(&u.index_name), primary_key: false })
+        }
         _ => (None, ConstraintKind::Other),
     };
     Constraint { name, kind, not_valid }
@@ -142,9 +125,7 @@ fn column(def: &ast::ColumnDef) -> Column {
                 column.not_null = true;
                 column.constraints.push(Constraint {
                     name: option_name,
-                    kind: ConstraintKind::PrimaryKey {
-                        columns: vec![name.clone()],
-                    },
+                    kind: ConstraintKind::PrimaryKey { columns: vec![name.clone()] },
                     not_valid: false,
                 })
             }
@@ -167,16 +148,10 @@ fn column(def: &ast::ColumnDef) -> Column {
             }),
             ColumnOption::Check(ch) => column.constraints.push(Constraint {
                 name: option_name,
-                kind: ConstraintKind::Check {
-                    expression: expression(&ch.expr),
-                },
+                kind: ConstraintKind::Check { expression: expression(&ch.expr) },
                 not_valid: false,
             }),
-            ColumnOption::Generated {
-                generation_expr,
-                generation_expr_mode,
-                ..
-            } => {
+            ColumnOption::Generated { generation_expr, generation_expr_mode, .. } => {
                 if generation_expr.is_some() {
                     column.generated_stored =
                         !matches!(generation_expr_mode, Some(ast::GeneratedExpressionMode::Virtual));
@@ -193,29 +168,15 @@ fn column(def: &ast::ColumnDef) -> Column {
 
 fn alter_action(op: &AlterTableOperation) -> AlterAction {
     match op {
-        AlterTableOperation::AddColumn {
-            if_not_exists,
-            column_def,
-            ..
-        } => AlterAction::AddColumn {
-            column: column(column_def),
-            if_not_exists: *if_not_exists,
-        },
-        AlterTableOperation::DropColumn {
-            column_names,
-            if_exists,
-            ..
-        } if column_names.len() == 1 => AlterAction::DropColumn {
-            name: ident(&column_names[0]),
-            if_exists: *if_exists,
-        },
-        AlterTableOperation::RenameColumn {
-            old_column_name,
-            new_column_name,
-        } => AlterAction::RenameColumn {
-            from: ident(old_column_name),
-            to: ident(new_column_name),
-        },
+        AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
+            AlterAction::AddColumn { column: column(column_def), if_not_exists: *if_not_exists }
+        }
+        AlterTableOperation::DropColumn { column_names, if_exists, .. } if column_names.len() == 1 => {
+            AlterAction::DropColumn { name: ident(&column_names[0]), if_exists: *if_exists }
+        }
+        AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+            AlterAction::RenameColumn { from: ident(old_column_name), to: ident(new_column_name) }
+        }
         AlterTableOperation::RenameTable { table_name } => {
             let (RenameTableNameKind::As(n) | RenameTableNameKind::To(n)) = table_name;
             AlterAction::RenameTable { to: names::last(n) }
@@ -225,34 +186,26 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
             match op {
                 AlterColumnOperation::SetNotNull => AlterAction::SetNotNull { column },
                 AlterColumnOperation::DropNotNull => AlterAction::DropNotNull { column },
-                AlterColumnOperation::SetDefault { value } => AlterAction::SetDefault {
-                    column,
-                    default: default_of(value),
-                },
+                AlterColumnOperation::SetDefault { value } => {
+                    AlterAction::SetDefault { column, default: default_of(value) }
+                }
                 AlterColumnOperation::DropDefault => AlterAction::DropDefault { column },
-                AlterColumnOperation::SetDataType {
-                    data_type: t, using, ..
-                } => AlterAction::SetType {
-                    column,
-                    data_type: data_type(t),
-                    using: using.as_ref().map(expression),
-                },
+                AlterColumnOperation::SetDataType { data_type: t, using, .. } => {
+                    AlterAction::SetType { column, data_type: data_type(t), using: using.as_ref().map(expression) }
+                }
                 other => AlterAction::Other(format!("ALTER COLUMN {column} {other}")),
             }
         }
-        AlterTableOperation::AddConstraint {
-            constraint: c,
-            not_valid,
-        } => AlterAction::AddConstraint(constraint(c, *not_valid)),
-        AlterTableOperation::DropConstraint { if_exists, name, .. } => AlterAction::DropConstraint {
-            name: ident(name),
-            if_exists: *if_exists,
-        },
+        AlterTableOperation::AddConstraint { constraint: c, not_valid } => {
+            AlterAction::AddConstraint(constraint(c, *not_valid))
+        }
+        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
+            AlterAction::DropConstraint { name: ident(name), if_exists: *if_exists }
+        }
         AlterTableOperation::ValidateConstraint { name } => AlterAction::ValidateConstraint { name: ident(name) },
-        AlterTableOperation::RenameConstraint { old_name, new_name } => AlterAction::RenameConstraint {
-            from: ident(old_name),
-            to: ident(new_name),
-        },
+        AlterTableOperation::RenameConstraint { old_name, new_name } => {
+            AlterAction::RenameConstraint { from: ident(old_name), to: ident(new_name) }
+        }
         other => AlterAction::Other(other.to_string()),
     }
 }
@@ -311,31 +264,17 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             predicate: i.predicate.as_ref().map(expression),
             nulls_not_distinct: i.nulls_distinct == Some(false),
         }),
-        Statement::Drop {
-            object_type,
-            if_exists,
-            names: list,
-            cascade,
-            ..
-        } => Ddl::Drop {
+        Statement::Drop { object_type, if_exists, names: list, cascade, .. } => Ddl::Drop {
             kind: object_kind(object_type),
             names: list.iter().map(object).collect(),
             if_exists: *if_exists,
             concurrently: false,
             cascade: *cascade,
         },
-        Statement::AlterIndex {
-            name,
-            operation: AlterIndexOperation::RenameIndex { index_name },
-        } => Ddl::Rename {
-            kind: ObjectKind::Index,
-            from: object(name),
-            to: names::last(index_name),
-        },
-        Statement::CreateView(v) => Ddl::CreateView {
-            name: object(&v.name),
-            materialized: v.materialized,
-        },
+        Statement::AlterIndex { name, operation: AlterIndexOperation::RenameIndex { index_name } } => {
+            Ddl::Rename { kind: ObjectKind::Index, from: object(name), to: names::last(index_name) }
+        }
+        Statement::CreateView(v) => Ddl::CreateView { name: object(&v.name), materialized: v.materialized },
         Statement::CreateFunction(f) => {
             let is_sql = f.language.as_ref().is_some_and(|l| l.value.eq_ignore_ascii_case("sql"));
             let sql_body = match &f.function_body {
@@ -347,17 +286,9 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 }
                 _ => None,
             };
-            Ddl::CreateFunction {
-                name: object(&f.name),
-                sql_body,
-            }
+            Ddl::CreateFunction { name: object(&f.name), sql_body }
         }
-        Statement::Set(ast::Set::SingleAssignment {
-            scope,
-            variable,
-            values,
-            ..
-        }) => Ddl::Set {
+        Statement::Set(ast::Set::SingleAssignment { scope, variable, values, .. }) => Ddl::Set {
             name: object(variable),
             value: values
                 .iter()
@@ -365,6 +296,12 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 .collect::<Vec<_>>()
                 .join(", "),
             local: matches!(scope, Some(ast::ContextModifier::Local)),
+        },
+        Statement::Reset(r) => Ddl::Reset {
+            name: match &r.reset {
+                ast::Reset::ConfigurationParameter(name) => object(name),
+                _ => "all".to_string(),
+            },
         },
         Statement::StartTransaction { .. } => Ddl::Begin,
         Statement::Commit { .. } => Ddl::Commit,
@@ -378,10 +315,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
             };
             Ddl::Delete {
-                table: tables
-                    .first()
-                    .and_then(|t| table_factor_name(&t.relation))
-                    .unwrap_or_default(),
+                table: tables.first().and_then(|t| table_factor_name(&t.relation)).unwrap_or_default(),
                 has_where: d.selection.is_some(),
             }
         }
@@ -391,10 +325,17 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 _ => String::new(),
             },
         },
-        Statement::Truncate(t) => Ddl::Truncate {
-            tables: t.table_names.iter().map(|t| object(&t.name)).collect(),
-        },
+        Statement::Truncate(t) => Ddl::Truncate { tables: t.table_names.iter().map(|t| object(&t.name)).collect() },
         Statement::Query(_) => Ddl::Query,
         _ => Ddl::Other(leading.to_string()),
+    }
+}
+
+/// The normalized WHERE predicate of an UPDATE or DELETE, if it has one.
+pub fn dml_predicate(statement: &Statement) -> Option<String> {
+    match statement {
+        Statement::Update(u) => u.selection.as_ref().map(expression),
+        Statement::Delete(d) => d.selection.as_ref().map(expression),
+        _ => None,
     }
 }

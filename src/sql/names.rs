@@ -28,11 +28,7 @@ pub fn object(name: &ObjectName) -> String {
 
 /// Joins name parts, dropping the default `public` schema (and a database qualifier).
 pub fn qualified(parts: &[String]) -> String {
-    let parts = if parts.len() > 2 {
-        &parts[parts.len() - 2..]
-    } else {
-        parts
-    };
+    let parts = if parts.len() > 2 { &parts[parts.len() - 2..] } else { parts };
     match parts {
         [schema, name] if schema == "public" => name.clone(),
         _ => parts.join("."),
@@ -121,11 +117,7 @@ mod tests {
     use sqlparser::parser::Parser;
 
     fn norm(sql: &str) -> String {
-        let expr = Parser::new(&PostgreSqlDialect {})
-            .try_with_sql(sql)
-            .unwrap()
-            .parse_expr()
-            .unwrap();
+        let expr = Parser::new(&PostgreSqlDialect {}).try_with_sql(sql).unwrap().parse_expr().unwrap();
         expression(&expr)
     }
 

@@ -39,12 +39,7 @@ impl ParsedFile {
 pub fn parse_file(text: String) -> ParsedFile {
     let split = split(&text);
     let statements = split.statements.into_iter().map(parse_statement).collect();
-    ParsedFile {
-        text,
-        statements,
-        comments: split.comments,
-        tokenizer_error: split.tokenizer_error,
-    }
+    ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
 }
 
 fn parse_statement(raw: super::split::RawStatement) -> Statement {
@@ -113,10 +108,7 @@ mod tests {
         assert_eq!(file.statements.len(), 3);
         assert!(file.statements[0].parse_error.is_none());
         assert!(file.statements[1].parse_error.is_some());
-        assert!(matches!(
-            file.statements[1].ddl,
-            Ddl::Reindex { concurrently: true, .. }
-        ));
+        assert!(matches!(file.statements[1].ddl, Ddl::Reindex { concurrently: true, .. }));
         assert!(matches!(file.statements[2].ddl, Ddl::CreateIndex(_)));
     }
 
@@ -124,9 +116,7 @@ mod tests {
     fn drop_index_concurrently_is_not_an_index_named_concurrently() {
         let file = parse_file("DROP INDEX CONCURRENTLY idx;".into());
         match &file.statements[0].ddl {
-            Ddl::Drop {
-                names, concurrently, ..
-            } => {
+            Ddl::Drop { names, concurrently, .. } => {
                 assert_eq!(names, &vec!["idx".to_string()]);
                 assert!(concurrently);
             }

@@ -96,11 +96,7 @@ impl Scope<'_> {
             return found.or_else(|| self.parent.and_then(|p| p.resolve(parts, catalog)));
         }
         let alias = names::qualified(qualifier);
-        match self
-            .relations
-            .iter()
-            .find(|r| r.alias == alias || r.table.as_deref() == Some(alias.as_str()))
-        {
+        match self.relations.iter().find(|r| r.alias == alias || r.table.as_deref() == Some(alias.as_str())) {
             Some(r) => r.table.clone().map(|t| (t, column.clone())),
             None => self.parent.and_then(|p| p.resolve(parts, catalog)),
         }
@@ -158,12 +154,7 @@ fn columns_in(expr: &Expr, out: &mut Vec<Vec<String>>) {
         return;
     }
     match expr {
-        Expr::Subquery(_)
-        | Expr::Exists { .. }
-        | Expr::In {
-            target: ast::InTarget::Subquery(_),
-            ..
-        } => {}
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::In { target: ast::InTarget::Subquery(_), .. } => {}
         Expr::Function(f) => {
             if let ast::FunctionArguments::List(list) = &f.args {
                 for arg in &list.args {
@@ -188,12 +179,7 @@ fn columns_in(expr: &Expr, out: &mut Vec<Vec<String>>) {
             columns_in(left, out);
             columns_in(right, out);
         }
-        Expr::Case {
-            operand,
-            conditions,
-            else_result,
-            ..
-        } => {
+        Expr::Case { operand, conditions, else_result, .. } => {
             if let Some(o) = operand {
                 columns_in(o, out);
             }
@@ -243,11 +229,7 @@ fn is_comparison(op: &BinaryOperator) -> bool {
 
 impl Walker<'_> {
     fn statement(&mut self, statement: &ast::Statement) {
-        let root = Scope {
-            relations: Vec::new(),
-            ctes: Vec::new(),
-            parent: None,
-        };
+        let root = Scope { relations: Vec::new(), ctes: Vec::new(), parent: None };
         match statement {
             ast::Statement::Query(q) => self.query(q, &root),
             ast::Statement::CreateView(v) => self.query(&v.query, &root),
@@ -263,11 +245,7 @@ impl Walker<'_> {
                 if let Some(ast::UpdateTableFromKind::BeforeSet(f) | ast::UpdateTableFromKind::AfterSet(f)) = &u.from {
                     self.from(f, &root, &mut relations, &mut ons);
                 }
-                let scope = Scope {
-                    relations,
-                    ctes: Vec::new(),
-                    parent: None,
-                };
+                let scope = Scope { relations, ctes: Vec::new(), parent: None };
                 for on in ons.iter().copied().chain(u.selection.iter()) {
                     self.predicate(on, &scope);
                 }
@@ -280,11 +258,7 @@ impl Walker<'_> {
                 if let Some(using) = &d.using {
                     self.from(using, &root, &mut relations, &mut ons);
                 }
-                let scope = Scope {
-                    relations,
-                    ctes: Vec::new(),
-                    parent: None,
-                };
+                let scope = Scope { relations, ctes: Vec::new(), parent: None };
                 for on in ons.iter().copied().chain(d.selection.iter()) {
                     self.predicate(on, &scope);
                 }
@@ -301,11 +275,7 @@ impl Walker<'_> {
                 ctes.push(ident(&cte.alias.name));
             }
         }
-        let scope = Scope {
-            relations: Vec::new(),
-            ctes,
-            parent: Some(outer),
-        };
+        let scope = Scope { relations: Vec::new(), ctes, parent: Some(outer) };
         self.set_expr(&query.body, &scope);
     }
 
@@ -315,11 +285,7 @@ impl Walker<'_> {
                 let mut relations = Vec::new();
                 let mut ons = Vec::new();
                 self.from(&select.from, outer, &mut relations, &mut ons);
-                let scope = Scope {
-                    relations,
-                    ctes: Vec::new(),
-                    parent: Some(outer),
-                };
+                let scope = Scope { relations, ctes: Vec::new(), parent: Some(outer) };
                 for on in ons.iter().copied().chain(select.selection.iter()) {
                     self.predicate(on, &scope);
                 }
@@ -377,22 +343,14 @@ impl Walker<'_> {
         match factor {
             TableFactor::Table { name, alias, .. } => {
                 let table = names::object(name);
-                let alias_name = alias
-                    .as_ref()
-                    .map(|a| ident(&a.name))
-                    .unwrap_or_else(|| names::last(name));
+                let alias_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| names::last(name));
                 let is_cte = name.0.len() == 1 && outer.is_cte(&table);
-                relations.push(Relation {
-                    alias: alias_name,
-                    table: (!is_cte).then_some(table),
-                });
+                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table) });
             }
             TableFactor::Derived { subquery, alias, .. } => {
                 self.query(subquery, outer);
-                relations.push(Relation {
-                    alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(),
-                    table: None,
-                });
+                relations
+                    .push(Relation { alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(), table: None });
             }
             TableFactor::NestedJoin { table_with_joins, .. } => {
                 self.from(std::slice::from_ref(table_with_joins), outer, relations, ons);
@@ -405,15 +363,8 @@ impl Walker<'_> {
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
         match expr {
             Expr::Nested(e) => self.predicate(e, scope),
-            Expr::UnaryOp {
-                op: UnaryOperator::Not,
-                expr,
-            } => self.predicate(expr, scope),
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::And | BinaryOperator::Or,
-                right,
-            } => {
+            Expr::UnaryOp { op: UnaryOperator::Not, expr } => self.predicate(expr, scope),
+            Expr::BinaryOp { left, op: BinaryOperator::And | BinaryOperator::Or, right } => {
                 self.predicate(left, scope);
                 self.predicate(right, scope);
             }
@@ -444,12 +395,7 @@ impl Walker<'_> {
         // Subqueries on either side of a comparison (`x = (SELECT …)`).
         if !matches!(
             expr,
-            Expr::Exists { .. }
-                | Expr::Subquery(_)
-                | Expr::In {
-                    target: ast::InTarget::Subquery(_),
-                    ..
-                }
+            Expr::Exists { .. } | Expr::Subquery(_) | Expr::In { target: ast::InTarget::Subquery(_), .. }
         ) {
             let _ = ast::visit_expressions(expr, |e| {
                 if let Expr::Subquery(q) | Expr::Exists { subquery: q, .. } = e {
@@ -494,11 +440,7 @@ impl Walker<'_> {
             Expr::BinaryOp { op, .. } if !is_arithmetic(op) => WrapKind::Other,
             other => wrap_kind(other),
         };
-        let wrapping = Wrapping {
-            kind,
-            expression: expression(side),
-            written: side.to_string(),
-        };
+        let wrapping = Wrapping { kind, expression: expression(side), written: side.to_string() };
         for parts in refs {
             if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
                 self.uses.push(ColumnUse {
@@ -516,11 +458,7 @@ impl Walker<'_> {
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
-    let mut walker = Walker {
-        catalog,
-        line_offset,
-        uses: Vec::new(),
-    };
+    let mut walker = Walker { catalog, line_offset, uses: Vec::new() };
     walker.statement(statement);
     walker.uses
 }
@@ -539,16 +477,7 @@ mod tests {
     }
 
     const SCHEMA: Tables = Tables(&[
-        (
-            "stop_times",
-            &[
-                "route_id",
-                "service_date",
-                "departure_time",
-                "service_timezone",
-                "trip_id",
-            ],
-        ),
+        ("stop_times", &["route_id", "service_date", "departure_time", "service_timezone", "trip_id"]),
         ("trips", &["id", "route_id"]),
         ("users", &["id", "email", "created_at"]),
     ]);
@@ -559,11 +488,7 @@ mod tests {
     }
 
     fn wrapped(sql: &str) -> Vec<(String, String)> {
-        uses(sql)
-            .into_iter()
-            .filter(|u| u.wrapped.is_some() && !u.join)
-            .map(|u| (u.table, u.column))
-            .collect()
+        uses(sql).into_iter().filter(|u| u.wrapped.is_some() && !u.join).map(|u| (u.table, u.column)).collect()
     }
 
     #[test]
@@ -571,10 +496,7 @@ mod tests {
         let sql = "SELECT st.trip_id FROM stop_times st JOIN trips t ON t.id = st.trip_id
                    WHERE st.route_id = $1 AND convert_timezone(st.service_timezone, st.departure_time) BETWEEN $2 AND $3";
         let found = wrapped(sql);
-        assert!(
-            found.contains(&("stop_times".into(), "departure_time".into())),
-            "{found:?}"
-        );
+        assert!(found.contains(&("stop_times".into(), "departure_time".into())), "{found:?}");
     }
 
     #[test]
@@ -585,22 +507,10 @@ mod tests {
 
     #[test]
     fn resolves_in_ctes_subqueries_updates_and_deletes() {
-        assert_eq!(
-            wrapped("WITH x AS (SELECT id FROM users WHERE lower(email) = $1) SELECT * FROM x").len(),
-            1
-        );
-        assert_eq!(
-            wrapped("SELECT 1 FROM trips WHERE id IN (SELECT id FROM users WHERE email::text = $1)").len(),
-            1
-        );
-        assert_eq!(
-            wrapped("UPDATE users SET email = 'x' WHERE created_at::date = $1").len(),
-            1
-        );
-        assert_eq!(
-            wrapped("DELETE FROM users u WHERE u.created_at AT TIME ZONE 'UTC' < $1").len(),
-            1
-        );
+        assert_eq!(wrapped("WITH x AS (SELECT id FROM users WHERE lower(email) = $1) SELECT * FROM x").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM trips WHERE id IN (SELECT id FROM users WHERE email::text = $1)").len(), 1);
+        assert_eq!(wrapped("UPDATE users SET email = 'x' WHERE created_at::date = $1").len(), 1);
+        assert_eq!(wrapped("DELETE FROM users u WHERE u.created_at AT TIME ZONE 'UTC' < $1").len(), 1);
         assert_eq!(wrapped("SELECT 1 FROM users WHERE email COLLATE \"C\" = $1").len(), 1);
         assert_eq!(wrapped("SELECT 1 FROM users WHERE id + 1 = $1").len(), 1);
     }

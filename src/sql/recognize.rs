@@ -16,11 +16,7 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     fn new(tokens: &'a [TokenWithSpan]) -> Self {
         Cursor {
-            tokens: tokens
-                .iter()
-                .map(|t| &t.token)
-                .filter(|t| !matches!(t, Token::Whitespace(_)))
-                .collect(),
+            tokens: tokens.iter().map(|t| &t.token).filter(|t| !matches!(t, Token::Whitespace(_))).collect(),
             pos: 0,
         }
     }
@@ -38,13 +34,10 @@ impl<'a> Cursor<'a> {
 
     /// Consumes the keyword sequence if it is next.
     fn eat(&mut self, words: &[&str]) -> bool {
-        let matches = words
-            .iter()
-            .enumerate()
-            .all(|(i, w)| match self.tokens.get(self.pos + i) {
-                Some(Token::Word(t)) => t.quote_style.is_none() && t.value.eq_ignore_ascii_case(w),
-                _ => false,
-            });
+        let matches = words.iter().enumerate().all(|(i, w)| match self.tokens.get(self.pos + i) {
+            Some(Token::Word(t)) => t.quote_style.is_none() && t.value.eq_ignore_ascii_case(w),
+            _ => false,
+        });
         if matches {
             self.pos += words.len();
         }
@@ -64,11 +57,7 @@ impl<'a> Cursor<'a> {
     fn name(&mut self) -> Option<Name> {
         let mut parts = Vec::new();
         while let Some(Token::Word(w)) = self.peek() {
-            parts.push(if w.quote_style.is_some() {
-                w.value.clone()
-            } else {
-                w.value.to_lowercase()
-            });
+            parts.push(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() });
             self.pos += 1;
             if !self.eat_token(&Token::Period) {
                 break;
@@ -142,10 +131,7 @@ fn index_key(tokens: &[&Token]) -> IndexKey {
         }
     }
     let text = join(&tokens[..end]);
-    match Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_expr())
-    {
+    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
         Ok(expr) => super::from_ast::index_key(&expr),
         Err(_) => IndexKey::Expression(names::text(&text)),
     }
@@ -193,10 +179,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
                 c.pos += 1;
                 let text = c.rest_text();
                 predicate = Some(
-                    match Parser::new(&PostgreSqlDialect {})
-                        .try_with_sql(&text)
-                        .and_then(|mut p| p.parse_expr())
-                    {
+                    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
                         Ok(e) => names::expression(&e),
                         Err(_) => names::text(&text),
                     },
@@ -237,33 +220,18 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
             let nulls_not_distinct = c.eat(&["NULLS", "NOT", "DISTINCT"]);
             c.eat(&["NULLS", "DISTINCT"]);
             if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex {
-                    index: c.name()?,
-                    primary_key: false,
-                }
+                ConstraintKind::UsingIndex { index: c.name()?, primary_key: false }
             } else {
-                ConstraintKind::Unique {
-                    columns: columns(c.parenthesized_list()?),
-                    nulls_not_distinct,
-                }
+                ConstraintKind::Unique { columns: columns(c.parenthesized_list()?), nulls_not_distinct }
             }
         } else if c.eat(&["PRIMARY", "KEY"]) {
             if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex {
-                    index: c.name()?,
-                    primary_key: true,
-                }
+                ConstraintKind::UsingIndex { index: c.name()?, primary_key: true }
             } else {
-                ConstraintKind::PrimaryKey {
-                    columns: columns(c.parenthesized_list()?),
-                }
+                ConstraintKind::PrimaryKey { columns: columns(c.parenthesized_list()?) }
             }
         } else {
-            return Some(Ddl::AlterTable {
-                table,
-                if_exists,
-                actions: vec![AlterAction::Other(c.rest_text())],
-            });
+            return Some(Ddl::AlterTable { table, if_exists, actions: vec![AlterAction::Other(c.rest_text())] });
         };
         let mut not_valid = false;
         loop {
@@ -292,11 +260,7 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
     } else {
         AlterAction::Other(c.rest_text())
     };
-    Some(Ddl::AlterTable {
-        table,
-        if_exists,
-        actions: vec![action],
-    })
+    Some(Ddl::AlterTable { table, if_exists, actions: vec![action] })
 }
 
 fn drop_index(c: &mut Cursor) -> Option<Ddl> {
@@ -308,13 +272,7 @@ fn drop_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let cascade = c.eat(&["CASCADE"]);
     c.eat(&["RESTRICT"]);
-    Some(Ddl::Drop {
-        kind: ObjectKind::Index,
-        names,
-        if_exists,
-        concurrently,
-        cascade,
-    })
+    Some(Ddl::Drop { kind: ObjectKind::Index, names, if_exists, concurrently, cascade })
 }
 
 fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
@@ -323,11 +281,7 @@ fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
     if !c.eat(&["RENAME", "TO"]) {
         return None;
     }
-    Some(Ddl::Rename {
-        kind,
-        from,
-        to: c.name()?,
-    })
+    Some(Ddl::Rename { kind, from, to: c.name()? })
 }
 
 /// What the recognizer made of a statement.
@@ -358,10 +312,7 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
         c.parenthesized_list();
         c.name();
         let concurrently = c.eat(&["CONCURRENTLY"]);
-        Some(Ddl::Reindex {
-            concurrently,
-            target: c.rest_text(),
-        })
+        Some(Ddl::Reindex { concurrently, target: c.rest_text() })
     } else {
         None
     };
@@ -371,10 +322,7 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
         Some(_) => true,
     };
     let complete = understood && c.pos >= c.tokens.len();
-    Recognized {
-        ddl: recognized.unwrap_or(Ddl::Other(leading)),
-        complete,
-    }
+    Recognized { ddl: recognized.unwrap_or(Ddl::Other(leading)), complete }
 }
 
 /// The first two or three keywords of a statement (`CREATE STATISTICS`, `DO`), for messages.
@@ -400,25 +348,19 @@ mod tests {
     use sqlparser::tokenizer::Tokenizer;
 
     fn rec(sql: &str) -> Ddl {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-            .tokenize_with_location()
-            .unwrap();
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
         recognize(&tokens).ddl
     }
 
     fn complete(sql: &str) -> bool {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-            .tokenize_with_location()
-            .unwrap();
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
         recognize(&tokens).complete
     }
 
     #[test]
     fn knows_when_it_understood_everything() {
         assert!(complete("DROP INDEX CONCURRENTLY IF EXISTS a, b CASCADE"));
-        assert!(complete(
-            "ALTER TABLE t ADD CONSTRAINT c UNIQUE NULLS NOT DISTINCT (a) DEFERRABLE INITIALLY DEFERRED"
-        ));
+        assert!(complete("ALTER TABLE t ADD CONSTRAINT c UNIQUE NULLS NOT DISTINCT (a) DEFERRABLE INITIALLY DEFERRED"));
         assert!(!complete("ALTER TABLE t ALTER CONSTRAINT c DEFERRABLE"));
         assert!(!complete("DROP INDEX CONCURRENTLY a WITH (x)"));
         assert!(!complete("DO $$ BEGIN END $$"));
@@ -428,9 +370,7 @@ mod tests {
     fn unique_nulls_not_distinct_in_alter_table() {
         let ddl =
             rec("ALTER TABLE observations ADD CONSTRAINT obs_uniq UNIQUE NULLS NOT DISTINCT (site_id, species_code)");
-        let Ddl::AlterTable { table, actions, .. } = ddl else {
-            panic!("{ddl:?}")
-        };
+        let Ddl::AlterTable { table, actions, .. } = ddl else { panic!("{ddl:?}") };
         assert_eq!(table, "observations");
         assert_eq!(
             actions,
@@ -465,22 +405,13 @@ mod tests {
             panic!()
         };
         assert!(index.unique && index.concurrently);
-        assert_eq!(
-            index.keys,
-            vec![
-                IndexKey::Expression("lower(email)".into()),
-                IndexKey::Column("id".into())
-            ]
-        );
+        assert_eq!(index.keys, vec![IndexKey::Expression("lower(email)".into()), IndexKey::Column("id".into())]);
         assert_eq!(index.predicate.as_deref(), Some("deleted_at is null"));
     }
 
     #[test]
     fn unknown_statements_keep_their_keywords() {
-        assert_eq!(
-            rec("CREATE STATISTICS s ON a, b FROM t"),
-            Ddl::Other("CREATE STATISTICS".into())
-        );
+        assert_eq!(rec("CREATE STATISTICS s ON a, b FROM t"), Ddl::Other("CREATE STATISTICS".into()));
         assert_eq!(rec("DO $$ BEGIN END $$"), Ddl::Other("DO".into()));
     }
 }

@@ -64,11 +64,7 @@ impl<'a> Offsets<'a> {
             return self.text.len();
         };
         let rest = &self.text[start..];
-        let within = rest
-            .char_indices()
-            .nth((column as usize).saturating_sub(1))
-            .map(|(b, _)| b)
-            .unwrap_or(rest.len());
+        let within = rest.char_indices().nth((column as usize).saturating_sub(1)).map(|(b, _)| b).unwrap_or(rest.len());
         start + within
     }
 
@@ -81,14 +77,7 @@ impl<'a> Offsets<'a> {
     fn span(&self, start: usize, end: usize) -> Span {
         let (line, column) = self.location(start);
         let (end_line, end_column) = self.location(end);
-        Span {
-            start,
-            end,
-            line,
-            column,
-            end_line,
-            end_column,
-        }
+        Span { start, end, line, column, end_line, end_column }
     }
 }
 
@@ -158,10 +147,7 @@ pub fn split(text: &str) -> Split {
 
     for token in tokens {
         if let Some(text) = comment_text(&token.token) {
-            let comment = Comment {
-                line: token.span.start.line as usize,
-                text,
-            };
+            let comment = Comment { line: token.span.start.line as usize, text };
             out.comments.push(comment.clone());
             if current.iter().all(|t| is_trivia(&t.token)) {
                 pending_comments.push(comment);
@@ -200,11 +186,7 @@ mod tests {
     use super::*;
 
     fn texts(sql: &str) -> Vec<String> {
-        split(sql)
-            .statements
-            .iter()
-            .map(|s| sql[s.span.start..s.span.end].to_string())
-            .collect()
+        split(sql).statements.iter().map(|s| sql[s.span.start..s.span.end].to_string()).collect()
     }
 
     #[test]
@@ -212,11 +194,7 @@ mod tests {
         let sql = "SELECT ';';\n-- a; comment\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;\n/* a /* nested; */ c */ SELECT 2";
         assert_eq!(
             texts(sql),
-            vec![
-                "SELECT ';'",
-                "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
-                "SELECT 2"
-            ]
+            vec!["SELECT ';'", "CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql", "SELECT 2"]
         );
     }
 
@@ -225,10 +203,7 @@ mod tests {
         let sql = "SELECT 1;\n\n  UPDATE t SET a = 1\n  WHERE b = 2;";
         let split = split(sql);
         let second = &split.statements[1].span;
-        assert_eq!(
-            (second.line, second.column, second.end_line, second.end_column),
-            (3, 3, 4, 14)
-        );
+        assert_eq!((second.line, second.column, second.end_line, second.end_column), (3, 3, 4, 14));
     }
 
     #[test]
@@ -242,10 +217,7 @@ mod tests {
         let sql = "SELECT 1;\n-- sluice:ignore x -- because\nSELECT 2;";
         let split = split(sql);
         assert!(split.statements[0].leading_comments.is_empty());
-        assert_eq!(
-            split.statements[1].leading_comments[0].text,
-            "-- sluice:ignore x -- because"
-        );
+        assert_eq!(split.statements[1].leading_comments[0].text, "-- sluice:ignore x -- because");
         assert_eq!(split.statements[1].leading_comments[0].line, 2);
     }
 

@@ -26,10 +26,7 @@ pub fn write(path: &Path, text: &str) {
 
 /// A cache directory the unprivileged server user can enter when the tests run as root.
 pub fn cache_dir() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("sluice-test-cache-")
-        .tempdir_in("/var/tmp")
-        .expect("tempdir");
+    let dir = tempfile::Builder::new().prefix("sluice-test-cache-").tempdir_in("/var/tmp").expect("tempdir");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     dir
@@ -46,10 +43,5 @@ pub fn json(output: &std::process::Output) -> serde_json::Value {
 }
 
 pub fn findings<'a>(doc: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
-    doc["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
+    doc["findings"].as_array().expect("findings").iter().filter(|f| f["rule"] == rule).collect()
 }

@@ -1,0 +1,103 @@
+use super::{Context, Rule, RuleMeta};
+use crate::finding::{Finding, Severity};
+use crate::rules::Category;
+use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+
+pub struct AddForeignKeyValidated;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "add-foreign-key-validated",
+    severity: Severity::Error,
+    category: Category::MigrationSafety,
+    summary: "Adding a foreign key without NOT VALID scans the table while blocking writes on both tables",
+    what: "Flags `ADD CONSTRAINT … FOREIGN KEY` (and `ADD COLUMN … REFERENCES`) without `NOT VALID` on a table \
+that existed before this migration. Severity follows the table's size.",
+    why: "Validation checks every existing row against the referenced table while holding SHARE ROW EXCLUSIVE on \
+both: writes to both tables stop for the whole scan.",
+    fix: "Add the constraint with `NOT VALID` (only new writes are checked; the lock is brief), then run \
+`VALIDATE CONSTRAINT` in a later migration: it scans under SHARE UPDATE EXCLUSIVE, which lets writes through.",
+    bad: "\
+-- migration: 001_orders.sql
+CREATE TABLE customers (id bigint PRIMARY KEY);
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint);
+-- migration: 002_orders_customer_fk.sql
+SET lock_timeout = '5s';
+ALTER TABLE orders ADD CONSTRAINT orders_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id);",
+    good: "\
+-- migration: 001_orders.sql
+CREATE TABLE customers (id bigint PRIMARY KEY);
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint);
+-- migration: 002_orders_customer_fk.sql
+SET lock_timeout = '5s';
+ALTER TABLE orders ADD CONSTRAINT orders_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id) NOT VALID;
+-- migration: 003_validate_orders_customer_fk.sql
+SET lock_timeout = '5s';
+SET statement_timeout = '30min';
+ALTER TABLE orders VALIDATE CONSTRAINT orders_customer_fk;",
+    equivalents: "squawk: adding-foreign-key-constraint; strong_migrations: add_foreign_key; eugene: E1",
+};
+
+impl Rule for AddForeignKeyValidated {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
+        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
+            return;
+        };
+        for action in actions {
+            let constraints = match action {
+                AlterAction::AddConstraint(c) => vec![c],
+                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
+                _ => continue,
+            };
+            for c in constraints {
+                let ConstraintKind::ForeignKey { references, .. } = &c.kind else {
+                    continue;
+                };
+                if c.not_valid {
+                    continue;
+                }
+                let name = c.name.as_deref().unwrap_or("(unnamed)");
+                let message = format!(
+                    "foreign key {name} on existing table {table} is validated immediately: every row is checked against {references} while writes to both tables are blocked"
+                );
+                out.extend(cx.lock_finding(&META, table, message));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{check_examples, lint_files, of};
+
+    fn count(sql: &str) -> usize {
+        of(
+            &lint_files(
+                &[
+                    ("001.sql", "CREATE TABLE p (id bigint PRIMARY KEY); CREATE TABLE t (id bigint, p_id bigint);"),
+                    ("002.sql", sql),
+                ],
+                "",
+            ),
+            META.id,
+        )
+        .len()
+    }
+
+    #[test]
+    fn examples_lint_as_documented() {
+        check_examples(&META, "");
+    }
+
+    #[test]
+    fn constraint_and_column_forms() {
+        assert_eq!(count("ALTER TABLE t ADD FOREIGN KEY (p_id) REFERENCES p (id);"), 1);
+        assert_eq!(count("ALTER TABLE t ADD COLUMN q_id bigint REFERENCES p (id);"), 1);
+        assert_eq!(count("ALTER TABLE t ADD CONSTRAINT f FOREIGN KEY (p_id) REFERENCES p (id) NOT VALID;"), 0);
+        assert_eq!(count("CREATE TABLE c (id bigint, p_id bigint REFERENCES p (id)); ALTER TABLE c ADD FOREIGN KEY (id) REFERENCES p (id);"), 0);
+    }
+}

@@ -1,0 +1,110 @@
+use super::{Context, Rule, RuleMeta};
+use crate::finding::{Finding, Severity};
+use crate::rules::Category;
+use crate::sql::ddl::{AlterAction, Ddl};
+
+pub struct DropColumn;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "drop-column",
+    severity: Severity::Error,
+    category: Category::MigrationSafety,
+    summary: "Dropping a column breaks the application code that still reads or writes it",
+    what: "Flags `ALTER TABLE … DROP COLUMN` on a table that existed before this migration, whatever its size. \
+The message names the query files that still mention the column.",
+    why: "The old application version keeps running during the deploy: its queries naming the column fail, and \
+ORMs that select every mapped column fail on every query of the table. The data is gone, so rolling back the \
+code does not help.",
+    fix: "Contract step of expand/contract: first ship code that no longer reads or writes the column (for ORMs, \
+mark it ignored), then drop it in a later release and acknowledge it with \
+`-- sluice:ignore drop-column -- <which release stopped using it>`.",
+    bad: "\
+-- migration: 001_users.sql
+CREATE TABLE users (id bigint PRIMARY KEY, name text, nickname text);
+-- migration: 002_drop_nickname.sql
+SET lock_timeout = '5s';
+ALTER TABLE users DROP COLUMN nickname;",
+    good: "\
+-- migration: 001_users.sql
+CREATE TABLE users (id bigint PRIMARY KEY, name text, nickname text);
+-- migration: 002_drop_nickname.sql
+SET lock_timeout = '5s';
+-- sluice:ignore drop-column -- release 4.2 stopped reading and writing nickname (ignored_columns)
+ALTER TABLE users DROP COLUMN nickname;",
+    equivalents: "squawk: ban-drop-column; strong_migrations: remove_column; eugene: none",
+};
+
+/// Query files that mention `column` (a word match: good enough to point a reviewer at them).
+pub fn mentions(cx: &Context, column: &str) -> Vec<String> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    cx.facts
+        .queries
+        .iter()
+        .filter(|q| {
+            let text = q.parsed.text.to_lowercase();
+            text.match_indices(column).any(|(i, _)| {
+                !text[..i].chars().next_back().is_some_and(is_word)
+                    && !text[i + column.len()..].chars().next().is_some_and(is_word)
+            })
+        })
+        .map(|q| q.display.clone())
+        .collect()
+}
+
+impl Rule for DropColumn {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
+        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
+            return;
+        };
+        if !cx.is_existing_table(table) {
+            return;
+        }
+        for action in actions {
+            let AlterAction::DropColumn { name, .. } = action else {
+                continue;
+            };
+            let users = mentions(cx, name);
+            let mut message = format!("dropping {table}.{name} breaks running code that still reads or writes it");
+            if !users.is_empty() {
+                message.push_str(&format!("; still mentioned by {}", users.join(", ")));
+            }
+            out.push(
+                cx.finding(&META, message)
+                    .fact("table", table.as_str())
+                    .fact("query files mentioning it", users.join(", ")),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{check_examples, lint_files, of};
+
+    #[test]
+    fn examples_lint_as_documented() {
+        check_examples(&META, "");
+    }
+
+    #[test]
+    fn names_the_queries_still_using_it() {
+        let found = lint_files(
+            &[
+                ("001.sql", "CREATE TABLE t (id int, nick text, nickname text);"),
+                ("queries/q.sql", "SELECT nickname FROM t;"),
+                ("002.sql", "ALTER TABLE t DROP COLUMN nick;"),
+                ("003.sql", "ALTER TABLE t DROP COLUMN nickname;"),
+            ],
+            "",
+        );
+        let f = of(&found, META.id);
+        assert_eq!(f.len(), 2);
+        assert!(!f[0].message.contains("queries/q.sql"), "{}", f[0].message);
+        assert!(f[1].message.contains("still mentioned by queries/q.sql"), "{}", f[1].message);
+    }
+}

@@ -1,0 +1,81 @@
+use super::{Context, Rule, RuleMeta};
+use crate::finding::{Finding, Severity};
+use crate::rules::locks::index_table;
+use crate::rules::Category;
+use crate::sql::ddl::{Ddl, ObjectKind};
+
+pub struct DropIndexNonConcurrently;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "drop-index-non-concurrently",
+    severity: Severity::Error,
+    category: Category::MigrationSafety,
+    summary: "DROP INDEX without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on the index's table",
+    what: "Flags `DROP INDEX` without `CONCURRENTLY` when the index belongs to a table that existed before this \
+migration (or to a table the history never showed). Severity follows the table's size.",
+    why: "A plain DROP INDEX takes ACCESS EXCLUSIVE on the table. It is quick once granted, but it queues behind \
+any long-running query on the table, and every read and write queues behind it: a brief outage on a busy table.",
+    fix: "Use `DROP INDEX CONCURRENTLY` (outside a transaction), with a `SET lock_timeout` before it.",
+    bad: "\
+-- migration: 001_orders.sql
+CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+CREATE INDEX orders_status ON orders (status);
+-- migration: 002_drop_status_index.sql
+DROP INDEX orders_status;",
+    good: "\
+-- migration: 001_orders.sql
+CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
+CREATE INDEX orders_status ON orders (status);
+-- migration: 002_drop_status_index.sql
+SET lock_timeout = '5s';
+DROP INDEX CONCURRENTLY orders_status;",
+    equivalents:
+        "squawk: require-concurrent-index-deletion; strong_migrations: remove_index (algorithm: :concurrently)",
+};
+
+impl Rule for DropIndexNonConcurrently {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
+        let Ddl::Drop { kind: ObjectKind::Index, names, concurrently: false, .. } = &cx.statement.ddl else {
+            return;
+        };
+        for name in names {
+            let table = index_table(cx.schema, name);
+            let message = format!(
+                "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
+            );
+            out.extend(cx.lock_finding(&META, &table, message).map(|f| f.fact("index", name.as_str())));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{check_examples, lint_with, of, Setup};
+
+    #[test]
+    fn examples_lint_as_documented() {
+        check_examples(&META, "");
+    }
+
+    #[test]
+    fn finds_the_table_through_the_index_and_fails_closed_on_unknown_indexes() {
+        let base = "CREATE TABLE t (a int); CREATE INDEX t_a ON t (a);";
+        let found = lint_with(
+            &[("001.sql", base), ("002.sql", "DROP INDEX t_a;")],
+            &Setup { tables: "[rows]\nt = 5000\n", ..Setup::default() },
+        );
+        let f = of(&found, META.id);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
+        assert_eq!(of(&found, META.id)[0].severity, Severity::Error);
+        // Same migration: the table is new.
+        let found = lint_with(&[("001.sql", &format!("{base} DROP INDEX t_a;"))], &Setup::default());
+        assert!(of(&found, META.id).is_empty());
+    }
+}

@@ -1,0 +1,107 @@
+use super::{Context, Rule, RuleMeta};
+use crate::finding::{Finding, Severity};
+use crate::rules::Category;
+use crate::sql::ddl::Ddl;
+
+pub struct UnbatchedBackfill;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "unbatched-backfill",
+    severity: Severity::Error,
+    category: Category::MigrationSafety,
+    summary: "UPDATE or DELETE of a whole existing table in one statement inside a migration",
+    what: "Flags `UPDATE` and `DELETE` of a table that existed before this migration when there is no `WHERE`, \
+when the `WHERE` is always true (`true`, `1 = 1`), or when it only selects rows by a column added earlier in the \
+same migration being NULL (every existing row). Severity follows the table's size.",
+    why: "One statement rewrites every row in one transaction: row locks on the whole table block concurrent \
+writes until it commits, the WAL spike lags replicas, and the dead tuples bloat the table. A failure after an \
+hour rolls back the whole hour.",
+    fix: "Backfill in batches of a few thousand rows by primary key range (`WHERE id BETWEEN … AND …`), each in \
+its own transaction, from a script or a migration run repeatedly, with a `statement_timeout`.",
+    bad: "\
+-- migration: 001_orders.sql
+CREATE TABLE orders (id bigint PRIMARY KEY, status text);
+-- migration: 002_backfill_status.sql
+SET statement_timeout = '60s';
+UPDATE orders SET status = 'new';",
+    good: "\
+-- migration: 001_orders.sql
+CREATE TABLE orders (id bigint PRIMARY KEY, status text);
+-- migration: 002_backfill_status.sql
+SET statement_timeout = '60s';
+UPDATE orders SET status = 'new' WHERE id BETWEEN 1 AND 10000 AND status IS NULL;",
+    equivalents: "squawk: none; strong_migrations: backfilling data (guide); eugene: none",
+};
+
+/// Why the predicate selects every row, if it does.
+fn whole_table(cx: &Context, table: &str, text: &str) -> Option<String> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace() && *c != '(' && *c != ')').collect();
+    if compact == "true" || compact == "1=1" {
+        return Some(format!("WHERE {text} is always true"));
+    }
+    let column = compact.strip_suffix("isnull")?;
+    let state = cx.migration()?;
+    state
+        .added_columns
+        .contains(&(table.to_string(), column.trim_matches('"').to_string()))
+        .then(|| format!("{column} was added earlier in this migration, so WHERE {text} matches every row"))
+}
+
+impl Rule for UnbatchedBackfill {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
+        let (table, verb, has_where) = match &cx.statement.ddl {
+            Ddl::Update { table, has_where } => (table, "UPDATE", *has_where),
+            Ddl::Delete { table, has_where } => (table, "DELETE", *has_where),
+            _ => return,
+        };
+        if table.is_empty() {
+            return;
+        }
+        let reason = if !has_where {
+            "it has no WHERE clause".to_string()
+        } else {
+            match cx
+                .statement
+                .ast
+                .as_ref()
+                .and_then(crate::sql::from_ast::dml_predicate)
+                .and_then(|p| whole_table(cx, table, &p))
+            {
+                Some(reason) => reason,
+                None => return,
+            }
+        };
+        let message = format!("{verb} touches every row of existing table {table} in one transaction: {reason}");
+        out.extend(cx.lock_finding(&META, table, message));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{check_examples, lint_files, of};
+
+    fn count(sql: &str) -> usize {
+        of(&lint_files(&[("001.sql", "CREATE TABLE t (id bigint, a int);"), ("002.sql", sql)], ""), META.id).len()
+    }
+
+    #[test]
+    fn examples_lint_as_documented() {
+        check_examples(&META, "");
+    }
+
+    #[test]
+    fn whole_table_predicates() {
+        assert_eq!(count("DELETE FROM t;"), 1);
+        assert_eq!(count("UPDATE t SET a = 1 WHERE true;"), 1);
+        assert_eq!(count("UPDATE t SET a = 1 WHERE (1 = 1);"), 1);
+        assert_eq!(count("ALTER TABLE t ADD COLUMN b int; UPDATE t SET b = a WHERE b IS NULL;"), 1);
+        assert_eq!(count("UPDATE t SET a = 1 WHERE a IS NULL;"), 0, "an old column may be mostly filled");
+        assert_eq!(count("UPDATE t SET a = 1 WHERE id BETWEEN 1 AND 1000;"), 0);
+        assert_eq!(count("CREATE TABLE u (a int); INSERT INTO u VALUES (1); UPDATE u SET a = 2;"), 0);
+    }
+}
