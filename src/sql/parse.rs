@@ -6,8 +6,8 @@ use super::split::{split, Comment, Span};
 use super::{from_ast, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Token;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 #[derive(Debug)]
 pub struct Statement {
@@ -38,16 +38,18 @@ impl ParsedFile {
 
 pub fn parse_file(text: String) -> ParsedFile {
     let split = split(&text);
-    let statements = split.statements.into_iter().map(parse_statement).collect();
+    let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
     ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
 }
 
-fn parse_statement(raw: super::split::RawStatement) -> Statement {
+fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
+    let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
+    let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
     let parsed = Parser::new(&PostgreSqlDialect {})
-        .with_tokens_with_locations(raw.tokens.clone())
+        .with_tokens_with_locations(raw.tokens)
         .parse_statement()
-        .and_then(|statement| statement_alone(&raw.tokens, statement));
+        .and_then(|statement| statement_alone(drop_index_concurrently, statement));
     match parsed {
         Ok(statement) => {
             let ddl = from_ast::ddl(&statement, &leading);
@@ -61,7 +63,9 @@ fn parse_statement(raw: super::split::RawStatement) -> Statement {
             }
         }
         Err(error) => {
-            let recognized = recognize::recognize(&raw.tokens);
+            // The parser consumed the tokens; failures are rare, so tokenize the text again.
+            let tokens = if drop_index_concurrently { raw_tokens } else { retokenize(text, &raw.span) };
+            let recognized = recognize::recognize(&tokens);
             Statement {
                 span: raw.span,
                 ast: None,
@@ -74,25 +78,30 @@ fn parse_statement(raw: super::split::RawStatement) -> Statement {
     }
 }
 
-/// sqlparser stops at what it understands; a statement it only partly read is unparsed,
-/// except for `DROP INDEX CONCURRENTLY`, which it misreads as an index named CONCURRENTLY.
-fn statement_alone(
-    tokens: &[sqlparser::tokenizer::TokenWithSpan],
-    statement: ast::Statement,
-) -> Result<ast::Statement, sqlparser::parser::ParserError> {
+fn is_drop_index_concurrently(tokens: &[TokenWithSpan]) -> bool {
     let words: Vec<String> = tokens
         .iter()
-        .filter_map(|t| match &t.token {
-            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_uppercase()),
-            Token::Whitespace(_) => None,
-            _ => Some(String::new()),
-        })
         .take(3)
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
+            _ => String::new(),
+        })
         .collect();
-    if words.len() >= 3 && words[0] == "DROP" && words[1] == "INDEX" && words[2] == "CONCURRENTLY" {
-        return Err(sqlparser::parser::ParserError::ParserError(
-            "DROP INDEX CONCURRENTLY is not supported by the SQL parser".into(),
-        ));
+    words == ["DROP", "INDEX", "CONCURRENTLY"]
+}
+
+fn retokenize(text: &str, span: &Span) -> Vec<TokenWithSpan> {
+    Tokenizer::new(&PostgreSqlDialect {}, &text[span.start..span.end])
+        .tokenize_with_location()
+        .map(|tokens| tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect())
+        .unwrap_or_default()
+}
+
+/// sqlparser 0.64 misreads `DROP INDEX CONCURRENTLY name` as an index named CONCURRENTLY:
+/// treat it as unparsed so the recognizer reads it right.
+fn statement_alone(drop_index_concurrently: bool, statement: ast::Statement) -> Result<ast::Statement, ParserError> {
+    if drop_index_concurrently {
+        return Err(ParserError::ParserError("DROP INDEX CONCURRENTLY is not supported by the SQL parser".into()));
     }
     Ok(statement)
 }

@@ -30,7 +30,7 @@ pub struct Comment {
 #[derive(Clone, Debug)]
 pub struct RawStatement {
     pub span: Span,
-    /// Tokens of the statement without the terminating `;`, comments and whitespace kept.
+    /// Tokens of the statement without the terminating `;`, whitespace and comments.
     pub tokens: Vec<TokenWithSpan>,
     /// Comments between the previous statement and this one (where `sluice:ignore` lives).
     pub leading_comments: Vec<Comment>,
@@ -135,7 +135,8 @@ pub fn split(text: &str) -> Split {
         if let (Some(first), Some(last)) = (first, last) {
             let start = offsets.byte(current[first].span.start.line, current[first].span.start.column);
             let end = offsets.byte(current[last].span.end.line, current[last].span.end.column);
-            let tokens: Vec<TokenWithSpan> = current.drain(first..=last).collect();
+            // The parser and the recognizer skip whitespace and comments: keeping them would only cost memory.
+            let tokens: Vec<TokenWithSpan> = current.drain(first..=last).filter(|t| !is_trivia(&t.token)).collect();
             out.statements.push(RawStatement {
                 span: offsets.span(start, end),
                 tokens,
