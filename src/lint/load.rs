@@ -27,24 +27,29 @@ fn read(path: &Path, root: &Path) -> Result<SourceFile> {
 
 /// Whether the runner wraps this migration in a transaction, honouring the markers runners
 /// use to opt out: dbmate's `-- migrate:up transaction:false`, diesel's `metadata.toml`
-/// with `run_in_transaction = false` beside `up.sql`.
-pub fn runs_in_transaction(default: bool, up: &Path, text: &str) -> bool {
+/// with `run_in_transaction = false` beside `up.sql` (`metadata` is that file's text, read
+/// from disk or from a git revision by the caller).
+pub fn runs_in_transaction(default: bool, up: &Path, text: &str, metadata: Option<&str>) -> bool {
     if text.lines().any(|l| {
         let l = l.trim();
         l.starts_with("-- migrate:up") && l.contains("transaction:false")
     }) {
         return false;
     }
-    if up.file_name().is_some_and(|n| n == "up.sql") {
-        if let Some(metadata) = up.parent().map(|d| d.join("metadata.toml")).filter(|p| p.is_file()) {
-            if let Ok(text) = std::fs::read_to_string(&metadata) {
-                if text.lines().any(|l| l.replace(' ', "") == "run_in_transaction=false") {
-                    return false;
-                }
-            }
-        }
+    let diesel = up.file_name().is_some_and(|n| n == "up.sql");
+    if diesel && metadata.is_some_and(|m| m.lines().any(|l| l.replace(' ', "") == "run_in_transaction=false")) {
+        return false;
     }
     default
+}
+
+/// The `metadata.toml` beside a diesel `up.sql` on disk, when there is one.
+fn metadata_beside(up: &Path) -> Option<String> {
+    if up.file_name().is_some_and(|n| n == "up.sql") {
+        let metadata = up.parent()?.join("metadata.toml");
+        return std::fs::read_to_string(metadata).ok();
+    }
+    None
 }
 
 /// Resolves the layout and the runner's transaction mode for a set of migration files.
@@ -71,7 +76,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             let up_path = dir.join(&migration.up);
             let up = read(&up_path, root)?;
             let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
-            let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text);
+            let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text, metadata_beside(&up_path).as_deref());
             Ok(MigrationSource { migration, up, down, in_transaction })
         })
         .collect::<Result<_>>()?;
