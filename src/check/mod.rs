@@ -10,7 +10,7 @@
 mod affected;
 
 use crate::config::{self, Layout, Loaded};
-use crate::error::{Error, Result};
+use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Report};
 use crate::git::{self, history, ChangeKind, Classifier, FileKind, Oid, Repo, Side};
 use crate::lint::{self, load::runs_in_transaction, MigrationSource, Settings, Sources};
@@ -82,6 +82,18 @@ pub fn run(options: &Options) -> Result<Report> {
     let (loaded, config_path) = load_config(&repo, &head, options)?;
     let between = format!("{} and {}", describe_base(&repo, base, options), describe_head(&head, options));
 
+    for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
+        .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
+    {
+        if in_repo(&repo, &dir).is_none() {
+            return Err(Error::Usage(format!(
+                "{}: the {what} directory is outside the repository {}; `sluice check` reviews the files git \
+                 tracks (use `sluice lint` for others)",
+                dir.display(),
+                repo.root().display()
+            )));
+        }
+    }
     let classifier = Classifier::new(
         repo.root(),
         &loaded.migrations_dir(),
@@ -455,7 +467,10 @@ fn read_schema_dump(repo: &Repo, loaded: &Loaded, base: &Side, head: &Side) -> R
     let Some(dump) = &loaded.config.migrations.schema_dump else {
         return Ok(None);
     };
-    let path = git::relative_dir(repo.root(), &loaded.resolve(dump));
+    let full = loaded.resolve(dump);
+    let Some(path) = in_repo(repo, &full) else {
+        return Ok(Some(SourceFile::parse(full.display().to_string(), read_text(&full)?)));
+    };
     let text = match git::read_file(repo, base, &path)? {
         Some(text) => text,
         None => git::read_file(repo, head, &path)?.ok_or_else(|| {
@@ -484,8 +499,16 @@ fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, classifier: &Classifi
 }
 
 fn load_policies(repo: &Repo, head: &Side, loaded: &Loaded) -> Result<Policies> {
-    let dir = git::relative_dir(repo.root(), &loaded.policies_dir());
+    // Policies kept outside the repository (shared by several) are read from disk.
+    let Some(dir) = in_repo(repo, &loaded.policies_dir()) else {
+        return Policies::load(&loaded.policies_dir());
+    };
     Policies::load_with(Path::new(&dir), &|path| git::read_file(repo, head, &slash(path)))
+}
+
+/// `dir` as a repository-relative path, `None` when it is outside the repository.
+fn in_repo(repo: &Repo, dir: &Path) -> Option<String> {
+    Some(git::relative_dir(repo.root(), dir)).filter(|d| !d.starts_with('\0'))
 }
 
 /// `path` relative to the migrations directory `prefix` (both repository-relative).
