@@ -48,7 +48,9 @@ impl TestRepo {
         let signature = Signature::now("Test", "test@example.com").unwrap();
         let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit> = parent.iter().collect();
-        self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
+        self.git
+            .commit(Some("HEAD"), &signature, &signature, message, &tree, &parents)
+            .unwrap()
     }
 
     fn checkout_new_branch(&self, name: &str) {
@@ -77,7 +79,8 @@ CREATE INDEX users_email_lower ON users ((lower(email)));
 CREATE INDEX users_created_at ON users (created_at);
 ";
 
-const REPORTS: &str = "CREATE TABLE daily_reports (id bigint PRIMARY KEY, day date NOT NULL, region text, total numeric);
+const REPORTS: &str =
+    "CREATE TABLE daily_reports (id bigint PRIMARY KEY, day date NOT NULL, region text, total numeric);
 CREATE INDEX daily_reports_day ON daily_reports (day);
 ";
 
@@ -103,8 +106,14 @@ fn base_repo() -> TestRepo {
         "queries/revenue.sql",
         "SELECT region, sum(total)\nFROM daily_reports\nWHERE day BETWEEN $1 AND $2\nGROUP BY region;\n",
     );
-    repo.write("queries/login.sql", "SELECT id\nFROM users\nWHERE lower(email) = lower($1);\n");
-    repo.write("queries/recent.sql", "SELECT id\nFROM users\nWHERE created_at::date = $1;\n");
+    repo.write(
+        "queries/login.sql",
+        "SELECT id\nFROM users\nWHERE lower(email) = lower($1);\n",
+    );
+    repo.write(
+        "queries/recent.sql",
+        "SELECT id\nFROM users\nWHERE created_at::date = $1;\n",
+    );
     repo.write("README.md", "# birds\n");
     repo.commit("base");
     repo.checkout_new_branch("feature");
@@ -130,7 +139,12 @@ fn found(report: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["file"].as_str().unwrap().to_string()))
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -148,13 +162,21 @@ fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
 }
 
 fn notes(report: &Value) -> Vec<String> {
-    report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
+    report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
 fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {
     let repo = base_repo();
-    repo.write("db/migrations/0040_drop_report_index.sql", "DROP INDEX daily_reports_day;\n");
+    repo.write(
+        "db/migrations/0040_drop_report_index.sql",
+        "DROP INDEX daily_reports_day;\n",
+    );
     repo.commit("drop an unused index");
 
     // In CI the head is HEAD and the base the merge base with main.
@@ -166,36 +188,56 @@ fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {
     let message = finding(&report, "drop-index-in-use")["message"].as_str().unwrap();
     assert!(message.contains("queries/revenue.sql:3"), "{message}");
     assert!(
-        notes(&report).iter().any(|n| n == "queries/revenue.sql re-checked: affected by db/migrations/0040_drop_report_index.sql."),
+        notes(&report)
+            .iter()
+            .any(|n| n == "queries/revenue.sql re-checked: affected by db/migrations/0040_drop_report_index.sql."),
         "{:?}",
         notes(&report)
     );
 
     // Locally with a clean tree the working tree is the same change; explicit revisions too.
     assert_eq!(found(&json(&mut repo.check(), 1)), found(&report));
-    assert_eq!(found(&json(repo.check().args(["--base", "main", "--head", "feature"]), 1)), found(&report));
+    assert_eq!(
+        found(&json(repo.check().args(["--base", "main", "--head", "feature"]), 1)),
+        found(&report)
+    );
     // --fail-on never reports the same findings and passes.
-    assert_eq!(found(&json(repo.check().args(["--fail-on", "never"]), 0)), found(&report));
+    assert_eq!(
+        found(&json(repo.check().args(["--fail-on", "never"]), 0)),
+        found(&report)
+    );
 }
 
 #[test]
 fn an_edited_old_migration_is_reported_not_relinted() {
     let repo = base_repo();
-    repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}DROP INDEX daily_reports_day;\n"));
+    repo.write(
+        "db/migrations/0020_reports.sql",
+        &format!("{REPORTS}DROP INDEX daily_reports_day;\n"),
+    );
     repo.commit("edit an applied migration");
     let report = json(&mut repo.check(), 1);
     // The edit would drop an index revenue.sql needs, but it never runs: the edit itself is the finding.
-    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-edited", "db/migrations/0020_reports.sql")]
+    );
     assert_eq!(finding(&report, "migration-edited")["severity"], "error");
 }
 
 #[test]
 fn an_added_migration_sorting_before_the_newest_is_out_of_order() {
     let repo = base_repo();
-    repo.write("db/migrations/0025_sites_name.sql", "CREATE INDEX sites_name ON sites (name);\n");
+    repo.write(
+        "db/migrations/0025_sites_name.sql",
+        "CREATE INDEX sites_name ON sites (name);\n",
+    );
     repo.commit("late migration");
     let report = json(&mut repo.check(), 1);
-    assert_eq!(found(&report), [pair("migration-out-of-order", "db/migrations/0025_sites_name.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-out-of-order", "db/migrations/0025_sites_name.sql")]
+    );
     let message = finding(&report, "migration-out-of-order")["message"].as_str().unwrap();
     assert!(message.contains("0030"), "{message}");
 }
@@ -203,10 +245,16 @@ fn an_added_migration_sorting_before_the_newest_is_out_of_order() {
 #[test]
 fn an_added_migration_reusing_a_version_conflicts() {
     let repo = base_repo();
-    repo.write("db/migrations/0030_places.sql", "CREATE TABLE places (id bigint PRIMARY KEY);\n");
+    repo.write(
+        "db/migrations/0030_places.sql",
+        "CREATE TABLE places (id bigint PRIMARY KEY);\n",
+    );
     repo.commit("same version");
     let report = json(&mut repo.check(), 1);
-    assert_eq!(found(&report), [pair("migration-version-conflict", "db/migrations/0030_places.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-version-conflict", "db/migrations/0030_places.sql")]
+    );
 }
 
 #[test]
@@ -215,7 +263,10 @@ fn a_deleted_migration_is_reported() {
     repo.remove("db/migrations/0030_sites.sql");
     repo.commit("remove a migration");
     let report = json(&mut repo.check(), 1);
-    assert_eq!(found(&report), [pair("migration-deleted", "db/migrations/0030_sites.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-deleted", "db/migrations/0030_sites.sql")]
+    );
 }
 
 #[test]
@@ -224,12 +275,18 @@ fn a_renamed_migration_warns_and_a_renamed_and_edited_one_is_an_edit() {
     repo.rename("db/migrations/0030_sites.sql", "db/migrations/0030_places.sql");
     repo.commit("rename");
     let report = json(&mut repo.check(), 0);
-    assert_eq!(found(&report), [pair("migration-renamed", "db/migrations/0030_places.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-renamed", "db/migrations/0030_places.sql")]
+    );
     assert_eq!(finding(&report, "migration-renamed")["severity"], "warning");
     json(repo.check().args(["--fail-on", "warning"]), 1);
 
     // Renamed under the same version and edited in the working tree: the edit will never run.
-    repo.write("db/migrations/0030_places.sql", &SITES.replace("longitude numeric", "longitude numeric,\n    region text"));
+    repo.write(
+        "db/migrations/0030_places.sql",
+        &SITES.replace("longitude numeric", "longitude numeric,\n    region text"),
+    );
     let report = json(&mut repo.check(), 1);
     let mut got = found(&report);
     got.sort();
@@ -251,7 +308,10 @@ fn a_changed_query_file_is_checked_against_the_head_schema() {
     );
     repo.commit("monthly revenue");
     let report = json(&mut repo.check(), 1);
-    assert_eq!(found(&report), [pair("function-on-indexed-column", "queries/revenue.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("function-on-indexed-column", "queries/revenue.sql")]
+    );
     let f = finding(&report, "function-on-indexed-column");
     assert_eq!(f["line"], 3);
     assert!(!f["message"].as_str().unwrap().contains("affected by"), "{f}");
@@ -268,9 +328,15 @@ fn an_unchanged_query_affected_by_an_added_migration_is_rechecked_and_says_why()
         .output()
         .unwrap();
     let linted: Value = serde_json::from_slice(&lint.stdout).unwrap();
-    assert_eq!(found(&linted), [pair("function-on-indexed-column", "queries/recent.sql")]);
+    assert_eq!(
+        found(&linted),
+        [pair("function-on-indexed-column", "queries/recent.sql")]
+    );
 
-    repo.write("db/migrations/0040_drop_lower_email.sql", "DROP INDEX users_email_lower;\n");
+    repo.write(
+        "db/migrations/0040_drop_lower_email.sql",
+        "DROP INDEX users_email_lower;\n",
+    );
     repo.commit("drop the expression index");
     let report = json(&mut repo.check(), 1);
     // The migration drops an index login.sql needs; login.sql did not change, but without the
@@ -285,10 +351,19 @@ fn an_unchanged_query_affected_by_an_added_migration_is_rechecked_and_says_why()
     );
     let f = finding(&report, "function-on-indexed-column");
     let message = f["message"].as_str().unwrap();
-    assert!(message.ends_with("(affected by db/migrations/0040_drop_lower_email.sql)"), "{message}");
-    assert_eq!(f["facts"][f["facts"].as_array().unwrap().len() - 1]["name"], "affected by");
+    assert!(
+        message.ends_with("(affected by db/migrations/0040_drop_lower_email.sql)"),
+        "{message}"
+    );
+    assert_eq!(
+        f["facts"][f["facts"].as_array().unwrap().len() - 1]["name"],
+        "affected by"
+    );
     let notes = notes(&report);
-    assert!(notes[0].contains("1 added migration(s), 0 changed query file(s), 2 unchanged query file(s)"), "{notes:?}");
+    assert!(
+        notes[0].contains("1 added migration(s), 0 changed query file(s), 2 unchanged query file(s)"),
+        "{notes:?}"
+    );
 }
 
 #[test]
@@ -301,7 +376,10 @@ fn a_pull_request_without_sql_says_so_in_one_line_and_passes() {
     assert!(found(&report).is_empty());
     let notes = notes(&report);
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("No migration, query or policy file changed between "), "{notes:?}");
+    assert!(
+        notes[0].starts_with("No migration, query or policy file changed between "),
+        "{notes:?}"
+    );
     assert!(notes[0].ends_with("and the working tree."), "{notes:?}");
 
     let table = repo.check().output().unwrap();
@@ -313,7 +391,10 @@ fn a_pull_request_without_sql_says_so_in_one_line_and_passes() {
 fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
     let repo = base_repo();
     // Nothing committed on the branch; an untracked migration and an unstaged edit on disk.
-    repo.write("db/migrations/0040_drop_report_index.sql", "DROP INDEX daily_reports_day;\n");
+    repo.write(
+        "db/migrations/0040_drop_report_index.sql",
+        "DROP INDEX daily_reports_day;\n",
+    );
     repo.write("db/migrations/0010_users.sql", &format!("{USERS}-- reviewed\n"));
     let report = json(&mut repo.check(), 1);
     assert_eq!(
@@ -334,43 +415,70 @@ fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
 #[test]
 fn the_head_side_configuration_applies_its_severity_overrides_to_history_findings() {
     let repo = base_repo();
-    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"));
+    repo.write(
+        "sluice.toml",
+        &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"),
+    );
     repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}-- typo fixed\n"));
     repo.commit("edit with an override");
     let report = json(&mut repo.check(), 0);
-    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-edited", "db/migrations/0020_reports.sql")]
+    );
     assert_eq!(finding(&report, "migration-edited")["severity"], "warning");
-    assert!(notes(&report).iter().any(|n| n.starts_with("sluice.toml changed")), "{:?}", notes(&report));
+    assert!(
+        notes(&report).iter().any(|n| n.starts_with("sluice.toml changed")),
+        "{:?}",
+        notes(&report)
+    );
 
     // Off silences it.
-    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"off\"\n"));
+    repo.write(
+        "sluice.toml",
+        &format!("{CONFIG}\n[rules]\nmigration-edited = \"off\"\n"),
+    );
     assert!(found(&json(&mut repo.check(), 0)).is_empty());
 }
 
 #[test]
 fn an_invalid_head_configuration_is_an_error_naming_the_file_and_line() {
     let repo = base_repo();
-    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\nlayuot = \"flat\"\n");
+    repo.write(
+        "sluice.toml",
+        "[migrations]\ndir = \"db/migrations\"\nlayuot = \"flat\"\n",
+    );
     repo.write("db/migrations/0040_x.sql", "CREATE TABLE x (id int);\n");
     let output = repo.check().output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("sluice.toml:3") && stderr.contains("layuot"), "{stderr}");
+    assert!(
+        stderr.contains("sluice.toml:3") && stderr.contains("layuot"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn an_explicit_config_flag_overrides_the_repository_file() {
     let repo = base_repo();
-    repo.write("db/migrations/0040_drop_report_index.sql", "DROP INDEX daily_reports_day;\n");
+    repo.write(
+        "db/migrations/0040_drop_report_index.sql",
+        "DROP INDEX daily_reports_day;\n",
+    );
     let other = tempfile::tempdir().unwrap();
     let config = other.path().join("strict.toml");
     std::fs::write(
         &config,
-        format!("{CONFIG}\n[rules]\ndrop-index-in-use = \"warning\"\n").replace("\"db/migrations\"", &format!("{:?}", repo.path().join("db/migrations"))).replace("[\"queries\"]", &format!("[{:?}]", repo.path().join("queries"))),
+        format!("{CONFIG}\n[rules]\ndrop-index-in-use = \"warning\"\n")
+            .replace("\"db/migrations\"", &format!("{:?}", repo.path().join("db/migrations")))
+            .replace("[\"queries\"]", &format!("[{:?}]", repo.path().join("queries"))),
     )
     .unwrap();
     let report = json(repo.check().arg("--config").arg(&config), 0);
-    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql")]
+    );
     assert_eq!(finding(&report, "drop-index-in-use")["severity"], "warning");
 }
 
@@ -381,10 +489,16 @@ fn the_job_summary_gets_the_markdown_report_whatever_the_format() {
     let summary = repo.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let report = json(repo.check().env("GITHUB_STEP_SUMMARY", &summary), 1);
-    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("migration-edited", "db/migrations/0020_reports.sql")]
+    );
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(text.starts_with("earlier step\n"), "{text}");
-    assert!(text.contains("migration-edited") && text.contains("db/migrations/0020_reports.sql"), "{text}");
+    assert!(
+        text.contains("migration-edited") && text.contains("db/migrations/0020_reports.sql"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -392,13 +506,21 @@ fn deploy_flags_are_reported_as_not_checked_until_the_freeze_calendar_is_wired()
     let repo = base_repo();
     repo.write("README.md", "changed\n");
     let report = json(
-        repo.check()
-            .args(["--env", "production", "--service", "api", "--at", "2025-12-13T09:00:00-05:00"]),
+        repo.check().args([
+            "--env",
+            "production",
+            "--service",
+            "api",
+            "--at",
+            "2025-12-13T09:00:00-05:00",
+        ]),
         0,
     );
     let notes = notes(&report);
     assert!(
-        notes.iter().any(|n| n.starts_with("Change-freeze check not configured: --env production --service api --at 2025-12-13T09:00:00-05:00")),
+        notes.iter().any(|n| n.starts_with(
+            "Change-freeze check not configured: --env production --service api --at 2025-12-13T09:00:00-05:00"
+        )),
         "{notes:?}"
     );
     let bad = repo.check().args(["--at", "tomorrow"]).output().unwrap();
@@ -409,19 +531,35 @@ fn deploy_flags_are_reported_as_not_checked_until_the_freeze_calendar_is_wired()
 #[test]
 fn every_format_renders_the_check_report() {
     let repo = base_repo();
-    repo.write("db/migrations/0040_drop_report_index.sql", "DROP INDEX daily_reports_day;\n");
+    repo.write(
+        "db/migrations/0040_drop_report_index.sql",
+        "DROP INDEX daily_reports_day;\n",
+    );
     for format in ["table", "sarif", "github", "gitlab", "markdown"] {
         let output = repo.check().args(["--format", format]).output().unwrap();
-        assert_eq!(output.status.code(), Some(1), "{format}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{format}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(stdout.contains("db/migrations/0040_drop_report_index.sql"), "{format}:\n{stdout}");
+        assert!(
+            stdout.contains("db/migrations/0040_drop_report_index.sql"),
+            "{format}:\n{stdout}"
+        );
     }
 }
 
 #[test]
 fn outside_a_repository_or_with_an_unknown_revision_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("sluice").unwrap().current_dir(dir.path()).arg("check").output().unwrap();
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(dir.path())
+        .arg("check")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not inside a git repository"));
 
@@ -447,11 +585,19 @@ CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_
     );
     repo.commit("observations with a policy");
     // An uncommitted, broken edit of the policy: CI reviews the commit, not the disk.
-    repo.write("policies/identity.toml", "[[table]]\nname = \"observations\"\nidentiy = []\n");
+    repo.write(
+        "policies/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentiy = []\n",
+    );
     let report = json(repo.check().env("CI", "true"), 1);
-    assert_eq!(found(&report), [pair("domain-identity-unique", "db/migrations/0040_observations.sql")]);
+    assert_eq!(
+        found(&report),
+        [pair("domain-identity-unique", "db/migrations/0040_observations.sql")]
+    );
     assert!(
-        notes(&report).iter().any(|n| n.starts_with("Policy file policies/identity.toml changed")),
+        notes(&report)
+            .iter()
+            .any(|n| n.starts_with("Policy file policies/identity.toml changed")),
         "{:?}",
         notes(&report)
     );
@@ -459,5 +605,8 @@ CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_
     let local = repo.check().output().unwrap();
     assert_eq!(local.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&local.stderr);
-    assert!(stderr.contains("policies/identity.toml:") && stderr.contains("identiy"), "{stderr}");
+    assert!(
+        stderr.contains("policies/identity.toml:") && stderr.contains("identiy"),
+        "{stderr}"
+    );
 }

@@ -162,11 +162,20 @@ mod tests {
     #[test]
     fn changed_queries_and_unrelated_tables_are_left_out() {
         assert_eq!(
-            affected(&[("m/002.sql", "ALTER TABLE sites ALTER COLUMN name TYPE varchar(80);")], &["q/join.sql"]),
+            affected(
+                &[("m/002.sql", "ALTER TABLE sites ALTER COLUMN name TYPE varchar(80);")],
+                &["q/join.sql"]
+            ),
             [("q/sites.sql".to_string(), vec!["m/002.sql".to_string()])]
         );
-        assert!(affected(&[("m/002.sql", "CREATE TABLE other (id int); INSERT INTO users VALUES (1, 'a');")], &[])
-            .is_empty());
+        assert!(affected(
+            &[(
+                "m/002.sql",
+                "CREATE TABLE other (id int); INSERT INTO users VALUES (1, 'a');"
+            )],
+            &[]
+        )
+        .is_empty());
         assert!(affected(&[], &[]).is_empty());
     }
 
@@ -181,7 +190,10 @@ mod tests {
         );
         assert_eq!(
             found,
-            [("q/sites.sql".to_string(), vec!["m/002.sql".to_string(), "m/003.sql".to_string()])]
+            [(
+                "q/sites.sql".to_string(),
+                vec!["m/002.sql".to_string(), "m/003.sql".to_string()]
+            )]
         );
     }
 }

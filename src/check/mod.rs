@@ -80,7 +80,11 @@ pub fn run(options: &Options) -> Result<Report> {
     let head = git::resolve_head(&repo, options.head.as_deref(), options.ci)?;
     let base = git::resolve_base(&repo, options.base.as_deref(), &head)?;
     let (loaded, config_path) = load_config(&repo, &head, options)?;
-    let between = format!("{} and {}", describe_base(&repo, base, options), describe_head(&head, options));
+    let between = format!(
+        "{} and {}",
+        describe_base(&repo, base, options),
+        describe_head(&head, options)
+    );
 
     for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
         .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
@@ -114,7 +118,9 @@ pub fn run(options: &Options) -> Result<Report> {
 
     if !classified.iter().any(|c| c.is_reviewed()) {
         let mut report = Report::default();
-        report.notes.push(format!("No migration, query or policy file changed between {between}."));
+        report
+            .notes
+            .push(format!("No migration, query or policy file changed between {between}."));
         report.notes.extend(notes);
         report.notes.extend(deploy_note);
         return Ok(report);
@@ -159,7 +165,14 @@ pub fn run(options: &Options) -> Result<Report> {
     // History: what the change did to migrations that already exist.
     let base_texts: HashMap<&str, &str> = base_files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let mut history_findings = history::findings(&base_entries, &head_entries, &changes);
-    history_findings.extend(renamed_and_edited(&repo, &head, &changes, &base_entries, &head_entries, &base_texts)?);
+    history_findings.extend(renamed_and_edited(
+        &repo,
+        &head,
+        &changes,
+        &base_entries,
+        &head_entries,
+        &base_texts,
+    )?);
 
     // New to the runner: on head, not on base, and not an old migration moved under its old version.
     let base_paths: BTreeSet<&str> = base_list.iter().map(|m| m.path.as_str()).collect();
@@ -173,7 +186,11 @@ pub fn run(options: &Options) -> Result<Report> {
     let metadata = |texts: &HashMap<&str, &str>, m: &SideMigration| -> Option<String> {
         let up = Path::new(&m.path);
         (up.file_name()? == "up.sql")
-            .then(|| texts.get(slash(&up.with_file_name("metadata.toml")).as_str()).map(|t| t.to_string()))
+            .then(|| {
+                texts
+                    .get(slash(&up.with_file_name("metadata.toml")).as_str())
+                    .map(|t| t.to_string())
+            })
             .flatten()
     };
     let mut sources = Sources {
@@ -207,9 +224,11 @@ pub fn run(options: &Options) -> Result<Report> {
             None => None,
         };
         let metadata_text = match Path::new(&m.path).file_name() {
-            Some(name) if name == "up.sql" => {
-                git::read_file(&repo, &head, &slash(&Path::new(&m.path).with_file_name("metadata.toml")))?
-            }
+            Some(name) if name == "up.sql" => git::read_file(
+                &repo,
+                &head,
+                &slash(&Path::new(&m.path).with_file_name("metadata.toml")),
+            )?,
             _ => None,
         };
         let in_transaction = runs_in_transaction(wraps, &m.migration.up, &text, metadata_text.as_deref());
@@ -249,9 +268,8 @@ pub fn run(options: &Options) -> Result<Report> {
 
     sources.migrations.extend(added_sources);
     let added_paths: BTreeSet<&str> = added.iter().map(|m| m.path.as_str()).collect();
-    let selected = |file: &str| {
-        added_paths.contains(file) || changed_queries.contains(file) || affected.contains_key(file)
-    };
+    let selected =
+        |file: &str| added_paths.contains(file) || changed_queries.contains(file) || affected.contains_key(file);
     let linted = lint::lint(&sources, &settings, &selected);
     let mut findings: Vec<Finding> = Vec::new();
     for mut finding in linted.findings {
@@ -276,7 +294,10 @@ pub fn run(options: &Options) -> Result<Report> {
 
     let mut report = Report { findings, notes };
     report.sort();
-    let checked_queries = changed_queries.iter().filter(|q| sources.queries.iter().any(|f| &f.display == *q)).count();
+    let checked_queries = changed_queries
+        .iter()
+        .filter(|q| sources.queries.iter().any(|f| &f.display == *q))
+        .count();
     report.notes.insert(
         0,
         format!(
@@ -430,13 +451,21 @@ fn renamed_and_edited(
 ) -> Result<Vec<Finding>> {
     let mut out = Vec::new();
     for path in renamed_same_version(changes, base, head_entries) {
-        let Some(change) = changes.iter().find(|c| c.path == path) else { continue };
-        let ChangeKind::Renamed { from } = &change.kind else { continue };
+        let Some(change) = changes.iter().find(|c| c.path == path) else {
+            continue;
+        };
+        let ChangeKind::Renamed { from } = &change.kind else {
+            continue;
+        };
         let (Some(old), Some(new)) = (base_texts.get(from.as_str()), git::read_file(repo, head, path)?) else {
             continue;
         };
         if *old != new {
-            let version = head_entries.iter().find(|(_, p)| p == path).map(|(v, _)| v.as_str()).unwrap_or("");
+            let version = head_entries
+                .iter()
+                .find(|(_, p)| p == path)
+                .map(|(v, _)| v.as_str())
+                .unwrap_or("");
             out.push(
                 Finding::new(
                     migration_edited::META.id,
@@ -515,7 +544,11 @@ fn in_repo(repo: &Repo, dir: &Path) -> Option<String> {
 fn under_dir(path: &str, prefix: &str) -> PathBuf {
     match prefix {
         "" => PathBuf::from(path),
-        _ => PathBuf::from(path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path)),
+        _ => PathBuf::from(
+            path.strip_prefix(prefix)
+                .map(|r| r.trim_start_matches('/'))
+                .unwrap_or(path),
+        ),
     }
 }
 

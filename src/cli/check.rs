@@ -9,12 +9,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-#[command(long_about = "The pull-request gate: reviews the migrations, query files and policies changed between \
+#[command(
+    long_about = "The pull-request gate: reviews the migrations, query files and policies changed between \
 two revisions, read through git (no checkout). Lints the added migrations against the schema the base side's \
 history builds, the added or modified query files, and the unchanged query files an added migration affects; \
 reports edited, deleted, renamed, out-of-order and conflicting migrations. The configuration is the head side's \
 sluice.toml (nearest to the working directory) unless --config names one. When GITHUB_STEP_SUMMARY is set, the \
-markdown report is appended to it whatever --format prints.")]
+markdown report is appended to it whatever --format prints."
+)]
 pub struct CheckArgs {
     /// A directory inside the repository to review (default: the working directory).
     #[arg(long, value_name = "DIR")]
