@@ -610,3 +610,38 @@ CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_
         "{stderr}"
     );
 }
+
+#[test]
+fn the_nearest_head_side_config_applies_in_a_monorepo_and_repo_points_anywhere_inside() {
+    let repo = TestRepo::new();
+    repo.write("services/api/sluice.toml", "[migrations]\ndir = \"sql/migrations\"\n");
+    repo.write("services/api/sql/migrations/001_reports.sql", REPORTS);
+    repo.write(
+        "services/api/queries/revenue.sql",
+        "SELECT sum(total) FROM daily_reports WHERE day = $1;\n",
+    );
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "services/api/sql/migrations/002_drop.sql",
+        "DROP INDEX daily_reports_day;\n",
+    );
+
+    let expected = [pair("drop-index-in-use", "services/api/sql/migrations/002_drop.sql")];
+    let mut inside = repo.check();
+    inside.current_dir(repo.path().join("services/api"));
+    assert_eq!(found(&json(&mut inside, 1)), expected);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut from_outside = repo.check();
+    from_outside
+        .current_dir(elsewhere.path())
+        .arg("--repo")
+        .arg(repo.path().join("services/api"));
+    assert_eq!(found(&json(&mut from_outside, 1)), expected);
+
+    // From the repository root there is no sluice.toml on the way up: defaults (migrations/)
+    // find no migrations, and the change is nothing Sluice reviews.
+    let report = json(&mut repo.check(), 0);
+    assert!(found(&report).is_empty());
+}
