@@ -120,3 +120,20 @@ pub fn selection(paths: &[PathBuf], root: &Path) -> Result<Vec<String>> {
 pub fn is_selected(display: &str, selection: &[String]) -> bool {
     selection.iter().any(|s| display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_opt_outs_are_honoured_from_any_source() {
+        let up = Path::new("2024-01-01-000000_idx/up.sql");
+        assert!(runs_in_transaction(true, up, "CREATE INDEX a ON t (x);", None));
+        assert!(!runs_in_transaction(true, up, "SELECT 1;", Some("run_in_transaction = false\n")));
+        assert!(runs_in_transaction(true, up, "SELECT 1;", Some("run_in_transaction = true\n")));
+        // metadata.toml only means something beside a diesel up.sql.
+        assert!(runs_in_transaction(true, Path::new("001_x.sql"), "SELECT 1;", Some("run_in_transaction = false")));
+        assert!(!runs_in_transaction(true, Path::new("001_x.sql"), "-- migrate:up transaction:false\nSELECT 1;", None));
+        assert!(!runs_in_transaction(false, up, "SELECT 1;", None));
+    }
+}
