@@ -2,6 +2,7 @@
 //!
 //! The library does the work; `main.rs` only calls [`cli::main`].
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -8,6 +8,7 @@
 mod classify;
 pub mod history;
 
+pub(crate) use classify::relative_dir;
 pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 

@@ -28,23 +28,28 @@ fn read(path: &Path, root: &Path) -> Result<SourceFile> {
 /// Whether the runner wraps this migration in a transaction, honouring the markers runners
 /// use: dbmate wraps every file that has a `-- migrate:up` line unless it says
 /// `transaction:false`; diesel skips the transaction when a `metadata.toml` beside `up.sql`
-/// says `run_in_transaction = false`. Otherwise `default` (the configuration or the layout).
-pub fn runs_in_transaction(default: bool, up: &Path, text: &str) -> bool {
+/// says `run_in_transaction = false` (`metadata` is that file's text, read from disk or from a
+/// git revision by the caller). Otherwise `default` (the configuration or the layout).
+pub fn runs_in_transaction(default: bool, up: &Path, text: &str, metadata: Option<&str>) -> bool {
     if let Some(marker) = text.lines().map(str::trim).find(|l| l.starts_with("-- migrate:up")) {
         return !marker.split_whitespace().any(|w| w == "transaction:false");
     }
     if up.file_name().is_some_and(|n| n == "up.sql") {
-        if let Some(metadata) = up.parent().map(|d| d.join("metadata.toml")).filter(|p| p.is_file()) {
-            if let Ok(text) = std::fs::read_to_string(&metadata) {
-                if let Ok(value) = text.parse::<toml::Table>() {
-                    if let Some(toml::Value::Boolean(wraps)) = value.get("run_in_transaction") {
-                        return *wraps;
-                    }
-                }
-            }
+        let table = metadata.and_then(|m| m.parse::<toml::Table>().ok());
+        if let Some(toml::Value::Boolean(wraps)) = table.as_ref().and_then(|t| t.get("run_in_transaction")) {
+            return *wraps;
         }
     }
     default
+}
+
+/// The `metadata.toml` beside a diesel `up.sql` on disk, when there is one.
+fn metadata_beside(up: &Path) -> Option<String> {
+    if up.file_name().is_some_and(|n| n == "up.sql") {
+        let metadata = up.parent()?.join("metadata.toml");
+        return std::fs::read_to_string(metadata).ok();
+    }
+    None
 }
 
 /// Resolves the layout and the runner's transaction mode for a set of migration files.
@@ -75,7 +80,8 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             let up_path = dir.join(&migration.up);
             let up = read(&up_path, root)?;
             let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
-            let in_transaction = runs_in_transaction(wraps, &up_path, &up.parsed.text);
+            let in_transaction =
+                runs_in_transaction(wraps, &up_path, &up.parsed.text, metadata_beside(&up_path).as_deref());
             Ok(MigrationSource { migration, up, down, in_transaction })
         })
         .collect::<Result<_>>()?;
@@ -131,27 +137,37 @@ mod tests {
     #[test]
     fn dbmate_markers_decide_for_their_file() {
         let up = Path::new("db/migrations/20240101_add_index.sql");
-        assert!(runs_in_transaction(false, up, "-- migrate:up\nCREATE INDEX i ON t (a);\n-- migrate:down\n"));
+        assert!(runs_in_transaction(false, up, "-- migrate:up\nCREATE INDEX i ON t (a);\n-- migrate:down\n", None));
         assert!(!runs_in_transaction(
             true,
             up,
-            "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON t (a);\n"
+            "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON t (a);\n",
+            None
         ));
-        assert!(runs_in_transaction(true, up, "CREATE TABLE t (a int);"));
-        assert!(!runs_in_transaction(false, up, "CREATE TABLE t (a int);"));
+        assert!(runs_in_transaction(true, up, "CREATE TABLE t (a int);", None));
+        assert!(!runs_in_transaction(false, up, "CREATE TABLE t (a int);", None));
     }
 
     #[test]
-    fn diesel_metadata_toml_opts_out() {
+    fn diesel_metadata_toml_decides_beside_up_sql_only() {
+        let up = Path::new("2024-01-01-000000_idx/up.sql");
+        assert!(
+            runs_in_transaction(true, up, "CREATE INDEX a ON t (x);", None),
+            "no metadata.toml: the layout default"
+        );
+        assert!(!runs_in_transaction(true, up, "SELECT 1;", Some("# diesel\nrun_in_transaction = false\n")));
+        assert!(runs_in_transaction(false, up, "SELECT 1;", Some("run_in_transaction = true\n")));
+        assert!(runs_in_transaction(true, Path::new("001_x.sql"), "SELECT 1;", Some("run_in_transaction = false")));
+    }
+
+    #[test]
+    fn metadata_is_read_from_disk_beside_up_sql() {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("2024-01-01-000000_add_index");
         std::fs::create_dir_all(&folder).unwrap();
         let up = folder.join("up.sql");
-        std::fs::write(&up, "CREATE INDEX CONCURRENTLY i ON t (a);").unwrap();
-        assert!(runs_in_transaction(true, &up, ""), "no metadata.toml: the layout default");
-        std::fs::write(folder.join("metadata.toml"), "# diesel\nrun_in_transaction = false\n").unwrap();
-        assert!(!runs_in_transaction(true, &up, ""));
-        std::fs::write(folder.join("metadata.toml"), "run_in_transaction = true\n").unwrap();
-        assert!(runs_in_transaction(false, &up, ""));
+        assert_eq!(metadata_beside(&up), None);
+        std::fs::write(folder.join("metadata.toml"), "run_in_transaction = false\n").unwrap();
+        assert_eq!(metadata_beside(&up).as_deref(), Some("run_in_transaction = false\n"));
     }
 }

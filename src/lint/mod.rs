@@ -74,6 +74,28 @@ fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
     )
 }
 
+/// Applies the `[rules]` severity overrides: the one place they are applied, for the engine's
+/// findings and for those produced elsewhere (git history, plans, freeze).
+pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>) -> Vec<Finding> {
+    findings
+        .into_iter()
+        .filter_map(|mut f| match levels.get(&f.rule) {
+            Some(level) => level.severity().map(|s| {
+                f.severity = s;
+                f
+            }),
+            None => Some(f),
+        })
+        .collect()
+}
+
+/// The statements of a migration file that run on deploy: all of them, except a dbmate
+/// file's `-- migrate:down` section.
+pub fn deployed_statements(file: &SourceFile) -> impl Iterator<Item = &crate::sql::parse::Statement> {
+    let down_start = down_section_start(file);
+    file.parsed.statements.iter().take_while(move |s| s.span.start < down_start)
+}
+
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
@@ -143,16 +165,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         .collect();
     findings.extend(query_findings);
 
-    let findings = findings
-        .into_iter()
-        .filter_map(|mut f| match settings.levels.get(&f.rule) {
-            Some(level) => level.severity().map(|s| {
-                f.severity = s;
-                f
-            }),
-            None => Some(f),
-        })
-        .collect();
+    let findings = apply_levels(findings, &settings.levels);
     let mut report = Report { findings, notes: Vec::new() };
     report.sort();
     report

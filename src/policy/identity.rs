@@ -1,7 +1,7 @@
 //! `policies/identity.toml`: what identifies a row in the domain, and which values many rows
 //! legitimately share. A uniqueness constraint must contain one of the identity keys.
 
-use crate::error::{line_of_offset, parse_toml, read_text, Error, Result};
+use crate::error::{line_of_offset, parse_toml, Error, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,14 +41,6 @@ pub struct IdentityPolicy {
 }
 
 impl IdentityPolicy {
-    pub fn load(path: &Path) -> Result<IdentityPolicy> {
-        if !path.exists() {
-            return Ok(IdentityPolicy::default());
-        }
-        let text = read_text(path)?;
-        Self::parse(path, &text)
-    }
-
     pub fn parse(path: &Path, text: &str) -> Result<IdentityPolicy> {
         let file: File = parse_toml(path, text)?;
         let mut tables = BTreeMap::new();

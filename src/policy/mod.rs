@@ -3,7 +3,7 @@
 pub mod identity;
 pub mod tables;
 
-use crate::error::Result;
+use crate::error::{read_text, Error, Result};
 use std::path::Path;
 
 /// Every policy the linter reads. Missing files mean "nothing declared".
@@ -14,10 +14,28 @@ pub struct Policies {
 }
 
 impl Policies {
+    /// Loads the policies from disk.
     pub fn load(dir: &Path) -> Result<Policies> {
-        Ok(Policies {
-            identity: identity::IdentityPolicy::load(&dir.join(identity::FILE))?,
-            tables: tables::TablesPolicy::load(&dir.join(tables::FILE))?,
-        })
+        Self::load_with(dir, &|path| if path.exists() { read_text(path).map(Some) } else { Ok(None) })
+    }
+
+    /// Loads the policies through `read`, which returns a file's text or `None` when it does
+    /// not exist: `sluice check` reads them from a git revision. `dir` is the path messages name.
+    pub fn load_with(dir: &Path, read: &dyn Fn(&Path) -> Result<Option<String>>) -> Result<Policies> {
+        let path = dir.join(identity::FILE);
+        let identity = match read(&path)? {
+            Some(text) => identity::IdentityPolicy::parse(&path, &text)?,
+            None => identity::IdentityPolicy::default(),
+        };
+        let path = dir.join(tables::FILE);
+        let tables = match read(&path)? {
+            Some(text) => tables::TablesPolicy::parse(&path, &text, &|stats| {
+                read(stats)?.ok_or_else(|| {
+                    Error::invalid(stats, None, "statistics snapshot not found; export it with `sluice stats query`")
+                })
+            })?,
+            None => tables::TablesPolicy::default(),
+        };
+        Ok(Policies { identity, tables })
     }
 }

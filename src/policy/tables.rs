@@ -14,7 +14,7 @@
 //! The snapshot is the CSV `psql --csv` prints for the query `sluice stats query` shows:
 //! a header with `schema,table,reltuples,relpages`, then one line per table.
 
-use crate::error::{parse_toml, read_text, Error, Result};
+use crate::error::{parse_toml, Error, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -76,14 +76,6 @@ impl Default for TablesPolicy {
 }
 
 impl TablesPolicy {
-    pub fn load(path: &Path) -> Result<TablesPolicy> {
-        if !path.exists() {
-            return Ok(TablesPolicy::default());
-        }
-        let text = read_text(path)?;
-        Self::parse(path, &text, &|stats| read_text(stats))
-    }
-
     /// Parses `tables.toml`; `read` reads the statistics snapshot it names (relative to its directory).
     pub fn parse(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<String>) -> Result<TablesPolicy> {
         let file: File = parse_toml(path, text)?;

@@ -463,6 +463,17 @@ pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_of
     walker.uses
 }
 
+/// Every table, view or CTE name a statement names (FROM, JOIN, subqueries, DML targets),
+/// normalized like schema names: what a change to those objects can affect.
+pub fn relations(statement: &ast::Statement) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let _ = ast::visit_relations(statement, |name| {
+        out.insert(names::object(name));
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,6 +529,13 @@ mod tests {
     #[test]
     fn a_cte_shadows_a_table_of_the_same_name() {
         assert!(wrapped("WITH users AS (SELECT 1 AS id) SELECT * FROM users WHERE id::text = '1'").is_empty());
+    }
+
+    #[test]
+    fn lists_the_relations_a_statement_reads() {
+        let file = parse_file("WITH x AS (SELECT 1 FROM public.Users) SELECT * FROM trips t JOIN \"Stop_Times\" s ON true WHERE t.id IN (SELECT id FROM audit.log)".into());
+        let found = relations(file.statements[0].ast.as_ref().expect("parses"));
+        assert_eq!(found.into_iter().collect::<Vec<_>>(), ["Stop_Times", "audit.log", "trips", "users"]);
     }
 
     #[test]

@@ -1,0 +1,164 @@
+//! Which unchanged query files a change's added migrations can affect: those reading a table
+//! (or view) that an added migration alters, drops, renames, or adds or drops an index on.
+//! Their verdict may change with no edit to them (the index they need is gone, one they
+//! cannot use appears), so `check` re-checks them and says which migration is why.
+
+use crate::lint::{self, MigrationSource, Sources};
+use crate::schema::{Origin, Schema};
+use crate::sql::ddl::{AlterAction, Ddl, Name, ObjectKind};
+use crate::sql::query::relations;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Unchanged query file → the added migrations that affect it. `sources` holds the base
+/// history and the head side's queries; `added` the migrations the change adds, in order.
+pub fn queries(
+    sources: &Sources,
+    added: &[MigrationSource],
+    changed: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let touched = touched_tables(sources, added);
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    if touched.is_empty() {
+        return out;
+    }
+    for file in sources.queries.iter().filter(|f| !changed.contains(&f.display)) {
+        let read: BTreeSet<String> =
+            file.parsed.statements.iter().filter_map(|s| s.ast.as_ref()).flat_map(relations).collect();
+        for table in &read {
+            if let Some(by) = touched.get(table) {
+                out.entry(file.display.clone()).or_default().extend(by.iter().cloned());
+            }
+        }
+    }
+    out
+}
+
+/// Table → the added migrations that change it. Index names are resolved to their table with
+/// the schema as it stands just before the statement, so the base history is replayed.
+fn touched_tables(sources: &Sources, added: &[MigrationSource]) -> BTreeMap<Name, BTreeSet<String>> {
+    let mut out: BTreeMap<Name, BTreeSet<String>> = BTreeMap::new();
+    if added.is_empty() {
+        return out;
+    }
+    let mut schema = Schema::default();
+    if let Some(dump) = &sources.schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+    let base = sources.migrations.len();
+    for (index, source) in sources.migrations.iter().chain(added).enumerate() {
+        let file = &source.up;
+        for statement in lint::deployed_statements(file) {
+            if index >= base {
+                for table in touched(&statement.ddl, &schema) {
+                    out.entry(table).or_default().insert(file.display.clone());
+                }
+            }
+            let origin = Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) };
+            schema.apply(statement, &origin);
+        }
+    }
+    out
+}
+
+/// The tables and views a statement changes in a way a query reading them could feel.
+fn touched(ddl: &Ddl, schema: &Schema) -> Vec<Name> {
+    let index_table = |name: &Name| schema.indexes.get(name).map(|i| i.table.clone());
+    match ddl {
+        Ddl::AlterTable { table, actions, .. } => {
+            let mut out = vec![table.clone()];
+            for action in actions {
+                if let AlterAction::RenameTable { to } = action {
+                    out.push(to.clone());
+                }
+            }
+            out
+        }
+        Ddl::CreateIndex(index) => vec![index.table.clone()],
+        Ddl::Drop { kind, names, .. } => match kind {
+            ObjectKind::Index => names.iter().filter_map(index_table).collect(),
+            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => names.clone(),
+            _ => Vec::new(),
+        },
+        Ddl::Rename { kind, from, to } => match kind {
+            ObjectKind::Index => index_table(from).into_iter().collect(),
+            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => vec![from.clone(), to.clone()],
+            _ => Vec::new(),
+        },
+        Ddl::CreateView { name, .. } => vec![name.clone()],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::SourceFile;
+    use crate::schema::migrations::Migration;
+    use std::path::PathBuf;
+
+    fn migration(name: &str, sql: &str) -> MigrationSource {
+        MigrationSource {
+            migration: Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), down: None },
+            up: SourceFile::parse(name, sql.into()),
+            down: None,
+            in_transaction: true,
+        }
+    }
+
+    fn sources() -> Sources {
+        Sources {
+            schema_dump: None,
+            migrations: vec![migration(
+                "m/001.sql",
+                "CREATE TABLE users (id bigint PRIMARY KEY, email text);
+                 CREATE TABLE sites (id bigint PRIMARY KEY, name text);
+                 CREATE INDEX users_email ON users (email);",
+            )],
+            queries: vec![
+                SourceFile::parse("q/users.sql", "SELECT id FROM users WHERE email = $1;".into()),
+                SourceFile::parse(
+                    "q/join.sql",
+                    "SELECT s.name FROM sites s WHERE s.id IN (SELECT id FROM public.users);".into(),
+                ),
+                SourceFile::parse("q/sites.sql", "SELECT name FROM sites;".into()),
+            ],
+        }
+    }
+
+    fn affected(added: &[(&str, &str)], changed: &[&str]) -> Vec<(String, Vec<String>)> {
+        let added: Vec<MigrationSource> = added.iter().map(|(n, s)| migration(n, s)).collect();
+        let changed = changed.iter().map(|s| s.to_string()).collect();
+        queries(&sources(), &added, &changed).into_iter().map(|(q, by)| (q, by.into_iter().collect())).collect()
+    }
+
+    #[test]
+    fn a_dropped_index_affects_the_queries_reading_its_table() {
+        assert_eq!(
+            affected(&[("m/002.sql", "DROP INDEX users_email;")], &[]),
+            [
+                ("q/join.sql".to_string(), vec!["m/002.sql".to_string()]),
+                ("q/users.sql".to_string(), vec!["m/002.sql".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn changed_queries_and_unrelated_tables_are_left_out() {
+        assert_eq!(
+            affected(&[("m/002.sql", "ALTER TABLE sites ALTER COLUMN name TYPE varchar(80);")], &["q/join.sql"]),
+            [("q/sites.sql".to_string(), vec!["m/002.sql".to_string()])]
+        );
+        assert!(affected(&[("m/002.sql", "CREATE TABLE other (id int); INSERT INTO users VALUES (1, 'a');")], &[])
+            .is_empty());
+        assert!(affected(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn an_index_created_in_the_change_is_resolved_when_dropped_later() {
+        let found = affected(
+            &[("m/002.sql", "CREATE INDEX sites_name ON sites (name);"), ("m/003.sql", "DROP INDEX sites_name;")],
+            &["q/join.sql"],
+        );
+        assert_eq!(found, [("q/sites.sql".to_string(), vec!["m/002.sql".to_string(), "m/003.sql".to_string()])]);
+    }
+}

@@ -1,0 +1,494 @@
+//! `sluice check`, the pull-request gate: what a change between two revisions does to the
+//! migrations, queries and policies, read from git (no checkout, no `git` process).
+//!
+//! The schema is built from the base side's whole migration history (what production has
+//! run, edits and deletions on the head side notwithstanding), then the migrations the change
+//! adds are linted in order, then the added or modified query files, and the unchanged query
+//! files whose tables an added migration changes. History findings (`migration-edited`, …)
+//! come from [`git::history`]. Everything ends up in one [`Report`].
+
+mod affected;
+
+use crate::config::{self, Layout, Loaded};
+use crate::error::{read_text, Error, Result};
+use crate::finding::{Finding, Report};
+use crate::git::{self, history, ChangeKind, Classifier, FileKind, Oid, Repo, Side};
+use crate::lint::{self, load::runs_in_transaction, MigrationSource, Settings, Sources};
+use crate::policy::Policies;
+use crate::rules::{migration_edited, SourceFile};
+use crate::schema::migrations::{self, Migration};
+use chrono::{DateTime, FixedOffset};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// What to compare and how. Paths are absolute (the CLI resolves them against its working
+/// directory).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A directory inside the repository; `sluice.toml` is looked for from here up to the root.
+    pub dir: PathBuf,
+    pub base: Option<String>,
+    pub head: Option<String>,
+    /// Running in CI: the default head is HEAD, not the working tree.
+    pub ci: bool,
+    /// `--config`: read from disk instead of the head side's `sluice.toml`.
+    pub config: Option<PathBuf>,
+    pub migrations: Option<PathBuf>,
+    pub queries: Vec<PathBuf>,
+    pub policies: Option<PathBuf>,
+    pub deploy: Deploy,
+}
+
+/// Where and when the change would be deployed, for the change-freeze calendar.
+#[derive(Debug, Clone, Default)]
+pub struct Deploy {
+    pub env: Option<String>,
+    pub service: Option<String>,
+    pub at: Option<DateTime<FixedOffset>>,
+}
+
+impl Deploy {
+    fn is_set(&self) -> bool {
+        self.env.is_some() || self.service.is_some() || self.at.is_some()
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(env) = &self.env {
+            parts.push(format!("--env {env}"));
+        }
+        if let Some(service) = &self.service {
+            parts.push(format!("--service {service}"));
+        }
+        if let Some(at) = &self.at {
+            parts.push(format!("--at {}", at.to_rfc3339()));
+        }
+        parts.join(" ")
+    }
+}
+
+/// One migration file of a side: the runner's view plus its repository-relative path.
+struct SideMigration {
+    migration: Migration,
+    path: String,
+}
+
+/// Reviews the change and returns the report (not yet filtered by `--fail-on`).
+pub fn run(options: &Options) -> Result<Report> {
+    let repo = git::open(&options.dir)?;
+    let head = git::resolve_head(&repo, options.head.as_deref(), options.ci)?;
+    let base = git::resolve_base(&repo, options.base.as_deref(), &head)?;
+    let (loaded, config_path) = load_config(&repo, &head, options)?;
+    let between = format!("{} and {}", describe_base(&repo, base, options), describe_head(&head, options));
+
+    for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
+        .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
+    {
+        if in_repo(&repo, &dir).is_none() {
+            return Err(Error::Usage(format!(
+                "{}: the {what} directory is outside the repository {}; `sluice check` reviews the files git \
+                 tracks (use `sluice lint` for others)",
+                dir.display(),
+                repo.root().display()
+            )));
+        }
+    }
+    let classifier =
+        Classifier::new(repo.root(), &loaded.migrations_dir(), &loaded.query_dirs(), &loaded.policies_dir());
+    let changes = git::changes(&repo, base, &head)?;
+    let classified = classifier.classify_all(&changes);
+    let mut notes = Vec::new();
+    if let Some(path) = config_path.as_deref() {
+        if changes.iter().any(|c| c.path == path) {
+            notes.push(format!(
+                "{path} changed: this review used the head side's configuration, so check its [rules] changes too."
+            ));
+        }
+    }
+    let deploy_note = deploy_note(&options.deploy);
+
+    if !classified.iter().any(|c| c.is_reviewed()) {
+        let mut report = Report::default();
+        report.notes.push(format!("No migration, query or policy file changed between {between}."));
+        report.notes.extend(notes);
+        report.notes.extend(deploy_note);
+        return Ok(report);
+    }
+
+    // Migrations of both sides, in the runner's order.
+    let base_side = Side::Rev(base);
+    let migrations_dir = loaded.migrations_dir();
+    let dir_prefix = git::relative_dir(repo.root(), &migrations_dir);
+    let base_files = git::read_files(&repo, &base_side, &migrations_dir)?;
+    let head_paths = git::list_files(&repo, &head, &migrations_dir)?;
+    let base_relative: Vec<PathBuf> = base_files.iter().map(|(p, _)| under_dir(p, &dir_prefix)).collect();
+    let head_relative: Vec<PathBuf> = head_paths.iter().map(|p| under_dir(p, &dir_prefix)).collect();
+    let layout = match loaded.config.migrations.layout {
+        Layout::Auto if head_relative.is_empty() => migrations::detect(&base_relative),
+        Layout::Auto => migrations::detect(&head_relative),
+        other => other,
+    };
+    let wraps = loaded
+        .config
+        .migrations
+        .transaction_per_file
+        .unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
+    let side_list = |relative: &[PathBuf]| -> Vec<SideMigration> {
+        migrations::from_paths(relative, layout)
+            .into_iter()
+            .map(|migration| SideMigration { path: join(&dir_prefix, &slash(&migration.up)), migration })
+            .collect()
+    };
+    let base_list = side_list(&base_relative);
+    let head_list = side_list(&head_relative);
+    let entries = |list: &[SideMigration]| -> Vec<history::MigrationEntry> {
+        list.iter().map(|m| (m.migration.version.clone(), m.path.clone())).collect()
+    };
+    let (base_entries, head_entries) = (entries(&base_list), entries(&head_list));
+
+    // History: what the change did to migrations that already exist.
+    let base_texts: HashMap<&str, &str> = base_files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let mut history_findings = history::findings(&base_entries, &head_entries, &changes);
+    history_findings.extend(renamed_and_edited(&repo, &head, &changes, &base_entries, &head_entries, &base_texts)?);
+
+    // New to the runner: on head, not on base, and not an old migration moved under its old version.
+    let base_paths: BTreeSet<&str> = base_list.iter().map(|m| m.path.as_str()).collect();
+    let kept_by_rename = renamed_same_version(&changes, &base_entries, &head_entries);
+    let added: Vec<&SideMigration> = head_list
+        .iter()
+        .filter(|m| !base_paths.contains(m.path.as_str()) && !kept_by_rename.contains(m.path.as_str()))
+        .collect();
+
+    // Parse: the base history in parallel (it is most of the work), then the added files.
+    let metadata = |texts: &HashMap<&str, &str>, m: &SideMigration| -> Option<String> {
+        let up = Path::new(&m.path);
+        (up.file_name()? == "up.sql")
+            .then(|| texts.get(slash(&up.with_file_name("metadata.toml")).as_str()).map(|t| t.to_string()))
+            .flatten()
+    };
+    let mut sources = Sources {
+        schema_dump: read_schema_dump(&repo, &loaded, &base_side, &head)?,
+        migrations: base_list
+            .par_iter()
+            .map(|m| {
+                let text = base_texts.get(m.path.as_str()).copied().unwrap_or_default();
+                let up = SourceFile::parse(m.path.clone(), text.to_string());
+                let in_transaction =
+                    runs_in_transaction(wraps, &m.migration.up, text, metadata(&base_texts, m).as_deref());
+                MigrationSource { migration: m.migration.clone(), up, down: None, in_transaction }
+            })
+            .collect(),
+        queries: Vec::new(),
+    };
+    let base_count = sources.migrations.len();
+    let mut added_sources = Vec::with_capacity(added.len());
+    for m in &added {
+        let text = read_required(&repo, &head, &m.path)?;
+        let down = match &m.migration.down {
+            Some(down) => {
+                let path = join(&dir_prefix, &slash(down));
+                git::read_file(&repo, &head, &path)?.map(|text| SourceFile::parse(path, text))
+            }
+            None => None,
+        };
+        let metadata_text = match Path::new(&m.path).file_name() {
+            Some(name) if name == "up.sql" => {
+                git::read_file(&repo, &head, &slash(&Path::new(&m.path).with_file_name("metadata.toml")))?
+            }
+            _ => None,
+        };
+        let in_transaction = runs_in_transaction(wraps, &m.migration.up, &text, metadata_text.as_deref());
+        added_sources.push(MigrationSource {
+            migration: m.migration.clone(),
+            up: SourceFile::parse(m.path.clone(), text),
+            down,
+            in_transaction,
+        });
+    }
+
+    // The head side's query files.
+    sources.queries = read_queries(&repo, &head, &loaded, &classifier)?;
+    let changed_queries: BTreeSet<String> = classified
+        .iter()
+        .filter(|c| c.kind == FileKind::Query && c.change.kind != ChangeKind::Deleted)
+        .map(|c| c.change.path.clone())
+        .collect();
+    let affected = affected::queries(&sources, &added_sources, &changed_queries);
+
+    let settings = Settings {
+        postgres_version: loaded.config.postgres_version,
+        levels: loaded.config.rules.clone(),
+        policies: load_policies(&repo, &head, &loaded)?,
+    };
+
+    // What the affected queries already had against the base schema is not this change's doing.
+    let baseline: BTreeSet<(String, String, usize, usize, String)> = if affected.is_empty() {
+        BTreeSet::new()
+    } else {
+        lint::lint(&sources, &settings, &|file| affected.contains_key(file))
+            .findings
+            .into_iter()
+            .map(|f| (f.file, f.rule, f.line, f.column, f.message))
+            .collect()
+    };
+
+    sources.migrations.extend(added_sources);
+    let added_paths: BTreeSet<&str> = added.iter().map(|m| m.path.as_str()).collect();
+    let selected =
+        |file: &str| added_paths.contains(file) || changed_queries.contains(file) || affected.contains_key(file);
+    let linted = lint::lint(&sources, &settings, &selected);
+    let mut findings: Vec<Finding> = Vec::new();
+    for mut finding in linted.findings {
+        if let Some(by) = affected.get(&finding.file) {
+            let key =
+                (finding.file.clone(), finding.rule.clone(), finding.line, finding.column, finding.message.clone());
+            if baseline.contains(&key) {
+                continue;
+            }
+            let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
+            finding.message = format!("{} (affected by {by})", finding.message);
+            finding = finding.fact("affected by", by);
+        }
+        findings.push(finding);
+    }
+    findings.extend(lint::apply_levels(history_findings, &settings.levels));
+
+    let mut report = Report { findings, notes };
+    report.sort();
+    let checked_queries = changed_queries.iter().filter(|q| sources.queries.iter().any(|f| &f.display == *q)).count();
+    report.notes.insert(
+        0,
+        format!(
+            "Reviewed the change between {between}: {} added migration(s), {checked_queries} changed query file(s), \
+             {} unchanged query file(s) affected by the added migrations; schema built from {base_count} base \
+             migration(s).",
+            added.len(),
+            affected.len(),
+        ),
+    );
+    for (query, by) in &affected {
+        let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
+        report.notes.push(format!("{query} re-checked: affected by {by}."));
+    }
+    for c in classified.iter().filter(|c| c.kind == FileKind::Policy) {
+        report.notes.push(format!(
+            "Policy file {} changed: the head side's policies were applied to what this change adds.",
+            c.change.path
+        ));
+    }
+    if loaded.config.plan.scale.is_some() {
+        report.notes.push(
+            "Plan comparison not run: [plan] scale is set, but this build of `sluice check` does not compare plans; \
+             run `sluice plan`."
+                .into(),
+        );
+    }
+    report.notes.extend(deploy_note);
+    Ok(report)
+}
+
+/// Fail closed: the change-freeze calendar is not consulted yet, and the report says so.
+// freeze: wired at merge — `freeze::deploy_findings(...)` replaces this note with findings.
+fn deploy_note(deploy: &Deploy) -> Option<String> {
+    deploy.is_set().then(|| {
+        format!("Change-freeze check not configured: {} was not checked against a freeze calendar.", deploy.describe())
+    })
+}
+
+/// `--config` from disk, else the head side's `sluice.toml` nearest to `options.dir` (walking up
+/// to the repository root), else defaults rooted at the repository root. Returns the config's
+/// repository-relative path, when it has one.
+fn load_config(repo: &Repo, head: &Side, options: &Options) -> Result<(Loaded, Option<String>)> {
+    let mut found = match &options.config {
+        Some(path) => {
+            let loaded = config::load(Some(path), &options.dir)?;
+            let relative = git::relative_dir(repo.root(), path);
+            (loaded, Some(relative))
+        }
+        None => {
+            let start = git::relative_dir(repo.root(), &options.dir);
+            let parts: Vec<&str> = start.split('/').filter(|p| !p.is_empty()).collect();
+            let mut loaded = None;
+            for depth in (0..=parts.len()).rev() {
+                let dir = parts[..depth].join("/");
+                let path = join(&dir, config::CONFIG_FILE);
+                if let Some(text) = git::read_file(repo, head, &path)? {
+                    let config = config::parse(Path::new(&path), &text)?;
+                    loaded = Some((
+                        Loaded { config, root: repo.root().join(&dir), file: Some(repo.root().join(&path)) },
+                        Some(path),
+                    ));
+                    break;
+                }
+            }
+            loaded.unwrap_or_else(|| {
+                (Loaded { config: config::Config::default(), root: repo.root().to_path_buf(), file: None }, None)
+            })
+        }
+    };
+    let config = &mut found.0.config;
+    if let Some(dir) = &options.migrations {
+        config.migrations.dir = dir.clone();
+    }
+    if !options.queries.is_empty() {
+        config.queries.dirs = options.queries.clone();
+    }
+    if let Some(dir) = &options.policies {
+        config.policies.dir = dir.clone();
+    }
+    Ok(found)
+}
+
+fn describe_base(repo: &Repo, base: Oid, options: &Options) -> String {
+    let name = options.base.clone().or_else(|| {
+        git::DEFAULT_BASES.iter().find(|name| repo.git().revparse_single(name).is_ok()).map(|name| name.to_string())
+    });
+    match name {
+        Some(name) => format!("{} (merge base with {name})", short(base)),
+        None => short(base),
+    }
+}
+
+fn describe_head(head: &Side, options: &Options) -> String {
+    match (head, &options.head) {
+        (Side::WorkTree, _) => "the working tree".into(),
+        (Side::Rev(oid), Some(name)) => format!("{} ({name})", short(*oid)),
+        (Side::Rev(oid), None) => format!("{} (HEAD)", short(*oid)),
+    }
+}
+
+fn short(oid: Oid) -> String {
+    oid.to_string()[..10].to_string()
+}
+
+/// Old migrations moved under the same version: the runner has run them, they are not new.
+fn renamed_same_version<'a>(
+    changes: &'a [git::Change],
+    base: &[history::MigrationEntry],
+    head: &[history::MigrationEntry],
+) -> BTreeSet<&'a str> {
+    changes
+        .iter()
+        .filter_map(|c| match &c.kind {
+            ChangeKind::Renamed { from } => {
+                let old = base.iter().find(|(_, p)| p == from)?;
+                let new = head.iter().find(|(_, p)| *p == c.path)?;
+                (history::compare_versions(&old.0, &new.0).is_eq()).then_some(c.path.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A migration renamed under its old version and edited in the same change: the runner will
+/// not run the edit any more than an edit in place.
+fn renamed_and_edited(
+    repo: &Repo,
+    head: &Side,
+    changes: &[git::Change],
+    base: &[history::MigrationEntry],
+    head_entries: &[history::MigrationEntry],
+    base_texts: &HashMap<&str, &str>,
+) -> Result<Vec<Finding>> {
+    let mut out = Vec::new();
+    for path in renamed_same_version(changes, base, head_entries) {
+        let Some(change) = changes.iter().find(|c| c.path == path) else {
+            continue;
+        };
+        let ChangeKind::Renamed { from } = &change.kind else {
+            continue;
+        };
+        let (Some(old), Some(new)) = (base_texts.get(from.as_str()), git::read_file(repo, head, path)?) else {
+            continue;
+        };
+        if *old != new {
+            let version = head_entries.iter().find(|(_, p)| p == path).map(|(v, _)| v.as_str()).unwrap_or("");
+            out.push(
+                Finding::new(
+                    migration_edited::META.id,
+                    migration_edited::META.severity,
+                    path,
+                    format!(
+                        "migration {version} was renamed from {from} and modified: databases that already ran it \
+                         will never run the edit"
+                    ),
+                )
+                .help(migration_edited::META.fix)
+                .fact("version", version)
+                .fact("renamed from", from.as_str()),
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn read_required(repo: &Repo, side: &Side, path: &str) -> Result<String> {
+    git::read_file(repo, side, path)?
+        .ok_or_else(|| Error::Other(format!("{path}: listed on the head side but could not be read")))
+}
+
+/// The schema dump the history starts from: the base side's (what production had), else the
+/// head side's when the change adds it.
+fn read_schema_dump(repo: &Repo, loaded: &Loaded, base: &Side, head: &Side) -> Result<Option<SourceFile>> {
+    let Some(dump) = &loaded.config.migrations.schema_dump else {
+        return Ok(None);
+    };
+    let full = loaded.resolve(dump);
+    let Some(path) = in_repo(repo, &full) else {
+        return Ok(Some(SourceFile::parse(full.display().to_string(), read_text(&full)?)));
+    };
+    let text = match git::read_file(repo, base, &path)? {
+        Some(text) => text,
+        None => git::read_file(repo, head, &path)?.ok_or_else(|| {
+            Error::Usage(format!("{path}: the schema dump named by [migrations] schema_dump exists on neither side"))
+        })?,
+    };
+    Ok(Some(SourceFile::parse(path, text)))
+}
+
+/// Every query file on the head side, parsed in parallel.
+fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, classifier: &Classifier) -> Result<Vec<SourceFile>> {
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    for dir in loaded.query_dirs() {
+        for (path, text) in git::read_files(repo, head, &dir)? {
+            if classifier.classify(&path) == FileKind::Query {
+                files.insert(path, text);
+            }
+        }
+    }
+    Ok(files.into_par_iter().map(|(path, text)| SourceFile::parse(path, text)).collect())
+}
+
+fn load_policies(repo: &Repo, head: &Side, loaded: &Loaded) -> Result<Policies> {
+    // Policies kept outside the repository (shared by several) are read from disk.
+    let Some(dir) = in_repo(repo, &loaded.policies_dir()) else {
+        return Policies::load(&loaded.policies_dir());
+    };
+    Policies::load_with(Path::new(&dir), &|path| git::read_file(repo, head, &slash(path)))
+}
+
+/// `dir` as a repository-relative path, `None` when it is outside the repository.
+fn in_repo(repo: &Repo, dir: &Path) -> Option<String> {
+    Some(git::relative_dir(repo.root(), dir)).filter(|d| !d.starts_with('\0'))
+}
+
+/// `path` relative to the migrations directory `prefix` (both repository-relative).
+fn under_dir(path: &str, prefix: &str) -> PathBuf {
+    match prefix {
+        "" => PathBuf::from(path),
+        _ => PathBuf::from(path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path)),
+    }
+}
+
+fn slash(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+fn join(prefix: &str, rest: &str) -> String {
+    if prefix.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{prefix}/{rest}")
+    }
+}

@@ -1,0 +1,505 @@
+//! `sluice check` end to end: throwaway git repositories built with git2 (a base commit on
+//! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
+
+use assert_cmd::Command;
+use git2::{Oid, Repository, RepositoryInitOptions, Signature};
+use serde_json::Value;
+use std::path::Path;
+
+struct TestRepo {
+    dir: tempfile::TempDir,
+    git: Repository,
+}
+
+impl TestRepo {
+    fn new() -> TestRepo {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = RepositoryInitOptions::new();
+        options.initial_head("main");
+        let git = Repository::init_opts(dir.path(), &options).unwrap();
+        TestRepo { dir, git }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let full = self.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    fn remove(&self, path: &str) {
+        std::fs::remove_file(self.path().join(path)).unwrap();
+    }
+
+    fn rename(&self, from: &str, to: &str) {
+        std::fs::rename(self.path().join(from), self.path().join(to)).unwrap();
+    }
+
+    /// Stages everything like `git add -A` and commits on the current branch.
+    fn commit(&self, message: &str) -> Oid {
+        let mut index = self.git.index().unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = self.git.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = Signature::now("Test", "test@example.com").unwrap();
+        let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
+    }
+
+    fn checkout_new_branch(&self, name: &str) {
+        let head = self.git.head().unwrap().peel_to_commit().unwrap();
+        self.git.branch(name, &head, true).unwrap();
+        self.git.set_head(&format!("refs/heads/{name}")).unwrap();
+    }
+
+    /// `sluice check` in the repository, outside CI unless the test sets `CI`.
+    fn check(&self) -> Command {
+        let mut cmd = Command::cargo_bin("sluice").unwrap();
+        cmd.current_dir(self.path())
+            .arg("check")
+            .env_remove("CI")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+}
+
+const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
+
+const USERS: &str = "CREATE TABLE users (id bigint PRIMARY KEY, email text NOT NULL, created_at timestamptz);
+CREATE INDEX users_email ON users (email);
+CREATE INDEX users_email_lower ON users ((lower(email)));
+CREATE INDEX users_created_at ON users (created_at);
+";
+
+const REPORTS: &str =
+    "CREATE TABLE daily_reports (id bigint PRIMARY KEY, day date NOT NULL, region text, total numeric);
+CREATE INDEX daily_reports_day ON daily_reports (day);
+";
+
+const SITES: &str = "-- Sites where birds are counted.
+CREATE TABLE sites (
+    id bigint PRIMARY KEY,
+    name text NOT NULL,
+    latitude numeric,
+    longitude numeric
+);
+";
+
+/// `main`: three migrations (versions 0010, 0020, 0030), three queries; HEAD on branch `feature`.
+/// `queries/recent.sql` already defeats an index on the base revision (a finding that is not
+/// any change's doing).
+fn base_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("db/migrations/0010_users.sql", USERS);
+    repo.write("db/migrations/0020_reports.sql", REPORTS);
+    repo.write("db/migrations/0030_sites.sql", SITES);
+    repo.write(
+        "queries/revenue.sql",
+        "SELECT region, sum(total)\nFROM daily_reports\nWHERE day BETWEEN $1 AND $2\nGROUP BY region;\n",
+    );
+    repo.write("queries/login.sql", "SELECT id\nFROM users\nWHERE lower(email) = lower($1);\n");
+    repo.write("queries/recent.sql", "SELECT id\nFROM users\nWHERE created_at::date = $1;\n");
+    repo.write("README.md", "# birds\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo
+}
+
+/// Dropping the index the revenue query needs, written the lock-safe way so only the
+/// check under test fires.
+const DROP_REPORT_INDEX: &str = "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY daily_reports_day;\n";
+
+/// Runs the command, asserts its exit code, returns the JSON report.
+fn json(cmd: &mut Command, code: i32) -> Value {
+    let output = cmd.args(["--format", "json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+/// (rule, file) of every finding, in report order.
+/// The (rule, file) of every finding that counts for the gate (warnings and errors; info is advice).
+fn found(report: &Value) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["file"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+fn pair(rule: &str, file: &str) -> (String, String) {
+    (rule.to_string(), file.to_string())
+}
+
+fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding in {report:#}"))
+}
+
+fn notes(report: &Value) -> Vec<String> {
+    report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {
+    let repo = base_repo();
+    repo.write("db/migrations/0040_drop_report_index.sql", DROP_REPORT_INDEX);
+    repo.commit("drop an unused index");
+
+    // In CI the head is HEAD and the base the merge base with main.
+    let report = json(repo.check().env("CI", "true"), 1);
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql")]);
+    let message = finding(&report, "drop-index-in-use")["message"].as_str().unwrap();
+    assert!(message.contains("queries/revenue.sql:3"), "{message}");
+    assert!(
+        notes(&report)
+            .iter()
+            .any(|n| n == "queries/revenue.sql re-checked: affected by db/migrations/0040_drop_report_index.sql."),
+        "{:?}",
+        notes(&report)
+    );
+
+    // Locally with a clean tree the working tree is the same change; explicit revisions too.
+    assert_eq!(found(&json(&mut repo.check(), 1)), found(&report));
+    assert_eq!(found(&json(repo.check().args(["--base", "main", "--head", "feature"]), 1)), found(&report));
+    // --fail-on never reports the same findings and passes.
+    assert_eq!(found(&json(repo.check().args(["--fail-on", "never"]), 0)), found(&report));
+}
+
+#[test]
+fn an_edited_old_migration_is_reported_not_relinted() {
+    let repo = base_repo();
+    repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}DROP INDEX daily_reports_day;\n"));
+    repo.commit("edit an applied migration");
+    let report = json(&mut repo.check(), 1);
+    // The edit would drop an index revenue.sql needs, but it never runs: the edit itself is the finding.
+    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    assert_eq!(finding(&report, "migration-edited")["severity"], "error");
+}
+
+#[test]
+fn an_added_migration_sorting_before_the_newest_is_out_of_order() {
+    let repo = base_repo();
+    repo.write(
+        "db/migrations/0025_sites_name.sql",
+        "SET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY sites_name ON sites (name);\n",
+    );
+    repo.commit("late migration");
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(found(&report), [pair("migration-out-of-order", "db/migrations/0025_sites_name.sql")]);
+    let message = finding(&report, "migration-out-of-order")["message"].as_str().unwrap();
+    assert!(message.contains("0030"), "{message}");
+}
+
+#[test]
+fn an_added_migration_reusing_a_version_conflicts() {
+    let repo = base_repo();
+    repo.write("db/migrations/0030_places.sql", "CREATE TABLE places (id bigint PRIMARY KEY);\n");
+    repo.commit("same version");
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(found(&report), [pair("migration-version-conflict", "db/migrations/0030_places.sql")]);
+}
+
+#[test]
+fn a_deleted_migration_is_reported() {
+    let repo = base_repo();
+    repo.remove("db/migrations/0030_sites.sql");
+    repo.commit("remove a migration");
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(found(&report), [pair("migration-deleted", "db/migrations/0030_sites.sql")]);
+}
+
+#[test]
+fn a_renamed_migration_warns_and_a_renamed_and_edited_one_is_an_edit() {
+    let repo = base_repo();
+    repo.rename("db/migrations/0030_sites.sql", "db/migrations/0030_places.sql");
+    repo.commit("rename");
+    let report = json(&mut repo.check(), 0);
+    assert_eq!(found(&report), [pair("migration-renamed", "db/migrations/0030_places.sql")]);
+    assert_eq!(finding(&report, "migration-renamed")["severity"], "warning");
+    json(repo.check().args(["--fail-on", "warning"]), 1);
+
+    // Renamed under the same version and edited in the working tree: the edit will never run.
+    repo.write(
+        "db/migrations/0030_places.sql",
+        &SITES.replace("longitude numeric", "longitude numeric,\n    region text"),
+    );
+    let report = json(&mut repo.check(), 1);
+    let mut got = found(&report);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            pair("migration-edited", "db/migrations/0030_places.sql"),
+            pair("migration-renamed", "db/migrations/0030_places.sql"),
+        ]
+    );
+}
+
+#[test]
+fn a_changed_query_file_is_checked_against_the_head_schema() {
+    let repo = base_repo();
+    repo.write(
+        "queries/revenue.sql",
+        "SELECT region, sum(total)\nFROM daily_reports\nWHERE date_trunc('month', day) = $1\nGROUP BY region;\n",
+    );
+    repo.commit("monthly revenue");
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(found(&report), [pair("function-on-indexed-column", "queries/revenue.sql")]);
+    let f = finding(&report, "function-on-indexed-column");
+    assert_eq!(f["line"], 3);
+    assert!(!f["message"].as_str().unwrap().contains("affected by"), "{f}");
+}
+
+#[test]
+fn an_unchanged_query_affected_by_an_added_migration_is_rechecked_and_says_why() {
+    let repo = base_repo();
+    // Pre-existing on the base revision: recent.sql wraps an indexed column.
+    let lint = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["lint", "queries/recent.sql", "--format", "json"])
+        .output()
+        .unwrap();
+    let linted: Value = serde_json::from_slice(&lint.stdout).unwrap();
+    assert_eq!(found(&linted), [pair("function-on-indexed-column", "queries/recent.sql")]);
+
+    repo.write(
+        "db/migrations/0040_drop_lower_email.sql",
+        "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY users_email_lower;\n",
+    );
+    repo.commit("drop the expression index");
+    let report = json(&mut repo.check(), 1);
+    // The migration drops an index login.sql needs; login.sql did not change, but without the
+    // expression index its lower(email) now defeats users_email; recent.sql also reads users,
+    // but its finding predates the change and is not reported.
+    assert_eq!(
+        found(&report),
+        [
+            pair("drop-index-in-use", "db/migrations/0040_drop_lower_email.sql"),
+            pair("function-on-indexed-column", "queries/login.sql"),
+        ]
+    );
+    let f = finding(&report, "function-on-indexed-column");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.ends_with("(affected by db/migrations/0040_drop_lower_email.sql)"), "{message}");
+    assert_eq!(f["facts"][f["facts"].as_array().unwrap().len() - 1]["name"], "affected by");
+    let notes = notes(&report);
+    assert!(notes[0].contains("1 added migration(s), 0 changed query file(s), 2 unchanged query file(s)"), "{notes:?}");
+}
+
+#[test]
+fn a_pull_request_without_sql_says_so_in_one_line_and_passes() {
+    let repo = base_repo();
+    repo.write("README.md", "# birds\n\nNow with owls.\n");
+    repo.write("src/app.py", "print('hi')\n");
+    repo.commit("docs");
+    let report = json(&mut repo.check(), 0);
+    assert!(found(&report).is_empty());
+    let notes = notes(&report);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("No migration, query or policy file changed between "), "{notes:?}");
+    assert!(notes[0].ends_with("and the working tree."), "{notes:?}");
+
+    let table = repo.check().output().unwrap();
+    assert_eq!(table.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&table.stdout).contains("No migration, query or policy file changed"));
+}
+
+#[test]
+fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
+    let repo = base_repo();
+    // Nothing committed on the branch; an untracked migration and an unstaged edit on disk.
+    repo.write("db/migrations/0040_drop_report_index.sql", DROP_REPORT_INDEX);
+    repo.write("db/migrations/0010_users.sql", &format!("{USERS}-- reviewed\n"));
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(
+        found(&report),
+        [
+            pair("migration-edited", "db/migrations/0010_users.sql"),
+            pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql"),
+        ]
+    );
+    assert!(notes(&report)[0].contains("the working tree"), "{:?}", notes(&report));
+
+    // In CI the head is the HEAD commit, which is the base: nothing changed.
+    let ci = json(repo.check().env("CI", "true"), 0);
+    assert!(found(&ci).is_empty());
+    assert!(notes(&ci)[0].starts_with("No migration, query or policy file changed"));
+}
+
+#[test]
+fn the_head_side_configuration_applies_its_severity_overrides_to_history_findings() {
+    let repo = base_repo();
+    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"));
+    repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}-- typo fixed\n"));
+    repo.commit("edit with an override");
+    let report = json(&mut repo.check(), 0);
+    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    assert_eq!(finding(&report, "migration-edited")["severity"], "warning");
+    assert!(notes(&report).iter().any(|n| n.starts_with("sluice.toml changed")), "{:?}", notes(&report));
+
+    // Off silences it.
+    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"off\"\n"));
+    assert!(found(&json(&mut repo.check(), 0)).is_empty());
+}
+
+#[test]
+fn an_invalid_head_configuration_is_an_error_naming_the_file_and_line() {
+    let repo = base_repo();
+    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\nlayuot = \"flat\"\n");
+    repo.write("db/migrations/0040_x.sql", "CREATE TABLE x (id int);\n");
+    let output = repo.check().output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("sluice.toml:3") && stderr.contains("layuot"), "{stderr}");
+}
+
+#[test]
+fn an_explicit_config_flag_overrides_the_repository_file() {
+    let repo = base_repo();
+    repo.write("db/migrations/0040_drop_report_index.sql", DROP_REPORT_INDEX);
+    let other = tempfile::tempdir().unwrap();
+    let config = other.path().join("strict.toml");
+    std::fs::write(
+        &config,
+        format!("{CONFIG}\n[rules]\ndrop-index-in-use = \"warning\"\n")
+            .replace("\"db/migrations\"", &format!("{:?}", repo.path().join("db/migrations")))
+            .replace("[\"queries\"]", &format!("[{:?}]", repo.path().join("queries"))),
+    )
+    .unwrap();
+    let report = json(repo.check().arg("--config").arg(&config), 0);
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql")]);
+    assert_eq!(finding(&report, "drop-index-in-use")["severity"], "warning");
+}
+
+#[test]
+fn the_job_summary_gets_the_markdown_report_whatever_the_format() {
+    let repo = base_repo();
+    repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}-- edited\n"));
+    let summary = repo.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let report = json(repo.check().env("GITHUB_STEP_SUMMARY", &summary), 1);
+    assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(text.starts_with("earlier step\n"), "{text}");
+    assert!(text.contains("migration-edited") && text.contains("db/migrations/0020_reports.sql"), "{text}");
+}
+
+#[test]
+fn deploy_flags_are_reported_as_not_checked_until_the_freeze_calendar_is_wired() {
+    let repo = base_repo();
+    repo.write("README.md", "changed\n");
+    let report =
+        json(repo.check().args(["--env", "production", "--service", "api", "--at", "2025-12-13T09:00:00-05:00"]), 0);
+    let notes = notes(&report);
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "Change-freeze check not configured: --env production --service api --at 2025-12-13T09:00:00-05:00"
+        )),
+        "{notes:?}"
+    );
+    let bad = repo.check().args(["--at", "tomorrow"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
+}
+
+#[test]
+fn every_format_renders_the_check_report() {
+    let repo = base_repo();
+    repo.write("db/migrations/0040_drop_report_index.sql", DROP_REPORT_INDEX);
+    for format in ["table", "sarif", "github", "gitlab", "markdown"] {
+        let output = repo.check().args(["--format", format]).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{format}: {}", String::from_utf8_lossy(&output.stderr));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("db/migrations/0040_drop_report_index.sql"), "{format}:\n{stdout}");
+    }
+}
+
+#[test]
+fn outside_a_repository_or_with_an_unknown_revision_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::cargo_bin("sluice").unwrap().current_dir(dir.path()).arg("check").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not inside a git repository"));
+
+    let repo = base_repo();
+    let output = repo.check().args(["--base", "no-such-branch"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown revision `no-such-branch`"));
+}
+
+#[test]
+fn policies_are_read_from_the_head_revision_and_a_bad_one_on_disk_is_an_error() {
+    let repo = base_repo();
+    repo.write(
+        "db/migrations/0040_observations.sql",
+        "CREATE TABLE observations (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, checklist_id bigint NOT NULL,
+  client_observation_id uuid NOT NULL, site_id bigint NOT NULL, species_code text NOT NULL);
+CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_code);
+",
+    );
+    repo.write(
+        "policies/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"checklist_id\", \"client_observation_id\"]]\nshared = [\"site_id\", \"species_code\"]\n",
+    );
+    repo.commit("observations with a policy");
+    // An uncommitted, broken edit of the policy: CI reviews the commit, not the disk.
+    repo.write("policies/identity.toml", "[[table]]\nname = \"observations\"\nidentiy = []\n");
+    let report = json(repo.check().env("CI", "true"), 1);
+    assert_eq!(found(&report), [pair("domain-identity-unique", "db/migrations/0040_observations.sql")]);
+    assert!(
+        notes(&report).iter().any(|n| n.starts_with("Policy file policies/identity.toml changed")),
+        "{:?}",
+        notes(&report)
+    );
+
+    let local = repo.check().output().unwrap();
+    assert_eq!(local.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&local.stderr);
+    assert!(stderr.contains("policies/identity.toml:") && stderr.contains("identiy"), "{stderr}");
+}
+
+#[test]
+fn the_nearest_head_side_config_applies_in_a_monorepo_and_repo_points_anywhere_inside() {
+    let repo = TestRepo::new();
+    repo.write("services/api/sluice.toml", "[migrations]\ndir = \"sql/migrations\"\n");
+    repo.write("services/api/sql/migrations/001_reports.sql", REPORTS);
+    repo.write("services/api/queries/revenue.sql", "SELECT sum(total) FROM daily_reports WHERE day = $1;\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("services/api/sql/migrations/002_drop.sql", DROP_REPORT_INDEX);
+
+    let expected = [pair("drop-index-in-use", "services/api/sql/migrations/002_drop.sql")];
+    let mut inside = repo.check();
+    inside.current_dir(repo.path().join("services/api"));
+    assert_eq!(found(&json(&mut inside, 1)), expected);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut from_outside = repo.check();
+    from_outside.current_dir(elsewhere.path()).arg("--repo").arg(repo.path().join("services/api"));
+    assert_eq!(found(&json(&mut from_outside, 1)), expected);
+
+    // From the repository root there is no sluice.toml on the way up: defaults (migrations/)
+    // find no migrations, and the change is nothing Sluice reviews.
+    let report = json(&mut repo.check(), 0);
+    assert!(found(&report).is_empty());
+}
