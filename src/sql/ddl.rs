@@ -247,3 +247,25 @@ pub enum Ddl {
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).
     Other(String),
 }
+
+impl Ddl {
+    /// Whether this view says everything Sluice needs about the statement, so its syntax tree
+    /// need not be kept (the trees of DDL are most of a migration history's memory). Statements
+    /// that contain queries — views, functions, DML, `CREATE TABLE … AS` — keep theirs.
+    pub fn is_complete(&self) -> bool {
+        match self {
+            Ddl::CreateTable { from_query, .. } => !from_query,
+            Ddl::AlterTable { .. }
+            | Ddl::CreateIndex(_)
+            | Ddl::Drop { .. }
+            | Ddl::Rename { .. }
+            | Ddl::Set { .. }
+            | Ddl::Reset { .. }
+            | Ddl::Begin
+            | Ddl::Commit
+            | Ddl::Rollback
+            | Ddl::Truncate { .. } => true,
+            _ => false,
+        }
+    }
+}

@@ -12,6 +12,8 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 #[derive(Debug)]
 pub struct Statement {
     pub span: Span,
+    /// The syntax tree, for statements that contain queries (views, functions, DML, plain
+    /// queries). DDL is described completely by `ddl` and keeps none: see [`Ddl::is_complete`].
     pub ast: Option<ast::Statement>,
     /// Why sqlparser rejected it, when it did.
     pub parse_error: Option<String>,
@@ -53,9 +55,10 @@ fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
     match parsed {
         Ok(statement) => {
             let ddl = from_ast::ddl(&statement, &leading);
+            let ast = (!ddl.is_complete()).then_some(statement);
             Statement {
                 span: raw.span,
-                ast: Some(statement),
+                ast,
                 parse_error: None,
                 ddl,
                 fully_recognized: false,
