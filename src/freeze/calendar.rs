@@ -14,6 +14,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use rayon::prelude::*;
 use toml::Spanned;
 
 #[derive(Debug, Default, Deserialize)]
@@ -448,10 +449,12 @@ fn parse_raw(path: &Path, text: &str) -> Result<RawCalendar> {
         offset += line.len();
     }
     cuts.push(text.len());
+    // The pieces are independent documents: parse them on every core.
+    let pieces: Vec<Option<RawCalendar>> =
+        cuts.par_windows(2).map(|pair| toml::from_str::<RawCalendar>(&text[pair[0]..pair[1]]).ok()).collect();
     let mut raw = RawCalendar::default();
-    for pair in cuts.windows(2) {
-        let (base, end) = (pair[0], pair[1]);
-        let Ok(piece) = toml::from_str::<RawCalendar>(&text[base..end]) else {
+    for (piece, base) in pieces.into_iter().zip(cuts.iter().copied()) {
+        let Some(piece) = piece else {
             return parse_toml(path, text);
         };
         if base > 0 && piece.timezone.is_some() {
