@@ -28,19 +28,22 @@ for i in $(seq 1 17); do
   esac > "$WORK/queries/q$(printf %02d "$i").sql"
 done
 
+# Exit 1 (findings) is a verdict; anything else means the run did not measure what it claims.
 run() {
+  local rc=0
   (cd "$FIX" && "$BIN" plan --base-dir base --head-dir base --scale scale.toml --queries "$WORK/queries" \
-     --cache-dir "$WORK/cache" --format json >/dev/null)
+     --cache-dir "$WORK/cache" --format json >/dev/null) || rc=$?
+  if [ "$rc" -gt 1 ]; then echo "sluice plan failed (exit $rc)" >&2; exit "$rc"; fi
 }
 
 echo "cold run (build the 10M-row fixture, plan 20 queries on both sides):"
-start=$(date +%s.%N); run || true; end=$(date +%s.%N)
+start=$(date +%s.%N); run; end=$(date +%s.%N)
 printf '  %.1f s\n' "$(echo "$end - $start" | bc)"
 
 echo "cached runs (fixture reused, plan 20 queries on both sides), $RUNS runs:"
 times=()
 for _ in $(seq 1 "$RUNS"); do
-  s=$(date +%s.%N); run || true; e=$(date +%s.%N)
+  s=$(date +%s.%N); run; e=$(date +%s.%N)
   times+=("$(echo "$e - $s" | bc)")
 done
 printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "  median %.2f s (min %.2f, max %.2f)\n", a[int((NR+1)/2)], a[1], a[NR]}'
