@@ -10,11 +10,11 @@ use crate::error::{parse_toml, read_text, Error, Result};
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
 use chrono_tz::Tz;
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use rayon::prelude::*;
 use toml::Spanned;
 
 #[derive(Debug, Default, Deserialize)]

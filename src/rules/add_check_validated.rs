@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+use crate::sql::ddl::ConstraintKind;
 
 pub struct AddCheckValidated;
 
@@ -41,28 +41,18 @@ impl Rule for AddCheckValidated {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
-            return;
-        };
-        for action in actions {
-            let constraints = match action {
-                AlterAction::AddConstraint(c) => vec![c],
-                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
-                _ => continue,
+        for (table, c) in cx.added_constraints() {
+            let ConstraintKind::Check { expression } = &c.kind else {
+                continue;
             };
-            for c in constraints {
-                let ConstraintKind::Check { expression } = &c.kind else {
-                    continue;
-                };
-                if c.not_valid {
-                    continue;
-                }
-                let name = c.name.as_deref().unwrap_or("(unnamed)");
-                let message = format!(
-                    "CHECK constraint {name} ({expression}) on existing table {table} is validated immediately: every row is scanned under ACCESS EXCLUSIVE"
-                );
-                out.extend(cx.lock_finding(&META, table, message));
+            if c.not_valid {
+                continue;
             }
+            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let message = format!(
+                "CHECK constraint {name} ({expression}) on existing table {table} is validated immediately: every row is scanned under ACCESS EXCLUSIVE"
+            );
+            out.extend(cx.lock_finding(&META, table, message));
         }
     }
 }

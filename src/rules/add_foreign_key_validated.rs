@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+use crate::sql::ddl::ConstraintKind;
 
 pub struct AddForeignKeyValidated;
 
@@ -43,28 +43,18 @@ impl Rule for AddForeignKeyValidated {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
-            return;
-        };
-        for action in actions {
-            let constraints = match action {
-                AlterAction::AddConstraint(c) => vec![c],
-                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
-                _ => continue,
+        for (table, c) in cx.added_constraints() {
+            let ConstraintKind::ForeignKey { references, .. } = &c.kind else {
+                continue;
             };
-            for c in constraints {
-                let ConstraintKind::ForeignKey { references, .. } = &c.kind else {
-                    continue;
-                };
-                if c.not_valid {
-                    continue;
-                }
-                let name = c.name.as_deref().unwrap_or("(unnamed)");
-                let message = format!(
-                    "foreign key {name} on existing table {table} is validated immediately: every row is checked against {references} while writes to both tables are blocked"
-                );
-                out.extend(cx.lock_finding(&META, table, message));
+            if c.not_valid {
+                continue;
             }
+            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let message = format!(
+                "foreign key {name} on existing table {table} is validated immediately: every row is checked against {references} while writes to both tables are blocked"
+            );
+            out.extend(cx.lock_finding(&META, table, message));
         }
     }
 }

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+use crate::sql::ddl::ConstraintKind;
 
 pub struct AddPrimaryKeyBlocking;
 
@@ -42,25 +42,15 @@ impl Rule for AddPrimaryKeyBlocking {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
-            return;
-        };
-        for action in actions {
-            let constraints = match action {
-                AlterAction::AddConstraint(c) => vec![c],
-                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
-                _ => continue,
+        for (table, c) in cx.added_constraints() {
+            let ConstraintKind::PrimaryKey { columns } = &c.kind else {
+                continue;
             };
-            for c in constraints {
-                let ConstraintKind::PrimaryKey { columns } = &c.kind else {
-                    continue;
-                };
-                let message = format!(
-                    "PRIMARY KEY ({}) on existing table {table} builds its unique index under ACCESS EXCLUSIVE, blocking reads and writes",
-                    columns.join(", ")
-                );
-                out.extend(cx.lock_finding(&META, table, message));
-            }
+            let message = format!(
+                "PRIMARY KEY ({}) on existing table {table} builds its unique index under ACCESS EXCLUSIVE, blocking reads and writes",
+                columns.join(", ")
+            );
+            out.extend(cx.lock_finding(&META, table, message));
         }
     }
 }

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+use crate::sql::ddl::ConstraintKind;
 
 pub struct AddUniqueConstraintBlocking;
 
@@ -42,26 +42,16 @@ impl Rule for AddUniqueConstraintBlocking {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
-            return;
-        };
-        for action in actions {
-            let constraints = match action {
-                AlterAction::AddConstraint(c) => vec![c],
-                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
-                _ => continue,
+        for (table, c) in cx.added_constraints() {
+            let ConstraintKind::Unique { columns, .. } = &c.kind else {
+                continue;
             };
-            for c in constraints {
-                let ConstraintKind::Unique { columns, .. } = &c.kind else {
-                    continue;
-                };
-                let name = c.name.as_deref().unwrap_or("(unnamed)");
-                let message = format!(
-                    "UNIQUE constraint {name} ({}) on existing table {table} builds its index under ACCESS EXCLUSIVE, blocking reads and writes",
-                    columns.join(", ")
-                );
-                out.extend(cx.lock_finding(&META, table, message));
-            }
+            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let message = format!(
+                "UNIQUE constraint {name} ({}) on existing table {table} builds its index under ACCESS EXCLUSIVE, blocking reads and writes",
+                columns.join(", ")
+            );
+            out.extend(cx.lock_finding(&META, table, message));
         }
     }
 }

@@ -383,6 +383,22 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The constraints an `ALTER TABLE` adds (`ADD CONSTRAINT`, or inline on `ADD COLUMN`), with the table.
+    pub fn added_constraints(&self) -> Vec<(&'a Name, &'a crate::sql::ddl::Constraint)> {
+        let Ddl::AlterTable { table, actions, .. } = &self.statement.ddl else {
+            return Vec::new();
+        };
+        actions
+            .iter()
+            .flat_map(|action| match action {
+                AlterAction::AddConstraint(c) => vec![c],
+                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
+                _ => Vec::new(),
+            })
+            .map(|c| (table, c))
+            .collect()
+    }
+
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
