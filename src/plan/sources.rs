@@ -167,3 +167,56 @@ fn join(prefix: &str, rest: &str) -> String {
         format!("{prefix}/{rest}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit_all(git: &git2::Repository) -> git::Oid {
+        let mut index = git.index().unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index.write().unwrap();
+        let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = git2::Signature::now("Test", "test@example.com").unwrap();
+        git.commit(Some("HEAD"), &signature, &signature, "base", &tree, &[]).unwrap()
+    }
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    #[test]
+    fn reads_both_sides_in_runner_order_without_down_files_and_marks_new_queries() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = git2::Repository::init(dir.path()).unwrap();
+        write(dir.path(), "db/2024-01-02-000000_b/up.sql", "CREATE INDEX b ON a (x);\n");
+        write(dir.path(), "db/2024-01-02-000000_b/down.sql", "DROP INDEX b;\n");
+        write(dir.path(), "db/2024-01-01-000000_a/up.sql", "CREATE TABLE a (x int);\n");
+        write(dir.path(), "queries/old.sql", "SELECT x FROM a;\n");
+        let base = commit_all(&git);
+        // Uncommitted on the head side (the working tree): a new migration and a new query.
+        write(dir.path(), "db/2024-01-03-000000_c/up.sql", "DROP INDEX b;\n");
+        write(dir.path(), "queries/reports/new.sql", "SELECT count(*) FROM a;\n");
+        let repo = git::open(dir.path()).unwrap();
+        let sides = from_git(
+            &repo,
+            &Side::Rev(base),
+            &Side::WorkTree,
+            &repo.root().join("db"),
+            Layout::Auto,
+            &[repo.root().join("queries")],
+        )
+        .unwrap();
+        assert_eq!(sides.layout, Layout::Folder);
+        let names = |list: &[MigrationSql]| list.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&sides.base), ["2024-01-01-000000_a/up.sql", "2024-01-02-000000_b/up.sql"]);
+        assert_eq!(names(&sides.head)[2], "2024-01-03-000000_c/up.sql");
+        assert_eq!(sides.head[2].path, PathBuf::from("db/2024-01-03-000000_c/up.sql"));
+        assert_eq!(sides.head[2].sql, "DROP INDEX b;\n");
+        let files: Vec<&str> = sides.queries.iter().map(|q| q.file.as_str()).collect();
+        assert_eq!(files, ["queries/old.sql", "queries/reports/new.sql"]);
+        assert_eq!(sides.base_queries.into_iter().collect::<Vec<_>>(), ["queries/old.sql"]);
+    }
+}
