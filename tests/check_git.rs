@@ -1,6 +1,8 @@
 //! `sluice check` end to end: throwaway git repositories built with git2 (a base commit on
 //! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
 
+mod plan_support;
+
 use assert_cmd::Command;
 use git2::{Oid, Repository, RepositoryInitOptions, Signature};
 use serde_json::Value;
@@ -404,22 +406,206 @@ fn the_job_summary_gets_the_markdown_report_whatever_the_format() {
     assert!(text.contains("migration-edited") && text.contains("db/migrations/0020_reports.sql"), "{text}");
 }
 
+/// A deny window from seven days before the Spring Bird Count (17–19 May 2026, London) until it ends.
+const FREEZE: &str = "[[event]]
+id = \"spring-count\"
+name = \"Spring Bird Count\"
+timezone = \"Europe/London\"
+start = \"2026-05-17T00:00\"
+end = \"2026-05-19T00:00\"
+
+[[window]]
+id = \"bird-count-freeze\"
+kind = \"deny\"
+event = \"spring-count\"
+lead = \"P7D\"
+environments = [\"production\"]
+reason = \"No production changes before the count.\"
+";
+
+const OVERRIDE: &str = "[[override]]
+id = \"ovr-1\"
+windows = [\"bird-count-freeze\"]
+services = [\"api\"]
+environments = [\"production\"]
+requested_by = \"alice\"
+approved_by = \"bob\"
+reason = \"SEV-1 fix\"
+ticket = \"INC-7\"
+not_before = \"2026-05-12T11:00:00Z\"
+expires_at = \"2026-05-12T14:00:00Z\"
+";
+
+fn deploy(at: &str) -> [&str; 6] {
+    ["--env", "production", "--service", "api", "--at", at]
+}
+
 #[test]
-fn deploy_flags_are_reported_as_not_checked_until_the_freeze_calendar_is_wired() {
+fn a_deploy_inside_a_deny_window_fails_with_the_window_event_reason_end_and_next_open() {
+    let repo = base_repo();
+    repo.write("policies/freeze.toml", FREEZE);
+    repo.commit("freeze calendar");
+    repo.checkout_new_branch("feature-2");
+    repo.write("db/migrations/0040_drop_report_index.sql", DROP_REPORT_INDEX);
+    repo.commit("drop an index");
+
+    // Five days before the count, 12:00 UTC: inside [10 May 00:00 BST, 19 May 00:00 BST).
+    let report = json(repo.check().args(["--base", "feature"]).args(deploy("2026-05-12T12:00:00Z")), 1);
+    let f = finding(&report, "change-freeze");
+    assert_eq!(
+        (f["severity"].as_str(), f["file"].as_str(), f["line"].as_u64()),
+        (Some("error"), Some("policies/freeze.toml"), Some(8))
+    );
+    let message = f["message"].as_str().unwrap();
+    for part in [
+        "deploy of api to production at 2026-05-12T12:00:00Z",
+        "window `bird-count-freeze`",
+        "Spring Bird Count (`spring-count`)",
+        "No production changes before the count",
+        "ends 2026-05-18T23:00:00Z",
+        "next open 2026-05-18T23:00:00Z",
+    ] {
+        assert!(message.contains(part), "{part} missing from {message}");
+    }
+    // The SQL findings are still there: the freeze is one more finding, not a replacement.
+    assert!(found(&report).contains(&pair("drop-index-in-use", "db/migrations/0040_drop_report_index.sql")));
+    assert!(
+        notes(&report)
+            .iter()
+            .any(|n| n.starts_with("Change freeze: deploying api to production at 2026-05-12T12:00:00Z")
+                && n.ends_with("checked against policies/freeze.toml: frozen.")),
+        "{:?}",
+        notes(&report)
+    );
+
+    // A pull request without SQL is frozen all the same: the freeze is about deploying.
+    let docs = base_repo();
+    docs.write("policies/freeze.toml", FREEZE);
+    docs.commit("freeze calendar");
+    docs.checkout_new_branch("docs");
+    docs.write("README.md", "# owls\n");
+    let report = json(docs.check().args(["--base", "feature"]).args(deploy("2026-05-12T12:00:00Z")), 1);
+    assert_eq!(found(&report), [pair("change-freeze", "policies/freeze.toml")]);
+
+    // After the count, and in another environment, the deploy is open.
+    let report = json(
+        repo.check().args(["--base", "feature", "--fail-on", "never"]).args(deploy("2026-05-19T09:00:00+02:00")),
+        0,
+    );
+    assert!(!found(&report).iter().any(|(rule, _)| rule == "change-freeze"), "{report:#}");
+    assert!(
+        notes(&report).iter().any(|n| n.ends_with("checked against policies/freeze.toml: open.")),
+        "{:?}",
+        notes(&report)
+    );
+    let staging = json(
+        docs.check().args([
+            "--base",
+            "feature",
+            "--env",
+            "staging",
+            "--service",
+            "api",
+            "--at",
+            "2026-05-12T12:00:00Z",
+        ]),
+        0,
+    );
+    assert!(found(&staging).is_empty(), "{staging:#}");
+}
+
+#[test]
+fn an_override_in_force_opens_the_deploy_and_is_logged() {
+    let repo = base_repo();
+    repo.write("policies/freeze.toml", FREEZE);
+    repo.write("README.md", "# owls\n");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let overrides = elsewhere.path().join("overrides.toml");
+    let audit = elsewhere.path().join("audit.jsonl");
+    std::fs::write(&overrides, OVERRIDE).unwrap();
+    let report = json(
+        repo.check()
+            .args(deploy("2026-05-12T12:00:00Z"))
+            .arg("--overrides")
+            .arg(&overrides)
+            .arg("--audit-log")
+            .arg(&audit),
+        0,
+    );
+    let f = finding(&report, "change-freeze");
+    assert_eq!(f["severity"], "info");
+    assert!(f["message"].as_str().unwrap().contains("lifted for api to production by override `ovr-1`"), "{f:#}");
+    let log = std::fs::read_to_string(&audit).unwrap();
+    assert!(log.contains("\"override\":\"ovr-1\"") && log.contains("\"command\":\"check\""), "{log}");
+    // Once it has expired the freeze is back, with a warning about the override.
+    let report = json(repo.check().args(deploy("2026-05-12T15:00:00Z")).arg("--overrides").arg(&overrides), 1);
+    let mut severities: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "change-freeze")
+        .map(|f| f["severity"].as_str().unwrap())
+        .collect();
+    severities.sort();
+    assert_eq!(severities, ["error", "warning"], "{report:#}");
+}
+
+#[test]
+fn the_calendar_named_in_sluice_toml_or_by_flag_is_used() {
+    let repo = base_repo();
+    repo.write("sluice.toml", &format!("{CONFIG}\n[freeze]\ncalendar = \"ops/calendar.toml\"\n"));
+    repo.write("ops/calendar.toml", FREEZE);
+    let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")), 1);
+    assert_eq!(finding(&report, "change-freeze")["file"], "ops/calendar.toml");
+    // --calendar wins over the configuration.
+    let open = tempfile::tempdir().unwrap();
+    let calendar = open.path().join("empty.toml");
+    std::fs::write(&calendar, "timezone = \"UTC\"\n").unwrap();
+    let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")).arg("--calendar").arg(&calendar), 0);
+    assert!(found(&report).is_empty(), "{report:#}");
+}
+
+#[test]
+fn a_deploy_named_without_a_calendar_is_an_error_not_a_pass() {
     let repo = base_repo();
     repo.write("README.md", "changed\n");
-    let report =
-        json(repo.check().args(["--env", "production", "--service", "api", "--at", "2025-12-13T09:00:00-05:00"]), 0);
-    let notes = notes(&report);
-    assert!(
-        notes.iter().any(|n| n.starts_with(
-            "Change-freeze check not configured: --env production --service api --at 2025-12-13T09:00:00-05:00"
-        )),
-        "{notes:?}"
-    );
-    let bad = repo.check().args(["--at", "tomorrow"]).output().unwrap();
+    let output = repo.check().args(deploy("2025-12-13T09:00:00-05:00")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let looked_for = repo.path().join("policies/freeze.toml");
+    assert!(stderr.contains(&format!("{}: no change-freeze calendar there", looked_for.display())), "{stderr}");
+    assert!(stderr.contains("deploying api to production cannot be checked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no verdict is printed");
+
+    // Half a deployment is a usage error, and so is a time that is not RFC 3339.
+    for args in [&["--env", "production"][..], &["--service", "api"], &["--at", "2025-12-13T09:00:00Z"]] {
+        let output = repo.check().args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+    let bad = repo.check().args(["--env", "production", "--service", "api", "--at", "tomorrow"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
+
+    // A bad calendar fails closed too, naming the file and line.
+    repo.write("policies/freeze.toml", &FREEZE.replace("Europe/London", "Europe/Londres"));
+    let output = repo.check().args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown time zone `Europe/Londres`"));
+}
+
+#[test]
+fn a_calendar_without_a_named_deploy_is_reported_as_not_checked() {
+    let repo = base_repo();
+    repo.write("policies/freeze.toml", FREEZE);
+    repo.commit("freeze calendar");
+    repo.write("README.md", "changed\n");
+    let report = json(&mut repo.check(), 0);
+    assert!(
+        notes(&report).iter().any(|n| n.starts_with("Change freeze not checked: policies/freeze.toml exists")
+            && n.contains("--env ENV --service NAME")),
+        "{:?}",
+        notes(&report)
+    );
 }
 
 #[test]
@@ -502,4 +688,160 @@ fn the_nearest_head_side_config_applies_in_a_monorepo_and_repo_points_anywhere_i
     // find no migrations, and the change is nothing Sluice reviews.
     let report = json(&mut repo.check(), 0);
     assert!(found(&report).is_empty());
+}
+
+// --- Plan comparison: `[plan] scale` set, a real ephemeral PostgreSQL started by Sluice. -------
+
+const ORDERS: &str = "CREATE TABLE customers (id bigint PRIMARY KEY, email text NOT NULL, region text NOT NULL);
+CREATE TABLE orders (
+    id bigint PRIMARY KEY,
+    customer_id bigint NOT NULL REFERENCES customers (id),
+    created_at timestamptz NOT NULL,
+    total numeric(12, 2) NOT NULL
+);
+";
+
+const ORDERS_INDEXES: &str = "CREATE INDEX orders_created_at_idx ON orders (created_at);
+CREATE INDEX orders_customer_idx ON orders (customer_id);
+";
+
+/// A few thousand rows: enough for the planner to prefer the index, quick to generate.
+const SMALL_SCALE: &str = r#"
+[tables.customers]
+rows = 500
+[tables.customers.columns]
+email  = { pattern = "customer-{n}@example.com" }
+region = { one_of = ["north", "south", "east", "west"] }
+
+[tables.orders]
+rows = 5_000
+[tables.orders.columns]
+customer_id = { uniform = [1, 500] }
+created_at  = { timestamps = ["2024-01-01T00:00:00Z", "2026-01-01T00:00:00Z"] }
+total       = { sql = "round((random() * 500)::numeric, 2)" }
+"#;
+
+const PLAN_CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n\n[plan]\nscale = \"db/scale.toml\"\nseq_scan_rows = 500\n";
+
+/// `main`: the orders schema with its indexes, the revenue query, `[plan]` naming the small
+/// scale spec (`required` when asked); HEAD on branch `feature`.
+fn plan_repo(required: bool) -> TestRepo {
+    let repo = TestRepo::new();
+    let config = if required { format!("{PLAN_CONFIG}required = true\n") } else { PLAN_CONFIG.to_string() };
+    repo.write("sluice.toml", &config);
+    repo.write("db/scale.toml", SMALL_SCALE);
+    repo.write("db/migrations/0001_orders.sql", ORDERS);
+    repo.write("db/migrations/0002_orders_indexes.sql", ORDERS_INDEXES);
+    repo.write(
+        "queries/daily_revenue.sql",
+        "-- One day of revenue by region.\nSELECT c.region, sum(o.total)\nFROM orders o\nJOIN customers c ON c.id = o.customer_id\nWHERE o.created_at >= $1 AND o.created_at < $2\nGROUP BY c.region;\n",
+    );
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo
+}
+
+/// The pull request of the reporting outage: "clean up unused indexes".
+const DROP_CREATED_AT: &str = "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY orders_created_at_idx;\n";
+
+fn plan_findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == rule).collect()
+}
+
+#[test]
+fn with_a_scale_spec_check_compares_plans_and_reports_the_dropped_index_a_query_needs() {
+    plan_support::require_postgres();
+    let cache = plan_support::cache_dir();
+    let repo = plan_repo(false);
+    repo.write("db/migrations/0003_drop_unused_indexes.sql", DROP_CREATED_AT);
+    repo.commit("drop unused indexes");
+
+    let report = json(repo.check().env_remove("DATABASE_URL").env("SLUICE_CACHE_DIR", cache.path()), 1);
+    let regressions = plan_findings(&report, "plan-regression");
+    assert_eq!(regressions.len(), 1, "{report:#}");
+    let f = regressions[0];
+    assert_eq!((f["file"].as_str(), f["line"].as_u64()), (Some("queries/daily_revenue.sql"), Some(2)));
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("orders_created_at_idx") && message.contains("Seq Scan"), "{message}");
+    assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"), "{f:#}");
+    let check_notes = notes(&report);
+    assert!(check_notes.iter().any(|n| n.starts_with("Plan comparison: fixture: built")), "{check_notes:?}");
+    assert!(
+        check_notes
+            .iter()
+            .any(|n| n == "Plan comparison: head: 1 new migration(s) applied to a copy of the base fixture"),
+        "{check_notes:?}"
+    );
+
+    // `sluice plan` compares the same revisions through git (default base: the merge base with main)
+    // and reuses the fixture the check built.
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(repo.path())
+        .env_remove("CI")
+        .env_remove("DATABASE_URL")
+        .args(["plan", "--format", "json", "--cache-dir"])
+        .arg(cache.path())
+        .output()
+        .unwrap();
+    let plan = plan_support::json(&output);
+    assert_eq!(output.status.code(), Some(1), "{plan:#}");
+    assert_eq!(plan_support::findings(&plan, "plan-regression").len(), 1, "{plan:#}");
+    let plan_notes = plan["notes"].to_string();
+    assert!(plan_notes.contains("(base) and the working tree (head): 2 and 3 migration(s)"), "{plan_notes}");
+    assert!(plan_notes.contains("fixture: reused cached"), "{plan_notes}");
+
+    // A head that keeps the index passes, and --no-plan skips the comparison with a note.
+    let safe = plan_repo(false);
+    safe.write("db/migrations/0003_order_note.sql", "ALTER TABLE orders ADD COLUMN note text;\n");
+    let report = json(safe.check().env_remove("DATABASE_URL").env("SLUICE_CACHE_DIR", cache.path()), 0);
+    assert!(plan_findings(&report, "plan-regression").is_empty(), "{report:#}");
+    assert!(notes(&report).iter().any(|n| n.contains("queries planned on base and head")), "{report:#}");
+    let report = json(repo.check().arg("--no-plan"), 1);
+    assert!(plan_findings(&report, "plan-regression").is_empty(), "{report:#}");
+    assert!(
+        notes(&report).iter().any(|n| n == "Plans not compared: --no-plan; run `sluice plan` to compare them."),
+        "{:?}",
+        notes(&report)
+    );
+}
+
+#[test]
+fn plans_required_without_postgresql_is_an_error_and_optional_plans_say_they_were_skipped() {
+    let repo = plan_repo(true);
+    repo.write("db/migrations/0003_drop_unused_indexes.sql", DROP_CREATED_AT);
+    let unavailable = |cmd: &mut Command| {
+        cmd.env_remove("DATABASE_URL").env("SLUICE_PG_BINDIR", "/nonexistent/pg/bin");
+    };
+    let mut cmd = repo.check();
+    unavailable(&mut cmd);
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("plans must be compared ([plan] required = true in"), "{stderr}");
+    assert!(
+        stderr.contains("SLUICE_PG_BINDIR=/nonexistent/pg/bin") && stderr.contains("apt-get install -y postgresql"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "no verdict is printed");
+    // --no-plan is the explicit way out, and says so.
+    let mut cmd = repo.check();
+    unavailable(&mut cmd);
+    let report = json(cmd.arg("--no-plan"), 1);
+    assert!(notes(&report).iter().any(|n| n.contains("--no-plan (even though [plan] required = true)")), "{report:#}");
+
+    // Not required: the gate gives its other verdicts and says plans were not compared, and why.
+    repo.write("sluice.toml", PLAN_CONFIG);
+    let mut cmd = repo.check();
+    unavailable(&mut cmd);
+    let report = json(&mut cmd, 1);
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0003_drop_unused_indexes.sql")]);
+    assert!(
+        notes(&report)
+            .iter()
+            .any(|n| n.starts_with("Plans not compared: [plan] scale is set but no PostgreSQL is available")
+                && n.contains("required = true")),
+        "{:?}",
+        notes(&report)
+    );
 }

@@ -241,9 +241,53 @@ fn a_spec_naming_a_missing_column_is_an_error_naming_the_line() {
     assert!(!is_running(cache.path()), "the server is stopped on error too");
 }
 
+/// Flyway orders by version (V10 after V2) and never applies undo (U…) files; a directory
+/// comparison must too, or the fixture would be built from the wrong history.
 #[test]
-fn git_revisions_are_a_clear_error_until_wired() {
-    let out = Command::cargo_bin("sluice").expect("binary").args(["plan", "--base", "main"]).output().expect("run");
+fn directory_mode_orders_migrations_by_the_layout_runner() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let reporting = fixture("reporting");
+    let read = |name: &str| std::fs::read_to_string(reporting.join(name)).expect("fixture");
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("V1__orders.sql"), &read("base/0001_orders.sql"));
+        write(&dir.join(side).join("V2__reporting_index.sql"), &read("base/0002_reporting_index.sql"));
+        write(
+            &dir.join(side).join("U2__reporting_index.sql"),
+            "DROP INDEX orders_created_at_idx;\nDROP INDEX orders_customer_idx;\n",
+        );
+    }
+    // Sorted as text, V10 would run before V2 and fail: the index does not exist yet.
+    write(&dir.join("head/V10__drop_unused_indexes.sql"), &read("head-regression/0003_drop_unused_indexes.sql"));
+    for query in ["daily_revenue.sql", "customer_orders.sql"] {
+        write(&dir.join("queries").join(query), &read(&format!("queries/{query}")));
+    }
+    let scale = cache.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let regressions = findings(&doc, "plan-regression");
+    assert_eq!(regressions.len(), 1, "{doc:#}");
+    assert_eq!(regressions[0]["file"], "queries/daily_revenue.sql");
+    assert!(regressions[0]["message"].as_str().expect("message").contains("orders_created_at_idx"), "{doc:#}");
+    assert!(notes(&doc).contains("head: 1 new migration(s) applied"), "{}", notes(&doc));
+}
+
+#[test]
+fn git_revisions_outside_a_repository_are_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scale = dir.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let out = Command::cargo_bin("sluice")
+        .expect("binary")
+        .current_dir(dir.path())
+        .args(["plan", "--base", "main", "--scale"])
+        .arg(&scale)
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--base-dir"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not inside a git repository"), "{stderr}");
 }

@@ -8,6 +8,8 @@
 //! come from [`git::history`]. Everything ends up in one [`Report`].
 
 mod affected;
+mod freeze;
+mod plans;
 
 use crate::config::{self, Layout, Loaded};
 use crate::error::{read_text, Error, Result};
@@ -38,6 +40,7 @@ pub struct Options {
     pub queries: Vec<PathBuf>,
     pub policies: Option<PathBuf>,
     pub deploy: Deploy,
+    pub plan: PlanRun,
 }
 
 /// Where and when the change would be deployed, for the change-freeze calendar.
@@ -45,27 +48,23 @@ pub struct Options {
 pub struct Deploy {
     pub env: Option<String>,
     pub service: Option<String>,
+    /// Default: now.
     pub at: Option<DateTime<FixedOffset>>,
+    /// Flags that win over `[freeze]` in sluice.toml (see [`crate::freeze::FreezeOptions::resolve`]).
+    pub calendar: Option<PathBuf>,
+    pub overrides: Option<PathBuf>,
+    pub audit_log: Option<PathBuf>,
 }
 
-impl Deploy {
-    fn is_set(&self) -> bool {
-        self.env.is_some() || self.service.is_some() || self.at.is_some()
-    }
-
-    fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(env) = &self.env {
-            parts.push(format!("--env {env}"));
-        }
-        if let Some(service) = &self.service {
-            parts.push(format!("--service {service}"));
-        }
-        if let Some(at) = &self.at {
-            parts.push(format!("--at {}", at.to_rfc3339()));
-        }
-        parts.join(" ")
-    }
+/// How to run the plan comparison `[plan] scale` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRun {
+    /// `--no-plan`: skip it, with a note.
+    pub skip: bool,
+    /// A server to use instead of an ephemeral one.
+    pub database_url: Option<String>,
+    /// Where the ephemeral cluster lives; `None`: the plan module's default.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// One migration file of a side: the runner's view plus its repository-relative path.
@@ -106,13 +105,18 @@ pub fn run(options: &Options) -> Result<Report> {
             ));
         }
     }
-    let deploy_note = deploy_note(&options.deploy);
+    // The freeze first: it does not depend on what changed, and a missing calendar stops the run early.
+    let (freeze_findings, freeze_notes) = freeze::check(&loaded, &options.deploy, repo.root(), &changes)?;
+    let freeze_findings = lint::apply_levels(freeze_findings, &loaded.config.rules);
+    let sql_changed = classified.iter().any(|c| matches!(c.kind, FileKind::Migration | FileKind::Query));
 
     if !classified.iter().any(|c| c.is_reviewed()) {
-        let mut report = Report::default();
+        let mut report = Report { findings: freeze_findings, notes: Vec::new() };
         report.notes.push(format!("No migration, query or policy file changed between {between}."));
         report.notes.extend(notes);
-        report.notes.extend(deploy_note);
+        report.notes.extend(plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?.1);
+        report.notes.extend(freeze_notes);
+        report.sort();
         return Ok(report);
     }
 
@@ -253,6 +257,9 @@ pub fn run(options: &Options) -> Result<Report> {
         findings.push(finding);
     }
     findings.extend(lint::apply_levels(history_findings, &settings.levels));
+    let (plan_findings, plan_notes) = plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?;
+    findings.extend(lint::apply_levels(plan_findings, &settings.levels));
+    findings.extend(freeze_findings);
 
     let mut report = Report { findings, notes };
     report.sort();
@@ -277,23 +284,9 @@ pub fn run(options: &Options) -> Result<Report> {
             c.change.path
         ));
     }
-    if loaded.config.plan.scale.is_some() {
-        report.notes.push(
-            "Plan comparison not run: [plan] scale is set, but this build of `sluice check` does not compare plans; \
-             run `sluice plan`."
-                .into(),
-        );
-    }
-    report.notes.extend(deploy_note);
+    report.notes.extend(plan_notes);
+    report.notes.extend(freeze_notes);
     Ok(report)
-}
-
-/// Fail closed: the change-freeze calendar is not consulted yet, and the report says so.
-// freeze: wired at merge — `freeze::deploy_findings(...)` replaces this note with findings.
-fn deploy_note(deploy: &Deploy) -> Option<String> {
-    deploy.is_set().then(|| {
-        format!("Change-freeze check not configured: {} was not checked against a freeze calendar.", deploy.describe())
-    })
 }
 
 /// `--config` from disk, else the head side's `sluice.toml` nearest to `options.dir` (walking up

@@ -1,7 +1,7 @@
 //! `sluice check`: the pull-request gate over the change between two revisions.
 
 use super::{OutputArgs, ProjectArgs};
-use crate::check::{self, Deploy, Options};
+use crate::check::{self, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::report::{markdown, RenderOptions};
 use chrono::{DateTime, FixedOffset};
@@ -13,8 +13,11 @@ use std::process::ExitCode;
 two revisions, read through git (no checkout). Lints the added migrations against the schema the base side's \
 history builds, the added or modified query files, and the unchanged query files an added migration affects; \
 reports edited, deleted, renamed, out-of-order and conflicting migrations. The configuration is the head side's \
-sluice.toml (nearest to the working directory) unless --config names one. When GITHUB_STEP_SUMMARY is set, the \
-markdown report is appended to it whatever --format prints.")]
+sluice.toml (nearest to the working directory) unless --config names one. With --env and --service, the deploy \
+is checked against the change-freeze calendar (policies/freeze.toml, or [freeze] calendar). When [plan] scale is \
+set, the queries' PostgreSQL plans on base and head are compared on a fixture of that scale (--no-plan skips it; \
+[plan] required = true makes a missing PostgreSQL an error). When GITHUB_STEP_SUMMARY is set, the markdown report \
+is appended to it whatever --format prints.")]
 pub struct CheckArgs {
     /// A directory inside the repository to review (default: the working directory).
     #[arg(long, value_name = "DIR")]
@@ -26,16 +29,37 @@ pub struct CheckArgs {
     /// Head revision (default: the working tree with uncommitted changes; HEAD when CI is set).
     #[arg(long, value_name = "REV")]
     pub head: Option<String>,
-    /// Deployment environment, for the change-freeze calendar (checked when the calendar is configured;
-    /// until then the report says it was not checked).
-    #[arg(long, value_name = "ENV")]
+    /// Deployment environment, checked against the change-freeze calendar (with --service; a missing calendar is
+    /// an error).
+    #[arg(long, value_name = "ENV", requires = "service")]
     pub env: Option<String>,
-    /// Service name, for the change-freeze calendar (see --env).
-    #[arg(long, value_name = "NAME")]
+    /// Service being deployed, for the change-freeze calendar (with --env).
+    #[arg(long, value_name = "NAME", requires = "env")]
     pub service: Option<String>,
     /// Deployment time for the change-freeze calendar, RFC 3339 (e.g. 2025-12-13T09:00:00-05:00; default: now).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "env")]
     pub at: Option<DateTime<FixedOffset>>,
+    /// The change-freeze calendar [default: [freeze] calendar in sluice.toml, else policies/freeze.toml].
+    #[arg(long, value_name = "FILE")]
+    pub calendar: Option<PathBuf>,
+    /// Emergency overrides [default: [freeze] overrides, else overrides.toml beside the calendar when present].
+    #[arg(long, value_name = "FILE")]
+    pub overrides: Option<PathBuf>,
+    /// Where a decision that uses an override is logged [default: [freeze] audit_log, else freeze-audit.jsonl beside
+    /// the calendar].
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
+    /// Do not compare plans even though [plan] scale is set (the report says so).
+    #[arg(long)]
+    pub no_plan: bool,
+    /// A PostgreSQL server for the plan comparison instead of an ephemeral one; Sluice works only in sluice_*
+    /// databases it creates.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Where the plan comparison's ephemeral cluster and cached fixtures live (default: $SLUICE_CACHE_DIR, else
+    /// ~/.cache/sluice; /var/tmp/sluice as root).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -63,7 +87,19 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         migrations: args.project.migrations.as_ref().map(absolute),
         queries: args.project.queries.iter().map(absolute).collect(),
         policies: args.project.policies.as_ref().map(absolute),
-        deploy: Deploy { env: args.env, service: args.service, at: args.at },
+        deploy: Deploy {
+            env: args.env,
+            service: args.service,
+            at: args.at,
+            calendar: args.calendar.as_ref().map(absolute),
+            overrides: args.overrides.as_ref().map(absolute),
+            audit_log: args.audit_log.as_ref().map(absolute),
+        },
+        plan: PlanRun {
+            skip: args.no_plan,
+            database_url: args.database_url,
+            cache_dir: args.cache_dir.as_ref().map(absolute),
+        },
     };
     let report = check::run(&options)?;
     let summary_options = RenderOptions { color: false, explain: args.output.explain, fail_on: args.output.fail_on };

@@ -2,18 +2,21 @@
 
 use crate::cli::OutputArgs;
 use crate::config;
+use crate::config::Layout;
 use crate::error::{Error, Result};
-use crate::plan::{self, capacity::Workload, MigrationSql, PlanOptions, ScaleSpec};
+use crate::git;
+use crate::plan::{self, capacity::Workload, sources, MigrationSql, PlanOptions, QuerySource, ScaleSpec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct PlanArgs {
-    /// Base git revision (default: the merge base with the default branch).
+    /// Base git revision; the merge base of the head with it is compared (default: origin/main, else main, else
+    /// master), like `sluice check`.
     #[arg(long, conflicts_with = "base_dir")]
     pub base: Option<String>,
-    /// Head git revision (default: the working tree).
+    /// Head git revision (default: the working tree; HEAD when CI is set).
     #[arg(long, conflicts_with = "head_dir")]
     pub head: Option<String>,
     /// Base migrations directory, instead of a git revision.
@@ -65,21 +68,14 @@ pub struct PlanArgs {
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))?;
     let loaded = config::load(args.config.as_deref(), &cwd)?;
-    let options = options(&args, &loaded, &cwd)?;
-    let report = plan::compare(&options)?;
+    let (options, compared) = options(&args, &loaded, &cwd)?;
+    let mut report = plan::compare(&options)?;
+    report.notes.insert(0, compared);
     args.output.emit(&report)
 }
 
-fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanOptions> {
-    let (base_dir, head_dir) =
-        match (&args.base_dir, &args.head_dir) {
-            (Some(b), Some(h)) => (cwd.join(b), cwd.join(h)),
-            _ => return Err(Error::Usage(
-                "comparing git revisions (--base/--head) is not available yet; pass two migration directories with \
-                 --base-dir DIR --head-dir DIR"
-                    .into(),
-            )),
-        };
+/// The comparison to run and a note saying what it compares.
+fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(PlanOptions, String)> {
     let scale = match (&args.scale, &loaded.config.plan.scale) {
         (Some(s), _) => cwd.join(s),
         (None, Some(s)) => loaded.resolve(s),
@@ -88,16 +84,45 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
         }
     };
     let spec = ScaleSpec::load(&scale)?;
-    let query_dirs: Vec<PathBuf> =
+    let query_paths: Vec<PathBuf> =
         if args.queries.is_empty() { loaded.query_dirs() } else { args.queries.iter().map(|q| cwd.join(q)).collect() };
-    let mut queries = Vec::new();
-    for dir in &query_dirs {
-        queries.extend(sql_files(dir)?);
-    }
+    let layout = loaded.config.migrations.layout;
+    let (root, base, head, queries, base_queries, compared) = match (&args.base_dir, &args.head_dir) {
+        (Some(b), Some(h)) => {
+            let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
+            let (base_dir, head_dir) = (cwd.join(b), cwd.join(h));
+            let mut queries = Vec::new();
+            for path in &query_paths {
+                for file in sql_files(path)? {
+                    queries.push(QuerySource::load(&root, &file)?);
+                }
+            }
+            let compared = format!("compared the migrations in {} (base) and {} (head)", b.display(), h.display());
+            (root, migrations(&base_dir, layout)?, migrations(&head_dir, layout)?, queries, None, compared)
+        }
+        _ => {
+            let repo = git::open(cwd)?;
+            let head = git::resolve_head(&repo, args.head.as_deref(), git::in_ci())?;
+            let base = git::resolve_base(&repo, args.base.as_deref(), &head)?;
+            let sides =
+                sources::from_git(&repo, &git::Side::Rev(base), &head, &loaded.migrations_dir(), layout, &query_paths)?;
+            let head_name = match head {
+                git::Side::WorkTree => "the working tree".to_string(),
+                git::Side::Rev(oid) => oid.to_string()[..10].to_string(),
+            };
+            let compared = format!(
+                "compared the migrations (git) of {} (base) and {head_name} (head): {} and {} migration(s)",
+                &base.to_string()[..10],
+                sides.base.len(),
+                sides.head.len()
+            );
+            (repo.root().to_path_buf(), sides.base, sides.head, sides.queries, Some(sides.base_queries), compared)
+        }
+    };
     if queries.is_empty() {
         return Err(Error::Usage(format!(
             "no query files (*.sql) in {}; pass --queries DIR",
-            query_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+            query_paths.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
         )));
     }
     let workload = match &args.workload {
@@ -111,9 +136,8 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
             }
         }
     };
-    let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
-    let mut options = PlanOptions::new(root, migrations(&base_dir)?, migrations(&head_dir)?, queries, spec)
-        .with_config(&loaded.config.plan);
+    let mut options = PlanOptions::new(root, base, head, queries, spec).with_config(&loaded.config.plan);
+    options.base_queries = base_queries;
     if let Some(n) = args.seq_scan_rows {
         options.thresholds.seq_scan_rows = n;
     }
@@ -125,7 +149,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<PlanO
     options.server.database_url = args.database_url.clone().filter(|u| !u.is_empty());
     options.server.no_cache = args.no_cache;
     options.server.cache_dir = args.cache_dir.as_ref().map(|d| cwd.join(d));
-    Ok(options)
+    Ok((options, compared))
 }
 
 /// `*.sql` files under `path` (or `path` itself), sorted.
@@ -151,18 +175,10 @@ fn sql_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-// TODO(merge): use migrations::discover
-fn migrations(dir: &Path) -> Result<Vec<MigrationSql>> {
+/// A migrations directory in the runner's order for the configured layout.
+fn migrations(dir: &Path, layout: Layout) -> Result<Vec<MigrationSql>> {
     if !dir.is_dir() {
         return Err(Error::Usage(format!("{}: no such migrations directory", dir.display())));
     }
-    let mut files: Vec<PathBuf> = sql_files(dir)?
-        .into_iter()
-        .filter(|p| {
-            let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-            !(name.ends_with(".down.sql") || name.ends_with("_down.sql") || name == "down.sql")
-        })
-        .collect();
-    files.sort_by(|a, b| a.strip_prefix(dir).unwrap_or(a).cmp(b.strip_prefix(dir).unwrap_or(b)));
-    files.into_iter().map(MigrationSql::load).collect()
+    sources::dir_migrations(dir, layout)
 }

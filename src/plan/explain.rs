@@ -45,8 +45,12 @@ fn is_plannable(first: Keyword) -> bool {
 
 /// Splits a query file into the statements that can be planned.
 pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
-    let text = crate::error::read_text(path)?;
-    let split = crate::sql::split::split(&text);
+    parse_queries(path, relative, &crate::error::read_text(path)?)
+}
+
+/// [`load_queries`] over text already read (from git, say); `path` names the file in errors.
+pub fn parse_queries(path: &Path, relative: &str, text: &str) -> Result<Vec<Query>> {
+    let split = crate::sql::split::split(text);
     if let Some((message, span)) = &split.tokenizer_error {
         return Err(Error::invalid(path, Some(span.line), format!("cannot split the file into statements: {message}")));
     }

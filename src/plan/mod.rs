@@ -10,6 +10,7 @@ pub mod explain;
 pub mod fixture;
 pub mod scale;
 pub mod server;
+pub mod sources;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
@@ -21,6 +22,7 @@ pub use fixture::MigrationSql;
 pub use scale::ScaleSpec;
 use serde_json::{json, Value};
 pub use server::ServerOptions;
+pub use sources::QuerySource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -36,7 +38,7 @@ pub struct PlanOptions {
     /// Head migrations, in the order they run (usually the base's plus new ones).
     pub head: Vec<MigrationSql>,
     /// Query files to plan on both sides.
-    pub queries: Vec<PathBuf>,
+    pub queries: Vec<QuerySource>,
     /// Query files (relative, `/`) that exist at base; `None`: all of them. The others are new
     /// and get only the absolute checks.
     pub base_queries: Option<BTreeSet<String>>,
@@ -62,7 +64,7 @@ impl PlanOptions {
         root: PathBuf,
         base: Vec<MigrationSql>,
         head: Vec<MigrationSql>,
-        queries: Vec<PathBuf>,
+        queries: Vec<QuerySource>,
         spec: ScaleSpec,
     ) -> Self {
         PlanOptions {
@@ -201,8 +203,8 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     });
 
     let mut queries = Vec::new();
-    for path in &options.queries {
-        queries.extend(explain::load_queries(path, &relative(&options.root, path))?);
+    for q in &options.queries {
+        queries.extend(explain::parse_queries(std::path::Path::new(&q.file), &q.file, &q.text)?);
     }
     let at_base: Vec<bool> =
         queries.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();

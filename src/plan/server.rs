@@ -58,10 +58,27 @@ pub fn default_cache_dir() -> PathBuf {
     }
 }
 
-/// The directory holding `initdb`, `postgres`: `pg_config --bindir`, else the newest
-/// `/usr/lib/postgresql/*/bin`, else wherever `initdb` is on PATH.
+/// Names the directory holding `initdb` and `postgres`, instead of searching for it.
+pub const BINDIR_ENV: &str = "SLUICE_PG_BINDIR";
+
+/// The directory holding `initdb`, `postgres`: `$SLUICE_PG_BINDIR` when set (and only it), else
+/// `pg_config --bindir`, else the newest `/usr/lib/postgresql/*/bin`, else wherever `initdb` is
+/// on PATH.
 pub fn find_bindir() -> Result<PathBuf> {
     let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
+    // An explicit choice is never silently replaced by another installation.
+    if let Some(dir) = std::env::var_os(BINDIR_ENV).filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(dir);
+        return if has_tools(&dir) {
+            Ok(dir)
+        } else {
+            Err(Error::Other(format!(
+                "{BINDIR_ENV}={}: no initdb and postgres there; point it at PostgreSQL's bin directory or unset it; \
+                 {INSTALL_HINT}",
+                dir.display()
+            )))
+        };
+    }
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
         if out.status.success() {
             let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());

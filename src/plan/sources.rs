@@ -1,0 +1,222 @@
+//! What a plan comparison compares: the base and head migration histories, in the order the
+//! runner applies them, and the query files. From two directories on disk (`sluice plan
+//! --base-dir/--head-dir`) or from two git revisions (`sluice plan --base/--head`, `sluice
+//! check`), read through git without a checkout.
+
+use super::MigrationSql;
+use crate::config::Layout;
+use crate::error::{read_text, Error, Result};
+use crate::git::{self, Repo, Side};
+use crate::schema::migrations;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A query file to plan: its text and the name findings give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuerySource {
+    /// Relative to the project (or repository) root, with `/`; also names the file in errors.
+    pub file: String,
+    pub text: String,
+}
+
+impl QuerySource {
+    /// Reads `path` from disk, reported relative to `root`.
+    pub fn load(root: &Path, path: &Path) -> Result<QuerySource> {
+        let text = read_text(path)?;
+        Ok(QuerySource { file: slash(path.strip_prefix(root).unwrap_or(path)), text })
+    }
+}
+
+/// Both sides of a comparison read from git.
+#[derive(Debug, Clone)]
+pub struct GitSides {
+    pub base: Vec<MigrationSql>,
+    pub head: Vec<MigrationSql>,
+    /// The head side's query files, repository-relative.
+    pub queries: Vec<QuerySource>,
+    /// The query files that exist on the base side (the others are new: absolute checks only).
+    pub base_queries: BTreeSet<String>,
+    /// The layout used for both sides (detected from the head side under `auto`).
+    pub layout: Layout,
+}
+
+/// The migrations in `dir` on disk in the runner's order for `layout` (down files are never
+/// applied). Each is named by its path relative to `dir`, which for a flat layout is its file
+/// name.
+pub fn dir_migrations(dir: &Path, layout: Layout) -> Result<Vec<MigrationSql>> {
+    migrations::discover(dir, layout)?
+        .into_iter()
+        .map(|m| {
+            let mut sql = MigrationSql::load(dir.join(&m.up))?;
+            sql.name = slash(&m.up);
+            Ok(sql)
+        })
+        .collect()
+}
+
+/// Reads the migrations under `migrations_dir` on both sides and the query files under
+/// `query_paths` (directories or files) on the head side, through git. Paths are absolute or
+/// relative to the repository root; query paths outside the repository are read from disk and
+/// count as present on both sides.
+pub fn from_git(
+    repo: &Repo,
+    base: &Side,
+    head: &Side,
+    migrations_dir: &Path,
+    layout: Layout,
+    query_paths: &[PathBuf],
+) -> Result<GitSides> {
+    let prefix = in_repo(repo, migrations_dir).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: the migrations directory is outside the repository {}; compare directories with --base-dir/--head-dir",
+            migrations_dir.display(),
+            repo.root().display()
+        ))
+    })?;
+    let base_files = git::read_files(repo, base, migrations_dir)?;
+    let head_files = git::read_files(repo, head, migrations_dir)?;
+    let relative = |files: &[(String, String)]| -> Vec<PathBuf> {
+        files.iter().map(|(p, _)| PathBuf::from(under_prefix(p, &prefix))).collect()
+    };
+    let (base_relative, head_relative) = (relative(&base_files), relative(&head_files));
+    let layout = match layout {
+        Layout::Auto if head_relative.is_empty() => migrations::detect(&base_relative),
+        Layout::Auto => migrations::detect(&head_relative),
+        other => other,
+    };
+    let side = |files: &[(String, String)], relative: &[PathBuf]| -> Vec<MigrationSql> {
+        let texts: BTreeMap<&str, &str> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        migrations::from_paths(relative, layout)
+            .into_iter()
+            .map(|m| {
+                let name = slash(&m.up);
+                let path = join(&prefix, &name);
+                let sql = texts.get(path.as_str()).map(|t| t.to_string()).unwrap_or_default();
+                MigrationSql { name, path: PathBuf::from(path), sql }
+            })
+            .collect()
+    };
+    let base_list = side(&base_files, &base_relative);
+    let head_list = side(&head_files, &head_relative);
+
+    let mut queries: BTreeMap<String, String> = BTreeMap::new();
+    let mut base_queries = BTreeSet::new();
+    for path in query_paths {
+        let Some(relative) = in_repo(repo, path) else {
+            // Shared queries kept outside the repository are the same on both sides.
+            for file in migrations::query_files(std::slice::from_ref(path))?
+                .into_iter()
+                .chain(Some(path.clone()).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "sql")))
+            {
+                let q = QuerySource::load(repo.root(), &file)?;
+                base_queries.insert(q.file.clone());
+                queries.insert(q.file, q.text);
+            }
+            continue;
+        };
+        // Migrations kept under a query directory are not queries.
+        let is_query = |p: &str| p.ends_with(".sql") && (prefix.is_empty() || !under(p, &prefix));
+        // A single file: `read_files` only walks directories.
+        if relative.ends_with(".sql") {
+            if let Some(text) = git::read_file(repo, head, &relative)? {
+                queries.insert(relative.clone(), text);
+            }
+            if git::read_file(repo, base, &relative)?.is_some() {
+                base_queries.insert(relative);
+            }
+            continue;
+        }
+        for (file, text) in git::read_files(repo, head, path)? {
+            if is_query(&file) {
+                queries.insert(file, text);
+            }
+        }
+        for file in git::list_files(repo, base, path)? {
+            if is_query(&file) {
+                base_queries.insert(file);
+            }
+        }
+    }
+    let queries = queries.into_iter().map(|(file, text)| QuerySource { file, text }).collect();
+    Ok(GitSides { base: base_list, head: head_list, queries, base_queries, layout })
+}
+
+fn in_repo(repo: &Repo, path: &Path) -> Option<String> {
+    Some(git::relative_dir(repo.root(), path)).filter(|d| !d.starts_with('\0'))
+}
+
+fn under(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn under_prefix(path: &str, prefix: &str) -> String {
+    match prefix {
+        "" => path.to_string(),
+        _ => path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path).to_string(),
+    }
+}
+
+fn slash(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+fn join(prefix: &str, rest: &str) -> String {
+    if prefix.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{prefix}/{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit_all(git: &git2::Repository) -> git::Oid {
+        let mut index = git.index().unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index.write().unwrap();
+        let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = git2::Signature::now("Test", "test@example.com").unwrap();
+        git.commit(Some("HEAD"), &signature, &signature, "base", &tree, &[]).unwrap()
+    }
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    #[test]
+    fn reads_both_sides_in_runner_order_without_down_files_and_marks_new_queries() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = git2::Repository::init(dir.path()).unwrap();
+        write(dir.path(), "db/2024-01-02-000000_b/up.sql", "CREATE INDEX b ON a (x);\n");
+        write(dir.path(), "db/2024-01-02-000000_b/down.sql", "DROP INDEX b;\n");
+        write(dir.path(), "db/2024-01-01-000000_a/up.sql", "CREATE TABLE a (x int);\n");
+        write(dir.path(), "queries/old.sql", "SELECT x FROM a;\n");
+        let base = commit_all(&git);
+        // Uncommitted on the head side (the working tree): a new migration and a new query.
+        write(dir.path(), "db/2024-01-03-000000_c/up.sql", "DROP INDEX b;\n");
+        write(dir.path(), "queries/reports/new.sql", "SELECT count(*) FROM a;\n");
+        let repo = git::open(dir.path()).unwrap();
+        let sides = from_git(
+            &repo,
+            &Side::Rev(base),
+            &Side::WorkTree,
+            &repo.root().join("db"),
+            Layout::Auto,
+            &[repo.root().join("queries")],
+        )
+        .unwrap();
+        assert_eq!(sides.layout, Layout::Folder);
+        let names = |list: &[MigrationSql]| list.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&sides.base), ["2024-01-01-000000_a/up.sql", "2024-01-02-000000_b/up.sql"]);
+        assert_eq!(names(&sides.head)[2], "2024-01-03-000000_c/up.sql");
+        assert_eq!(sides.head[2].path, PathBuf::from("db/2024-01-03-000000_c/up.sql"));
+        assert_eq!(sides.head[2].sql, "DROP INDEX b;\n");
+        let files: Vec<&str> = sides.queries.iter().map(|q| q.file.as_str()).collect();
+        assert_eq!(files, ["queries/old.sql", "queries/reports/new.sql"]);
+        assert_eq!(sides.base_queries.into_iter().collect::<Vec<_>>(), ["queries/old.sql"]);
+    }
+}
