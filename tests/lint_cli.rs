@@ -267,3 +267,29 @@ CREATE INDEX index_users_on_email ON public.users USING btree (email);
     let hit = findings.iter().find(|f| f["rule"] == "function-on-indexed-column").expect("schema from the dump");
     assert!(hit["message"].as_str().unwrap().contains("index_users_on_email"));
 }
+
+#[test]
+fn one_run_can_also_write_other_formats_to_files() {
+    let out = tempfile::tempdir().unwrap();
+    let sarif = out.path().join("report.sarif");
+    let markdown = out.path().join("report.md");
+    let output = sluice(&fixture("transit-planner"))
+        .args(["lint", "--format", "github"])
+        .arg("--output")
+        .arg(format!("sarif={}", sarif.display()))
+        .arg("--output")
+        .arg(format!("markdown={}", markdown.display()))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout)
+        .contains("::error file=fixtures/transit-planner/queries/departures_in_window.sql"));
+    let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|r| r["ruleId"] == "function-on-indexed-column"), "{results:#?}");
+    assert!(std::fs::read_to_string(&markdown).unwrap().contains("function-on-indexed-column"));
+
+    let output = sluice(&fixture("transit-planner")).args(["lint", "--output", "yaml=x"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown format `yaml`"));
+}

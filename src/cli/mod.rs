@@ -91,11 +91,30 @@ pub struct OutputArgs {
     /// The lowest severity that makes the command exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// Also write the report in another format to a file, from the same run (repeatable):
+    /// `--output sarif=sluice.sarif --output markdown=report.md`.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_output)]
+    pub output: Vec<(Format, PathBuf)>,
+}
+
+fn parse_output(value: &str) -> Result<(Format, PathBuf), String> {
+    let (format, file) = value.split_once('=').ok_or("expected FORMAT=FILE, e.g. sarif=sluice.sarif")?;
+    let format = <Format as clap::ValueEnum>::from_str(format, true)
+        .map_err(|_| format!("unknown format `{format}`; one of table, json, sarif, github, gitlab, markdown"))?;
+    if file.is_empty() {
+        return Err("expected FORMAT=FILE with a file name".into());
+    }
+    Ok((format, PathBuf::from(file)))
 }
 
 impl OutputArgs {
-    /// Prints the report and returns the gate's exit code: 1 when it fails, else 0.
+    /// Writes the `--output` files, prints the report and returns the gate's exit code:
+    /// 1 when it fails, else 0.
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
+        for (format, path) in &self.output {
+            let options = RenderOptions { color: false, explain: self.explain, fail_on: self.fail_on };
+            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::io(path, e))?;
+        }
         let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };
         let text = report::render(report, self.format, &options);
         print_stdout(&text)?;

@@ -117,7 +117,7 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
         if !kept.is_empty() {
             report.notes.push(format!("kept databases on {location}: {}", kept.join(", ")));
         }
-        report.notes.push(format!("plan comparison took {:.1} s", started.elapsed().as_secs_f64()));
+        report.notes.push(format!("took {:.1} s", started.elapsed().as_secs_f64()));
         report.sort();
         Ok(report)
     })
