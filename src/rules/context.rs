@@ -331,6 +331,32 @@ impl<'a> Context<'a> {
         Some(finding.fact("transaction", self.transaction_fact()))
     }
 
+    /// A finding on the line that declares `column` (its name's first mention after the table's),
+    /// or on the whole statement when the name cannot be found in the text.
+    pub fn column_finding(&self, meta: &RuleMeta, column: &DeclaredColumn, message: impl Into<String>) -> Finding {
+        let finding = self.finding(meta, message);
+        let text = self.statement_text();
+        let lower = text.to_lowercase();
+        let is_word = |at: usize, len: usize| {
+            let before = lower[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let after = lower[at + len..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            before && after
+        };
+        let find_word = |word: &str, from: usize| {
+            lower[from..].match_indices(word).map(|(i, _)| from + i).find(|&at| is_word(at, word.len()))
+        };
+        let table = column.table.rsplit('.').next().unwrap_or(&column.table).to_lowercase();
+        let after_table = find_word(&table, 0).map(|at| at + table.len()).unwrap_or(0);
+        let Some(at) = find_word(&column.name.to_lowercase(), after_table) else { return finding };
+        let absolute = self.statement.span.start + at;
+        let file = &self.file.parsed.text;
+        let line_start = file[..absolute].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line = file[..absolute].matches('\n').count() + 1;
+        let column_number = file[line_start..absolute].chars().count() + 1;
+        let end = column_number + column.name.chars().count();
+        finding.at(line, column_number, line, end)
+    }
+
     /// The columns this statement declares or retypes, for the type-advice rules.
     pub fn declared_columns(&self) -> Vec<DeclaredColumn> {
         let pk_columns = |constraints: &[crate::sql::ddl::Constraint]| -> Vec<Name> {

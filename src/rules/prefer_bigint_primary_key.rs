@@ -33,8 +33,9 @@ impl Rule for PreferBigintPrimaryKey {
         }
         for column in cx.declared_columns() {
             if column.primary_key && NARROW.contains(&column.base_type()) {
-                out.push(cx.finding(
+                out.push(cx.column_finding(
                     &META,
+                    &column,
                     format!(
                         "primary key {}.{} is {}; it runs out of values long before bigint would",
                         column.table, column.name, column.data_type

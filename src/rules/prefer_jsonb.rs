@@ -29,8 +29,9 @@ impl Rule for PreferJsonb {
         }
         for column in cx.declared_columns() {
             if column.base_type() == "json" {
-                out.push(cx.finding(
+                out.push(cx.column_finding(
                     &META,
+                    &column,
                     format!("{}.{} is json; jsonb compares, indexes and queries faster", column.table, column.name),
                 ));
             }

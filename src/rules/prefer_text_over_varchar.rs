@@ -32,8 +32,9 @@ impl Rule for PreferTextOverVarchar {
         for column in cx.declared_columns() {
             let varchar = matches!(column.base_type(), "varchar" | "character varying");
             if varchar && column.data_type.contains('(') {
-                out.push(cx.finding(
+                out.push(cx.column_finding(
                     &META,
+                    &column,
                     format!(
                         "{}.{} is {}; text with a CHECK constraint is as fast and easier to change",
                         column.table, column.name, column.data_type

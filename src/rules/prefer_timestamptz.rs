@@ -32,8 +32,9 @@ impl Rule for PreferTimestamptz {
             let without_zone = column.base_type() == "timestamp" && !column.data_type.contains("with time zone")
                 || column.data_type.contains("without time zone");
             if without_zone {
-                out.push(cx.finding(
+                out.push(cx.column_finding(
                     &META,
+                    &column,
                     format!(
                         "{}.{} is {}, which does not record the time zone; use timestamptz",
                         column.table, column.name, column.data_type
@@ -62,5 +63,13 @@ mod tests {
         );
         let names: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.split(' ').next().unwrap()).collect();
         assert_eq!(names, ["t.a", "t.b"]);
+    }
+
+    #[test]
+    fn points_at_the_column_that_declares_it() {
+        let sql = "CREATE TABLE events (\n    id bigint,\n    happened_at timestamp NOT NULL\n);";
+        let all = lint_files(&[("001.sql", sql)], "");
+        let found = of(&all, META.id);
+        assert_eq!((found[0].line, found[0].column, found[0].end_column), (3, 5, 16));
     }
 }
