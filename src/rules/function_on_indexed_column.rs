@@ -59,7 +59,7 @@ impl Rule for FunctionOnIndexedColumn {
         };
         let mut seen = Vec::new();
         for u in &uses {
-            let Some(wrapping) = u.wrapped.as_ref().filter(|_| !u.join) else {
+            let Some(wrapping) = u.wrapped.as_ref() else {
                 continue;
             };
             if seen.contains(&(u.position, &u.column)) {
@@ -179,6 +179,15 @@ CREATE INDEX users_created_at ON users (created_at);";
         assert!(flagged("SELECT id FROM users WHERE created_at > now() - interval '1 day';", "").is_empty());
         assert_eq!(flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(), 1);
         assert_eq!(flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(), 1);
+    }
+
+    #[test]
+    fn join_conditions_count_too() {
+        let query = "SELECT u.id FROM users u JOIN stop_times st ON st.trip_id = u.id WHERE st.departure_time::date = u.created_at::date;";
+        let found = flagged(query, "");
+        // users.created_at is indexed and wrapped; stop_times.departure_time is indexed and wrapped.
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(flagged("SELECT 1 FROM users u JOIN users v ON lower(v.email) = u.email;", "").len() == 1);
     }
 
     #[test]

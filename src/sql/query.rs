@@ -62,8 +62,6 @@ pub struct ColumnUse {
     pub column: String,
     /// `None` when compared bare (an index can serve it).
     pub wrapped: Option<Wrapping>,
-    /// The comparison's other side also reads columns (a join condition).
-    pub join: bool,
     pub position: Position,
 }
 
@@ -369,26 +367,21 @@ impl Walker<'_> {
                 self.predicate(right, scope);
             }
             Expr::BinaryOp { left, op, right } if is_comparison(op) => {
-                self.side(left, &[right], scope);
-                self.side(right, &[left], scope);
+                self.side(left, scope);
+                self.side(right, scope);
             }
-            Expr::Between { expr, low, high, .. } => self.side(expr, &[low, high], scope),
+            Expr::Between { expr, .. } => self.side(expr, scope),
             Expr::In { expr, target, .. } => match target {
-                ast::InTarget::List(list) => {
-                    let others: Vec<&Expr> = list.iter().collect();
-                    self.side(expr, &others, scope);
-                }
+                ast::InTarget::List(_) => self.side(expr, scope),
                 ast::InTarget::Subquery(subquery) => {
-                    self.side(expr, &[], scope);
+                    self.side(expr, scope);
                     self.query(subquery, scope);
                 }
-                _ => self.side(expr, &[], scope),
+                _ => self.side(expr, scope),
             },
-            Expr::Like { expr, pattern, .. }
-            | Expr::ILike { expr, pattern, .. }
-            | Expr::SimilarTo { expr, pattern, .. } => self.side(expr, &[pattern], scope),
-            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, &[], scope),
-            Expr::AnyOp { left, right, .. } | Expr::AllOp { left, right, .. } => self.side(left, &[right], scope),
+            Expr::Like { expr, .. } | Expr::ILike { expr, .. } | Expr::SimilarTo { expr, .. } => self.side(expr, scope),
+            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope),
+            Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope),
             Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => self.query(subquery, scope),
             _ => {}
         }
@@ -406,28 +399,18 @@ impl Walker<'_> {
         }
     }
 
-    fn side(&mut self, side: &Expr, others: &[&Expr], scope: &Scope) {
+    fn side(&mut self, side: &Expr, scope: &Scope) {
         let side = strip(side);
         if let Expr::Tuple(items) = side {
             for item in items {
-                self.side(item, others, scope);
+                self.side(item, scope);
             }
             return;
         }
-        let join = others.iter().any(|o| {
-            let mut refs = Vec::new();
-            columns_in(o, &mut refs);
-            refs.iter().any(|r| scope.resolve(r, self.catalog).is_some())
-        });
+
         if let Some(parts) = column_parts(side) {
             if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
-                self.uses.push(ColumnUse {
-                    table,
-                    column,
-                    wrapped: None,
-                    join,
-                    position: position(side, self.line_offset),
-                });
+                self.uses.push(ColumnUse { table, column, wrapped: None, position: position(side, self.line_offset) });
             }
             return;
         }
@@ -447,7 +430,6 @@ impl Walker<'_> {
                     table,
                     column,
                     wrapped: Some(wrapping.clone()),
-                    join,
                     position: position(side, self.line_offset),
                 });
             }
@@ -499,7 +481,7 @@ mod tests {
     }
 
     fn wrapped(sql: &str) -> Vec<(String, String)> {
-        uses(sql).into_iter().filter(|u| u.wrapped.is_some() && !u.join).map(|u| (u.table, u.column)).collect()
+        uses(sql).into_iter().filter(|u| u.wrapped.is_some()).map(|u| (u.table, u.column)).collect()
     }
 
     #[test]
