@@ -293,3 +293,21 @@ fn one_run_can_also_write_other_formats_to_files() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown format `yaml`"));
 }
+
+#[test]
+fn outside_a_repository_paths_are_relative_to_the_working_directory() {
+    let dir = project(&[
+        ("sluice.toml", b"[migrations]\ndir = \"db\"\n[queries]\ndirs = [\"sql\"]\n"),
+        (
+            "db/001.sql",
+            b"CREATE TABLE users (id bigint PRIMARY KEY, email text);\nCREATE INDEX users_email ON users (email);",
+        ),
+        ("sql/find.sql", LOWER_EMAIL),
+    ]);
+    // From a subdirectory, the configuration is found walking up.
+    let (code, findings, _) = lint_json(&dir.path().join("sql"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(findings[0]["file"], "find.sql");
+    let (_, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(findings[0]["file"], "sql/find.sql");
+}

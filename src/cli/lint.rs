@@ -20,7 +20,7 @@ pub struct LintArgs {
 pub fn run(args: LintArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
     let loaded = args.project.load(&cwd)?;
-    let root = load::display_root(&std::path::absolute(&loaded.root).unwrap_or(loaded.root.clone()));
+    let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
     let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
     let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);

@@ -9,9 +9,10 @@ use crate::schema::migrations::{self, Migration};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The directory paths in findings are relative to: the repository root, else the working directory.
-pub fn display_root(start: &Path) -> PathBuf {
-    start.ancestors().find(|d| d.join(".git").exists()).unwrap_or(start).to_path_buf()
+/// The directory paths in findings are relative to: the root of the repository `cwd` is in,
+/// else `cwd` itself.
+pub fn display_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd).to_path_buf()
 }
 
 /// `path` as findings show it: relative to `root` when under it, with `/`.
