@@ -311,3 +311,31 @@ fn outside_a_repository_paths_are_relative_to_the_working_directory() {
     let (_, findings, _) = lint_json(dir.path(), &[]);
     assert_eq!(findings[0]["file"], "sql/find.sql");
 }
+
+#[test]
+fn odd_input_is_reported_never_a_crash() {
+    let dir = project(&[
+        ("migrations/001_empty.sql", b""),
+        ("migrations/002_comments.sql", b"-- only a comment\n/* and /* nested */ one */\n"),
+        (
+            "migrations/003_unicode.sql",
+            "CREATE TABLE \"Ünïcode\" (ä int, \"Mixed Case\" text);\nCREATE INDEX ON \"Ünïcode\" (ä);\n".as_bytes(),
+        ),
+        (
+            "migrations/004_unterminated.sql",
+            b"CREATE TABLE t (a int);\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; SELECT 2;",
+        ),
+        ("queries/never_closed.sql", b"/* never closed\nSELECT 1;"),
+        (
+            "queries/fragments.sql",
+            "SELECT * FROM \"Ünïcode\" WHERE ä::text = $1;;;\n;\nALTER TABLE;\nCREATE INDEX;\nDROP INDEX;\n".as_bytes(),
+        ),
+    ]);
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(code, 1, "{findings:#?}");
+    let at = |rule: &str, file: &str| findings.iter().filter(|f| f["rule"] == rule && f["file"] == file).count();
+    assert_eq!(at("unparsed-statement", "migrations/004_unterminated.sql"), 1, "the unreadable rest is reported");
+    assert_eq!(at("unparsed-statement", "queries/never_closed.sql"), 1);
+    assert_eq!(at("unparsed-statement", "queries/fragments.sql"), 3);
+    assert_eq!(at("function-on-indexed-column", "queries/fragments.sql"), 1, "quoted and non-ASCII names resolve");
+}

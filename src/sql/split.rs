@@ -111,10 +111,23 @@ pub fn split(text: &str) -> Split {
     };
     let mut out = Split::default();
     if let Some(e) = tokenizer_error {
-        // Split what precedes the error by re-tokenizing it; the rest is reported as one piece.
-        let cut = offsets.byte(e.location.line, e.location.column);
-        let cut = text[..cut].rfind(';').map(|i| i + 1).unwrap_or(0);
-        let head = split(&text[..cut]);
+        // Keep the statements before the trouble: cut at the last `;` before the error and
+        // tokenize that part again, moving the cut back (strictly) until it reads cleanly —
+        // a `;` inside the unterminated string or comment itself must not be trusted.
+        let mut limit = offsets.byte(e.location.line, e.location.column);
+        let cut = loop {
+            let cut = text[..limit].rfind(';').map(|i| i + 1).unwrap_or(0);
+            if cut == 0 {
+                break 0;
+            }
+            match Tokenizer::new(&dialect, &text[..cut]).tokenize_with_location() {
+                Ok(_) => break cut,
+                Err(again) => {
+                    limit = Offsets::new(&text[..cut]).byte(again.location.line, again.location.column).min(cut - 1)
+                }
+            }
+        };
+        let head = if cut > 0 { split(&text[..cut]) } else { Split::default() };
         out.statements = head.statements;
         out.comments = head.comments;
         let start = cut + (text[cut..].len() - text[cut..].trim_start().len());
@@ -220,6 +233,15 @@ mod tests {
         assert!(split.statements[0].leading_comments.is_empty());
         assert_eq!(split.statements[1].leading_comments[0].text, "-- sluice:ignore x -- because");
         assert_eq!(split.statements[1].leading_comments[0].line, 2);
+    }
+
+    #[test]
+    fn a_semicolon_inside_an_unterminated_comment_is_not_a_boundary() {
+        for sql in ["/* never closed\nSELECT 1;", "SELECT 1;\n/* a; b; c;", "SELECT 'a;b;c", "SELECT $$ x; y;"] {
+            let split = split(sql);
+            assert!(split.tokenizer_error.is_some(), "{sql}");
+            assert!(split.statements.len() <= 1, "{sql}");
+        }
     }
 
     #[test]
