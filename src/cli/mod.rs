@@ -83,6 +83,7 @@ pub fn current_dir() -> Result<PathBuf, Error> {
 /// Output options shared by the commands that print findings.
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
+    /// How to print the findings: a table with source excerpts for people, or a format for CI.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Show the facts each finding used (index, table size, transaction mode).
