@@ -23,7 +23,7 @@ pub fn queries(
     }
     for file in sources.queries.iter().filter(|f| !changed.contains(&f.display)) {
         let read: BTreeSet<String> =
-            file.parsed.statements.iter().filter_map(|s| s.ast.as_ref()).flat_map(relations).collect();
+            file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
         for table in &read {
             if let Some(by) = touched.get(table) {
                 out.entry(file.display.clone()).or_default().extend(by.iter().cloned());

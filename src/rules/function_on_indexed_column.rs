@@ -118,7 +118,7 @@ fn function_body_uses(cx: &Context, body: &str) -> Vec<ColumnUse> {
     parsed
         .statements
         .iter()
-        .filter_map(|s| s.ast.as_ref())
+        .filter_map(|s| s.ast.as_deref())
         .flat_map(|ast| predicate_uses(ast, cx.schema, line_offset))
         .collect()
 }

@@ -67,7 +67,7 @@ impl Rule for UnbatchedBackfill {
             match cx
                 .statement
                 .ast
-                .as_ref()
+                .as_deref()
                 .and_then(crate::sql::from_ast::dml_predicate)
                 .and_then(|p| whole_table(cx, table, &p))
             {

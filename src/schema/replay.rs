@@ -88,7 +88,7 @@ impl Schema {
                 _ => {}
             },
             Ddl::CreateView { name, .. } => {
-                let uses = statement.ast.as_ref().map(|ast| predicate_uses(ast, self, 0)).unwrap_or_default();
+                let uses = statement.ast.as_deref().map(|ast| predicate_uses(ast, self, 0)).unwrap_or_default();
                 self.views.insert(name.clone(), View { name: name.clone(), uses, origin: origin.clone() });
             }
             Ddl::CreateFunction { name, .. } => {

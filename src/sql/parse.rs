@@ -14,7 +14,8 @@ pub struct Statement {
     pub span: Span,
     /// The syntax tree, for statements that contain queries (views, functions, DML, plain
     /// queries). DDL is described completely by `ddl` and keeps none: see [`Ddl::is_complete`].
-    pub ast: Option<ast::Statement>,
+    /// Boxed: sqlparser's statement is kilobytes wide, and most statements keep none.
+    pub ast: Option<Box<ast::Statement>>,
     /// Why sqlparser rejected it, when it did.
     pub parse_error: Option<String>,
     pub ddl: Ddl,
@@ -55,7 +56,7 @@ fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
     match parsed {
         Ok(statement) => {
             let ddl = from_ast::ddl(&statement, &leading);
-            let ast = (!ddl.is_complete()).then_some(statement);
+            let ast = (!ddl.is_complete()).then(|| Box::new(statement));
             Statement {
                 span: raw.span,
                 ast,

@@ -477,7 +477,7 @@ mod tests {
 
     fn uses(sql: &str) -> Vec<ColumnUse> {
         let file = parse_file(sql.to_string());
-        predicate_uses(file.statements[0].ast.as_ref().expect("parses"), &SCHEMA, 0)
+        predicate_uses(file.statements[0].ast.as_deref().expect("parses"), &SCHEMA, 0)
     }
 
     fn wrapped(sql: &str) -> Vec<(String, String)> {
@@ -516,7 +516,7 @@ mod tests {
     #[test]
     fn lists_the_relations_a_statement_reads() {
         let file = parse_file("WITH x AS (SELECT 1 FROM public.Users) SELECT * FROM trips t JOIN \"Stop_Times\" s ON true WHERE t.id IN (SELECT id FROM audit.log)".into());
-        let found = relations(file.statements[0].ast.as_ref().expect("parses"));
+        let found = relations(file.statements[0].ast.as_deref().expect("parses"));
         assert_eq!(found.into_iter().collect::<Vec<_>>(), ["Stop_Times", "audit.log", "trips", "users"]);
     }
 
