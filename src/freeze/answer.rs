@@ -210,11 +210,12 @@ pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::freeze::{calendar, overrides};
+    use crate::freeze::{calendar, overrides, time::parse_instant};
     use std::path::Path;
 
-    fn t(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    /// A UTC instant in RFC 3339, as `--at` takes it.
+    fn t(text: &str) -> DateTime<Utc> {
+        parse_instant(text, None).unwrap()
     }
 
     const CAL: &str = r#"
