@@ -112,6 +112,8 @@ pub enum FreezeCommand {
     },
 }
 
+type Range = (DateTime<Utc>, DateTime<Utc>);
+
 struct Context {
     options: FreezeOptions,
     calendar: Calendar,
@@ -148,15 +150,9 @@ impl Context {
         }
     }
 
-    /// `--from` (default `from`) and `--to` (default `span` after it), which must come after `--from`.
-    fn range(
-        &self,
-        from: Option<&str>,
-        to: Option<&str>,
-        default_from: DateTime<Utc>,
-        span: Duration,
-    ) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
-        let from = self.instant("--from", from, default_from)?;
+    /// `--from` (default `start`) and `--to` (default `span` after `--from`), which must come later.
+    fn range(&self, from: Option<&str>, to: Option<&str>, start: DateTime<Utc>, span: Duration) -> Result<Range> {
+        let from = self.instant("--from", from, start)?;
         let to = self.instant("--to", to, from + span)?;
         if to <= from {
             return Err(Error::Usage(format!("--to {} is not after --from {}", utc_string(to), utc_string(from))));
@@ -180,7 +176,15 @@ fn query(scope: &ScopeArgs) -> Query<'_> {
 
 pub fn run(command: FreezeCommand) -> Result<ExitCode> {
     match command {
-        FreezeCommand::Status { common, scope, at } => status(&Context::new(&common)?, &scope, at.as_deref()),
+        FreezeCommand::Status { common, scope, at } => {
+            let cx = Context::new(&common)?;
+            let at = cx.instant("--at", at.as_deref(), Utc::now())?;
+            let answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
+            let (cal, log) = (&cx.calendar, &cx.options.audit_log);
+            audit::log_if_overridden(log, cal, &cx.overrides, answer.query, &answer.status, "freeze status")?;
+            cx.print(|| render::status_json(&answer), || render::status_table(&answer, log))?;
+            Ok(if answer.status.frozen { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
         FreezeCommand::List { common, scope, from, to } => {
             let cx = Context::new(&common)?;
             let (from, to) = cx.range(from.as_deref(), to.as_deref(), Utc::now(), Duration::days(30))?;
@@ -189,7 +193,18 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         FreezeCommand::NextOpen { common, scope, after, min_duration } => {
-            next_open(&Context::new(&common)?, &scope, after.as_deref(), &min_duration)
+            let cx = Context::new(&common)?;
+            let after = cx.instant("--after", after.as_deref(), Utc::now())?;
+            let min = IsoDuration::parse(&min_duration).map_err(|m| Error::Usage(format!("--min-duration: {m}")))?;
+            if min.months > 0 {
+                return Err(Error::Usage(
+                    "--min-duration: months and years have no fixed length; use days (P30D)".into(),
+                ));
+            }
+            let answer = freeze::next_open(&cx.calendar, &cx.overrides, query(&scope), after, min)?;
+            let tz = cx.tz.unwrap_or(cx.calendar.default_tz);
+            cx.print(|| render::next_open_json(&answer), || render::next_open_text(&answer, tz))?;
+            Ok(if matches!(answer.next, NextOpen::At(_)) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         FreezeCommand::Lint { common, strict } => {
             let cx = Context::new(&common)?;
@@ -213,25 +228,4 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn status(cx: &Context, scope: &ScopeArgs, at: Option<&str>) -> Result<ExitCode> {
-    let at = cx.instant("--at", at, Utc::now())?;
-    let answer = freeze::status(&cx.calendar, &cx.overrides, query(scope), at)?;
-    let log = &cx.options.audit_log;
-    audit::log_if_overridden(log, &cx.calendar, &cx.overrides, answer.query, &answer.status, "freeze status")?;
-    cx.print(|| render::status_json(&answer), || render::status_table(&answer, log))?;
-    Ok(if answer.status.frozen { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-fn next_open(cx: &Context, scope: &ScopeArgs, after: Option<&str>, min: &str) -> Result<ExitCode> {
-    let after = cx.instant("--after", after, Utc::now())?;
-    let min_duration = IsoDuration::parse(min).map_err(|m| Error::Usage(format!("--min-duration: {m}")))?;
-    if min_duration.months > 0 {
-        return Err(Error::Usage("--min-duration: months and years have no fixed length; use days (P30D)".into()));
-    }
-    let answer = freeze::next_open(&cx.calendar, &cx.overrides, query(scope), after, min_duration)?;
-    let tz = cx.tz.unwrap_or(cx.calendar.default_tz);
-    cx.print(|| render::next_open_json(&answer), || render::next_open_text(&answer, tz))?;
-    Ok(if matches!(answer.next, NextOpen::At(_)) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
