@@ -45,6 +45,21 @@ pub fn record(
     })
 }
 
+/// Appends the [`record`] of `status` to the log at `path` when the decision used an override.
+pub fn log_if_overridden(
+    path: &Path,
+    calendar: &Calendar,
+    overrides: &Overrides,
+    query: Query,
+    status: &Status,
+    command: &str,
+) -> Result<()> {
+    if status.overrides_used.is_empty() {
+        return Ok(());
+    }
+    append(path, &record(calendar, overrides, query, status, command))
+}
+
 /// Appends one line to the log, creating it (and its directory) if needed. A decision that uses an
 /// override but cannot be audited is an error: the gate fails closed.
 pub fn append(path: &Path, record: &serde_json::Value) -> Result<()> {

@@ -4,10 +4,12 @@
 //! - [`expand`]: occurrences as UTC intervals, DST-correct per occurrence;
 //! - [`decide`]: status, blocked intervals, next open window;
 //! - [`overrides`]: emergency overrides and their rules; [`audit`]: the override audit log;
-//! - [`ics`]: iCalendar import and export.
+//! - [`ics`]: iCalendar import and export;
+//! - [`answer`]: what `sluice freeze status | list | next-open | lint` report, as plain values.
 //!
 //! [`deploy_findings`] is the entry point for `sluice check`.
 
+pub mod answer;
 pub mod audit;
 pub mod calendar;
 pub mod decide;
@@ -17,6 +19,8 @@ pub mod ics;
 pub mod overrides;
 pub mod recur;
 pub mod time;
+
+pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
 
 use crate::config;
 use crate::error::Result;
@@ -74,6 +78,16 @@ impl FreezeOptions {
         FreezeOptions { calendar, overrides, audit_log, max_override_hours }
     }
 
+    /// The same paths, relative to `dir` where they are below it.
+    pub fn relative_to(mut self, dir: &Path) -> FreezeOptions {
+        for p in [Some(&mut self.calendar), Some(&mut self.audit_log), self.overrides.as_mut()].into_iter().flatten() {
+            if let Ok(r) = p.strip_prefix(dir) {
+                *p = r.to_path_buf();
+            }
+        }
+        self
+    }
+
     /// Loads and validates the calendar and the overrides.
     pub fn load(&self) -> Result<(Calendar, Overrides)> {
         let calendar = calendar::load(&self.calendar)?;
@@ -122,9 +136,7 @@ pub fn deploy_findings_with(
     let (calendar, overrides) = options.load()?;
     let query = Query { env: Some(env), service: Some(service) };
     let status = Decider::new(&calendar, &overrides, query).status(at)?;
-    if !status.overrides_used.is_empty() {
-        audit::append(&options.audit_log, &audit::record(&calendar, &overrides, query, &status, "check"))?;
-    }
+    audit::log_if_overridden(&options.audit_log, &calendar, &overrides, query, &status, "check")?;
     Ok(findings(&calendar, &overrides, query, &status))
 }
 
@@ -314,6 +326,20 @@ mod tests {
         assert_eq!(severities, [Severity::Error, Severity::Warning]);
         assert!(found[1].message.contains("has expired"));
         assert_eq!(found[1].line, 1);
+    }
+
+    #[test]
+    fn relative_to_shortens_only_the_paths_below_the_directory() {
+        let options = FreezeOptions {
+            calendar: PathBuf::from("/repo/policies/freeze.toml"),
+            overrides: Some(PathBuf::from("/elsewhere/overrides.toml")),
+            audit_log: PathBuf::from("/repo/freeze-audit.jsonl"),
+            max_override_hours: 4,
+        }
+        .relative_to(Path::new("/repo"));
+        assert_eq!(options.calendar, Path::new("policies/freeze.toml"));
+        assert_eq!(options.overrides.as_deref(), Some(Path::new("/elsewhere/overrides.toml")));
+        assert_eq!(options.audit_log, Path::new("freeze-audit.jsonl"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Renderers over a [`Report`]: nothing else in Sluice knows about output formats.
+//! Renderers over a [`Report`] (and, in [`freeze`], over the freeze answers): nothing else in Sluice
+//! knows about output formats.
 
 pub mod fingerprint;
+pub mod freeze;
 pub mod github;
 pub mod gitlab;
 mod json;
