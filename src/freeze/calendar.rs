@@ -84,6 +84,8 @@ struct RawEvent {
     duration: Option<String>,
 }
 
+// The timing keys repeat RawEvent's on purpose: `#[serde(flatten)]` would share them, but serde
+// cannot combine it with `deny_unknown_fields`, and a typo in a freeze window must be an error.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWindow {
