@@ -11,7 +11,7 @@ mod affected;
 mod freeze;
 mod plans;
 
-use crate::config::{self, Layout, Loaded};
+use crate::config::{self, Loaded};
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Report};
 use crate::git::{self, history, ChangeKind, Classifier, FileKind, Oid, Repo, Side};
@@ -84,7 +84,7 @@ pub fn run(options: &Options) -> Result<Report> {
     for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
         .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
     {
-        if in_repo(&repo, &dir).is_none() {
+        if repo.relative(&dir).is_none() {
             return Err(Error::Usage(format!(
                 "{}: the {what} directory is outside the repository {}; `sluice check` reviews the files git \
                  tracks (use `sluice lint` for others)",
@@ -126,22 +126,17 @@ pub fn run(options: &Options) -> Result<Report> {
     let dir_prefix = git::relative_dir(repo.root(), &migrations_dir);
     let base_files = git::read_files(&repo, &base_side, &migrations_dir)?;
     let head_paths = git::list_files(&repo, &head, &migrations_dir)?;
-    let base_relative: Vec<PathBuf> = base_files.iter().map(|(p, _)| under_dir(p, &dir_prefix)).collect();
-    let head_relative: Vec<PathBuf> = head_paths.iter().map(|p| under_dir(p, &dir_prefix)).collect();
-    let layout = match loaded.config.migrations.layout {
-        Layout::Auto if head_relative.is_empty() => migrations::detect(&base_relative),
-        Layout::Auto => migrations::detect(&head_relative),
-        other => other,
-    };
-    let wraps = loaded
-        .config
-        .migrations
-        .transaction_per_file
-        .unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
+    let base_relative: Vec<PathBuf> =
+        base_files.iter().map(|(p, _)| PathBuf::from(git::strip_dir(p, &dir_prefix))).collect();
+    let head_relative: Vec<PathBuf> =
+        head_paths.iter().map(|p| PathBuf::from(git::strip_dir(p, &dir_prefix))).collect();
+    // The layout is the head side's, unless the change removes every migration.
+    let detect_from = if head_relative.is_empty() { &base_relative } else { &head_relative };
+    let (layout, wraps) = lint::load::layout_and_transaction(&loaded, detect_from);
     let side_list = |relative: &[PathBuf]| -> Vec<SideMigration> {
         migrations::from_paths(relative, layout)
             .into_iter()
-            .map(|migration| SideMigration { path: join(&dir_prefix, &slash(&migration.up)), migration })
+            .map(|migration| SideMigration { path: git::join_dir(&dir_prefix, &git::slash(&migration.up)), migration })
             .collect()
     };
     let base_list = side_list(&base_relative);
@@ -168,7 +163,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let metadata = |texts: &HashMap<&str, &str>, m: &SideMigration| -> Option<String> {
         let up = Path::new(&m.path);
         (up.file_name()? == "up.sql")
-            .then(|| texts.get(slash(&up.with_file_name("metadata.toml")).as_str()).map(|t| t.to_string()))
+            .then(|| texts.get(git::slash(&up.with_file_name("metadata.toml")).as_str()).map(|t| t.to_string()))
             .flatten()
     };
     let mut sources = Sources {
@@ -191,14 +186,14 @@ pub fn run(options: &Options) -> Result<Report> {
         let text = read_required(&repo, &head, &m.path)?;
         let down = match &m.migration.down {
             Some(down) => {
-                let path = join(&dir_prefix, &slash(down));
+                let path = git::join_dir(&dir_prefix, &git::slash(down));
                 git::read_file(&repo, &head, &path)?.map(|text| SourceFile::parse(path, text))
             }
             None => None,
         };
         let metadata_text = match Path::new(&m.path).file_name() {
             Some(name) if name == "up.sql" => {
-                git::read_file(&repo, &head, &slash(&Path::new(&m.path).with_file_name("metadata.toml")))?
+                git::read_file(&repo, &head, &git::slash(&Path::new(&m.path).with_file_name("metadata.toml")))?
             }
             _ => None,
         };
@@ -305,7 +300,7 @@ fn load_config(repo: &Repo, head: &Side, options: &Options) -> Result<(Loaded, O
             let mut loaded = None;
             for depth in (0..=parts.len()).rev() {
                 let dir = parts[..depth].join("/");
-                let path = join(&dir, config::CONFIG_FILE);
+                let path = git::join_dir(&dir, config::CONFIG_FILE);
                 if let Some(text) = git::read_file(repo, head, &path)? {
                     let config = config::parse(Path::new(&path), &text)?;
                     loaded = Some((
@@ -428,7 +423,7 @@ fn read_schema_dump(repo: &Repo, loaded: &Loaded, base: &Side, head: &Side) -> R
         return Ok(None);
     };
     let full = loaded.resolve(dump);
-    let Some(path) = in_repo(repo, &full) else {
+    let Some(path) = repo.relative(&full) else {
         return Ok(Some(SourceFile::parse(full.display().to_string(), read_text(&full)?)));
     };
     let text = match git::read_file(repo, base, &path)? {
@@ -455,33 +450,8 @@ fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, classifier: &Classifi
 
 fn load_policies(repo: &Repo, head: &Side, loaded: &Loaded) -> Result<Policies> {
     // Policies kept outside the repository (shared by several) are read from disk.
-    let Some(dir) = in_repo(repo, &loaded.policies_dir()) else {
+    let Some(dir) = repo.relative(&loaded.policies_dir()) else {
         return Policies::load(&loaded.policies_dir());
     };
-    Policies::load_with(Path::new(&dir), &|path| git::read_file(repo, head, &slash(path)))
-}
-
-/// `dir` as a repository-relative path, `None` when it is outside the repository.
-fn in_repo(repo: &Repo, dir: &Path) -> Option<String> {
-    Some(git::relative_dir(repo.root(), dir)).filter(|d| !d.starts_with('\0'))
-}
-
-/// `path` relative to the migrations directory `prefix` (both repository-relative).
-fn under_dir(path: &str, prefix: &str) -> PathBuf {
-    match prefix {
-        "" => PathBuf::from(path),
-        _ => PathBuf::from(path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path)),
-    }
-}
-
-fn slash(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
-}
-
-fn join(prefix: &str, rest: &str) -> String {
-    if prefix.is_empty() {
-        rest.to_string()
-    } else {
-        format!("{prefix}/{rest}")
-    }
+    Policies::load_with(Path::new(&dir), &|path| git::read_file(repo, head, &git::slash(path)))
 }

@@ -107,6 +107,28 @@ fn under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// `path` without the leading directory `prefix` (both repository-relative, with `/`).
+pub(crate) fn strip_dir<'a>(path: &'a str, prefix: &str) -> &'a str {
+    match prefix {
+        "" => path,
+        _ => path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path),
+    }
+}
+
+/// `prefix/rest`, or `rest` when the prefix is the repository root.
+pub(crate) fn join_dir(prefix: &str, rest: &str) -> String {
+    if prefix.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{prefix}/{rest}")
+    }
+}
+
+/// A path as git names it: `/` separators.
+pub(crate) fn slash(path: &std::path::Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 mod classify;
 pub mod history;
 
-pub(crate) use classify::relative_dir;
+pub(crate) use classify::{join_dir, relative_dir, slash, strip_dir};
 pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 
@@ -33,6 +33,11 @@ impl Repo {
     /// The libgit2 handle, for what this module does not wrap.
     pub fn git(&self) -> &git2::Repository {
         &self.git
+    }
+
+    /// `path` relative to the root, with `/`; `None` when it is outside the repository.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        Some(relative_dir(&self.root, path)).filter(|d| !d.starts_with('\0'))
     }
 }
 

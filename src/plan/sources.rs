@@ -23,7 +23,7 @@ impl QuerySource {
     /// Reads `path` from disk, reported relative to `root`.
     pub fn load(root: &Path, path: &Path) -> Result<QuerySource> {
         let text = read_text(path)?;
-        Ok(QuerySource { file: slash(path.strip_prefix(root).unwrap_or(path)), text })
+        Ok(QuerySource { file: git::slash(path.strip_prefix(root).unwrap_or(path)), text })
     }
 }
 
@@ -48,7 +48,7 @@ pub fn dir_migrations(dir: &Path, layout: Layout) -> Result<Vec<MigrationSql>> {
         .into_iter()
         .map(|m| {
             let mut sql = MigrationSql::load(dir.join(&m.up))?;
-            sql.name = slash(&m.up);
+            sql.name = git::slash(&m.up);
             Ok(sql)
         })
         .collect()
@@ -66,7 +66,7 @@ pub fn from_git(
     layout: Layout,
     query_paths: &[PathBuf],
 ) -> Result<GitSides> {
-    let prefix = in_repo(repo, migrations_dir).ok_or_else(|| {
+    let prefix = repo.relative(migrations_dir).ok_or_else(|| {
         Error::Usage(format!(
             "{}: the migrations directory is outside the repository {}; compare directories with --base-dir/--head-dir",
             migrations_dir.display(),
@@ -76,7 +76,7 @@ pub fn from_git(
     let base_files = git::read_files(repo, base, migrations_dir)?;
     let head_files = git::read_files(repo, head, migrations_dir)?;
     let relative = |files: &[(String, String)]| -> Vec<PathBuf> {
-        files.iter().map(|(p, _)| PathBuf::from(under_prefix(p, &prefix))).collect()
+        files.iter().map(|(p, _)| PathBuf::from(git::strip_dir(p, &prefix))).collect()
     };
     let (base_relative, head_relative) = (relative(&base_files), relative(&head_files));
     let layout = match layout {
@@ -89,8 +89,8 @@ pub fn from_git(
         migrations::from_paths(relative, layout)
             .into_iter()
             .map(|m| {
-                let name = slash(&m.up);
-                let path = join(&prefix, &name);
+                let name = git::slash(&m.up);
+                let path = git::join_dir(&prefix, &name);
                 let sql = texts.get(path.as_str()).map(|t| t.to_string()).unwrap_or_default();
                 MigrationSql { name, path: PathBuf::from(path), sql }
             })
@@ -102,7 +102,7 @@ pub fn from_git(
     let mut queries: BTreeMap<String, String> = BTreeMap::new();
     let mut base_queries = BTreeSet::new();
     for path in query_paths {
-        let Some(relative) = in_repo(repo, path) else {
+        let Some(relative) = repo.relative(path) else {
             // Shared queries kept outside the repository are the same on both sides.
             for file in migrations::query_files(std::slice::from_ref(path))?
                 .into_iter()
@@ -141,31 +141,8 @@ pub fn from_git(
     Ok(GitSides { base: base_list, head: head_list, queries, base_queries, layout })
 }
 
-fn in_repo(repo: &Repo, path: &Path) -> Option<String> {
-    Some(git::relative_dir(repo.root(), path)).filter(|d| !d.starts_with('\0'))
-}
-
 fn under(path: &str, dir: &str) -> bool {
     path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
-}
-
-fn under_prefix(path: &str, prefix: &str) -> String {
-    match prefix {
-        "" => path.to_string(),
-        _ => path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path).to_string(),
-    }
-}
-
-fn slash(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
-}
-
-fn join(prefix: &str, rest: &str) -> String {
-    if prefix.is_empty() {
-        rest.to_string()
-    } else {
-        format!("{prefix}/{rest}")
-    }
 }
 
 #[cfg(test)]
