@@ -220,7 +220,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             let text = ics::export(&cx.calendar, &answer.occurrences, Utc::now());
             match output {
                 Some(path) => {
-                    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
+                    std::fs::write(&path, text).map_err(|e| Error::write(&path, e))?;
                     eprintln!("wrote {} occurrence(s) to {}", answer.occurrences.len(), path.display());
                 }
                 None => super::print_stdout(&text)?,

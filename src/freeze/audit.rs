@@ -4,7 +4,7 @@ use super::calendar::Calendar;
 use super::decide::{Query, State, Status};
 use super::overrides::Overrides;
 use super::time::utc_string;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoAction, Result};
 use chrono::Utc;
 use serde_json::json;
 use std::io::Write;
@@ -64,10 +64,11 @@ pub fn log_if_overridden(
 /// override but cannot be audited is an error: the gate fails closed.
 pub fn append(path: &Path, record: &serde_json::Value) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io_while(IoAction::Create, dir, e))?;
     }
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut file =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::write(path, e))?;
     let mut line = record.to_string();
     line.push('\n');
-    file.write_all(line.as_bytes()).map_err(|e| Error::io(path, e))
+    file.write_all(line.as_bytes()).map_err(|e| Error::write(path, e))
 }

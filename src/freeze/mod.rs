@@ -67,7 +67,8 @@ impl FreezeOptions {
         let overrides = match (overrides, &cfg.overrides) {
             (Some(p), _) => Some(p.to_path_buf()),
             (None, Some(p)) => Some(loaded.resolve(p)),
-            (None, None) => Some(beside(OVERRIDES_FILE)).filter(|p| p.is_file()),
+            // A directory in its place is an error when it is read, not a reason to skip it.
+            (None, None) => Some(beside(OVERRIDES_FILE)).filter(|p| p.exists()),
         };
         let audit_log = match (audit_log, &cfg.audit_log) {
             (Some(p), _) => p.to_path_buf(),

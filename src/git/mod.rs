@@ -12,7 +12,7 @@ pub(crate) use classify::{join_dir, relative_dir, slash, strip_dir};
 pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 
-use crate::error::{text_from_bytes, Error, Result};
+use crate::error::{check_size, read_bytes, text_from_bytes, Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The branches tried, in order, for the default base.
@@ -240,7 +240,10 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
             };
             let object = entry.to_object(&repo.git).map_err(git_error(path))?;
             match object.as_blob() {
-                Some(blob) => text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some),
+                Some(blob) => {
+                    check_size(Path::new(path), blob.size() as u64)?;
+                    text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some)
+                }
                 None => Ok(None),
             }
         }
@@ -249,12 +252,30 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
             if full.is_dir() {
                 return Ok(None);
             }
-            match std::fs::read(&full) {
-                Ok(bytes) => text_from_bytes(Path::new(path), bytes).map(Some),
+            match std::fs::metadata(&full) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(Error::io(path, e)),
+                // Only regular files: a FIFO would block the read forever.
+                Ok(_) => read_bytes(&full).and_then(|bytes| text_from_bytes(Path::new(path), bytes)).map(Some),
             }
         }
+    }
+}
+
+/// Whether `path` (relative to the repository root, `/`-separated) is a directory on one side.
+pub fn is_dir(repo: &Repo, side: &Side, path: &str) -> Result<bool> {
+    match side {
+        Side::Rev(oid) => {
+            if path.is_empty() {
+                return Ok(true);
+            }
+            match tree_of(repo, *oid)?.get_path(Path::new(path)) {
+                Ok(entry) => Ok(entry.kind() == Some(git2::ObjectType::Tree)),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(false),
+                Err(e) => Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
+            }
+        }
+        Side::WorkTree => Ok(repo.root.join(path).is_dir()),
     }
 }
 
@@ -366,6 +387,8 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
             let mut out = Vec::with_capacity(blobs.len());
             for (path, id) in blobs {
+                let (size, _) = odb.read_header(id).map_err(git_error(&path))?;
+                check_size(Path::new(&path), size as u64)?;
                 let object = odb.read(id).map_err(git_error(&path))?;
                 let text = text_from_bytes(Path::new(&path), object.data().to_vec())?;
                 out.push((path, text));
