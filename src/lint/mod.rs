@@ -8,7 +8,7 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
-use crate::rules::{self, Context, Facts, MigrationState, Role, SourceFile, UNPARSED_STATEMENT};
+use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, SourceFile};
 use crate::schema::migrations::Migration;
 use crate::schema::{Origin, Schema};
 use rayon::prelude::*;
@@ -57,21 +57,6 @@ fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
     for rule in rules::REGISTRY {
         rule.check(cx, out);
     }
-}
-
-/// A file the tokenizer could not read to the end: fail closed, say where.
-fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
-    let (message, span) = file.parsed.tokenizer_error.as_ref()?;
-    Some(
-        Finding::new(
-            UNPARSED_STATEMENT.id,
-            UNPARSED_STATEMENT.severity,
-            file.display.clone(),
-            format!("the rest of the file could not be read and was not checked: {message}"),
-        )
-        .at(span.line, span.column, span.line, span.column)
-        .help(UNPARSED_STATEMENT.fix.trim()),
-    )
 }
 
 /// Applies the `[rules]` severity overrides: the one place they are applied, for the engine's
@@ -142,8 +127,9 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             );
         }
         if check {
-            file_findings.extend(tokenizer_finding(file));
             findings.extend(suppress::apply(file, file_findings));
+            // After suppression: nothing hides what was not read.
+            findings.extend(unread_text::findings(file));
         }
     }
 
@@ -159,8 +145,9 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
                     &mut out,
                 );
             }
-            out.extend(tokenizer_finding(file));
-            suppress::apply(file, out)
+            let mut out = suppress::apply(file, out);
+            out.extend(unread_text::findings(file));
+            out
         })
         .collect();
     findings.extend(query_findings);

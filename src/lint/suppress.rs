@@ -39,6 +39,13 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
     if let Some(unknown) = rules.iter().find(|id| rules::find(id).is_none()) {
         return Some(Err(format!("`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids")));
     }
+    if rules.iter().any(|id| id == rules::UNREAD_TEXT.id) {
+        return Some(Err(format!(
+            "`{}` cannot be suppressed: Sluice never passes text it did not read; see `sluice rules {}`",
+            rules::UNREAD_TEXT.id,
+            rules::UNREAD_TEXT.id
+        )));
+    }
     if reason.is_empty() {
         return Some(Err(format!(
             "`sluice:ignore {}` gives no reason; add one after ` -- ` so reviewers know why the check does not apply",
@@ -115,5 +122,9 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .contains("gives no reason"));
+        assert!(parse(&comment("-- sluice:ignore-file unread-text -- vendored"))
+            .unwrap()
+            .unwrap_err()
+            .contains("cannot be suppressed"));
     }
 }

@@ -44,19 +44,16 @@ impl MigrationSql {
 pub async fn apply_migrations(client: &Client, migrations: &[MigrationSql]) -> Result<()> {
     for m in migrations {
         let split = crate::sql::split::split(&m.sql);
-        if let Some((message, span)) = &split.tokenizer_error {
-            return Err(Error::invalid(
-                &m.path,
-                Some(span.line),
-                format!("cannot split the file into statements: {message}"),
-            ));
+        if let Some(unread) = split.unterminated() {
+            return Err(Error::invalid(&m.path, Some(unread.span.line), unread.message()));
         }
-        for statement in &split.statements {
-            let text = &m.sql[statement.span.start..statement.span.end];
+        // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
+        for span in split.statement_spans() {
+            let text = &m.sql[span.start..span.end];
             client.batch_execute(text).await.map_err(|e| {
                 Error::invalid(
                     &m.path,
-                    Some(statement.span.line),
+                    Some(span.line),
                     format!("the fixture server rejected this statement: {}", pg_message(&e)),
                 )
             })?;

@@ -2,7 +2,9 @@
 //! view of statements the schema model and the rules work with. Only this module knows sqlparser.
 
 pub mod ddl;
+pub mod depth;
 pub mod from_ast;
+pub mod lex;
 pub mod names;
 pub mod parse;
 pub mod query;

@@ -1,12 +1,14 @@
 //! Parses a file statement by statement, so one statement sqlparser cannot read never hides
-//! the rest of the file; unparsed statements still go through the token-level recognizer.
+//! the rest of the file; unparsed statements still go through the token-level recognizer, and
+//! so do statements too deep to parse safely ([`super::depth`]).
 
 use super::ddl::Ddl;
-use super::split::{split, Comment, Span};
+use super::depth::{self, TooDeep};
+use super::split::{split, Comment, RawStatement, Span, Unread};
 use super::{from_ast, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::{Parser, ParserError};
+use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 #[derive(Debug)]
@@ -18,6 +20,8 @@ pub struct Statement {
     pub ast: Option<Box<ast::Statement>>,
     /// Why sqlparser rejected it, when it did.
     pub parse_error: Option<String>,
+    /// Set when it was refused for its depth: only the recognizer read it, and the gate fails closed.
+    pub too_deep: Option<TooDeep>,
     pub ddl: Ddl,
     /// For unparsed statements: the recognizer understood every token.
     pub fully_recognized: bool,
@@ -29,8 +33,9 @@ pub struct ParsedFile {
     pub text: String,
     pub statements: Vec<Statement>,
     pub comments: Vec<Comment>,
-    /// Set when the tokenizer gave up (an unterminated string or comment): the rest is unread.
-    pub tokenizer_error: Option<(String, Span)>,
+    /// Text that could not be read at all (a statement sqlparser cannot tokenize, everything
+    /// after an unterminated string or comment): never checked, always reported.
+    pub unread: Vec<Unread>,
 }
 
 impl ParsedFile {
@@ -42,18 +47,29 @@ impl ParsedFile {
 pub fn parse_file(text: String) -> ParsedFile {
     let split = split(&text);
     let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
-    ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
+    ParsedFile { text, statements, comments: split.comments, unread: split.unread }
 }
 
-fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
+/// Why a statement did not become a syntax tree.
+struct Refused {
+    error: String,
+    too_deep: Option<TooDeep>,
+}
+
+fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
     let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
+    // Too deep: not parsed at all, and the tokens are still here for the recognizer.
+    if let Err(too_deep) = depth::check(&raw.tokens) {
+        return unparsed(
+            raw.span,
+            &raw.tokens,
+            Refused { error: too_deep.to_string(), too_deep: Some(too_deep) },
+            raw.leading_comments,
+        );
+    }
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
-    let parsed = Parser::new(&PostgreSqlDialect {})
-        .with_tokens_with_locations(raw.tokens)
-        .parse_statement()
-        .and_then(|statement| statement_alone(drop_index_concurrently, statement));
-    match parsed {
+    match parse_alone(raw.tokens, drop_index_concurrently) {
         Ok(statement) => {
             let ddl = from_ast::ddl(&statement, &leading);
             let ast = (!ddl.is_complete()).then(|| Box::new(statement));
@@ -61,25 +77,57 @@ fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
                 span: raw.span,
                 ast,
                 parse_error: None,
+                too_deep: None,
                 ddl,
                 fully_recognized: false,
                 leading_comments: raw.leading_comments,
             }
         }
-        Err(error) => {
+        Err(refused) => {
             // The parser consumed the tokens; failures are rare, so tokenize the text again.
             let tokens = if drop_index_concurrently { raw_tokens } else { retokenize(text, &raw.span) };
-            let recognized = recognize::recognize(&tokens);
-            Statement {
-                span: raw.span,
-                ast: None,
-                parse_error: Some(error.to_string().trim_start_matches("sql parser error: ").to_string()),
-                ddl: recognized.ddl,
-                fully_recognized: recognized.complete,
-                leading_comments: raw.leading_comments,
-            }
+            unparsed(raw.span, &tokens, refused, raw.leading_comments)
         }
     }
+}
+
+/// A statement only the recognizer read.
+fn unparsed(span: Span, tokens: &[TokenWithSpan], refused: Refused, leading_comments: Vec<Comment>) -> Statement {
+    let recognized = recognize::recognize(tokens);
+    Statement {
+        span,
+        ast: None,
+        parse_error: Some(refused.error),
+        too_deep: refused.too_deep,
+        ddl: recognized.ddl,
+        fully_recognized: recognized.complete,
+        leading_comments,
+    }
+}
+
+/// Parses exactly one statement: text after it (which sqlparser would silently leave unread)
+/// is an error.
+fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Result<ast::Statement, Refused> {
+    let refused = |error: ParserError| Refused {
+        too_deep: depth::is_too_deep(&error).then_some(TooDeep::Nesting),
+        error: match error {
+            ParserError::RecursionLimitExceeded => TooDeep::Nesting.to_string(),
+            other => other.to_string().trim_start_matches("sql parser error: ").to_string(),
+        },
+    };
+    let mut parser = depth::parser(tokens);
+    let statement = parser.parse_statement().map_err(refused)?;
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(Refused {
+            error: format!(
+                "Expected: end of statement, found: {} at Line: {}, Column: {}",
+                next.token, next.span.start.line, next.span.start.column
+            ),
+            too_deep: None,
+        });
+    }
+    statement_alone(drop_index_concurrently, statement).map_err(refused)
 }
 
 fn is_drop_index_concurrently(tokens: &[TokenWithSpan]) -> bool {

@@ -4,8 +4,6 @@
 
 use super::ddl::*;
 use super::names;
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 struct Cursor<'a> {
@@ -131,9 +129,9 @@ fn index_key(tokens: &[&Token]) -> IndexKey {
         }
     }
     let text = join(&tokens[..end]);
-    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-        Ok(expr) => super::from_ast::index_key(&expr),
-        Err(_) => IndexKey::Expression(names::text(&text)),
+    match super::depth::parse_expression(&text) {
+        Some(expr) => super::from_ast::index_key(&expr),
+        None => IndexKey::Expression(names::text(&text)),
     }
 }
 
@@ -178,12 +176,10 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
             "WHERE" => {
                 c.pos += 1;
                 let text = c.rest_text();
-                predicate = Some(
-                    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-                        Ok(e) => names::expression(&e),
-                        Err(_) => names::text(&text),
-                    },
-                );
+                predicate = Some(match super::depth::parse_expression(&text) {
+                    Some(e) => names::expression(&e),
+                    None => names::text(&text),
+                });
                 break;
             }
             _ => break,
@@ -345,6 +341,7 @@ pub fn leading_keywords(tokens: &[TokenWithSpan]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
     use sqlparser::tokenizer::Tokenizer;
 
     fn rec(sql: &str) -> Ddl {
