@@ -315,16 +315,14 @@ fn load_config(repo: &Repo, head: &Side, options: &Options) -> Result<(Loaded, O
             })
         }
     };
-    let config = &mut found.0.config;
-    if let Some(dir) = &options.migrations {
-        config.migrations.dir = dir.clone();
-    }
-    if !options.queries.is_empty() {
-        config.queries.dirs = options.queries.clone();
-    }
-    if let Some(dir) = &options.policies {
-        config.policies.dir = dir.clone();
-    }
+    found.0.config.override_dirs(options.migrations.as_ref(), &options.queries, options.policies.as_ref());
+    // The named directories must exist on the head side (on disk when outside the repository).
+    found.0.check_named_dirs(&|dir| match repo.relative(dir) {
+        Some(relative) => {
+            Ok((!git::is_dir(repo, head, &relative)?).then_some("no such directory on the head revision"))
+        }
+        None => config::disk_dir_problem(dir),
+    })?;
     Ok(found)
 }
 

@@ -63,15 +63,12 @@ impl ProjectArgs {
     pub fn load(&self, cwd: &Path) -> Result<config::Loaded, Error> {
         let mut loaded = config::load(self.config.as_deref(), cwd)?;
         let absolute = |p: &PathBuf| cwd.join(p);
-        if let Some(dir) = &self.migrations {
-            loaded.config.migrations.dir = absolute(dir);
-        }
-        if !self.queries.is_empty() {
-            loaded.config.queries.dirs = self.queries.iter().map(absolute).collect();
-        }
-        if let Some(dir) = &self.policies {
-            loaded.config.policies.dir = absolute(dir);
-        }
+        let queries: Vec<PathBuf> = self.queries.iter().map(absolute).collect();
+        loaded.config.override_dirs(
+            self.migrations.as_ref().map(absolute).as_ref(),
+            &queries,
+            self.policies.as_ref().map(absolute).as_ref(),
+        );
         Ok(loaded)
     }
 }
@@ -114,7 +111,7 @@ impl OutputArgs {
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
         for (format, path) in &self.output {
             let options = RenderOptions { color: false, explain: self.explain, fail_on: self.fail_on };
-            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::io(path, e))?;
+            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::write(path, e))?;
         }
         let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };
         let text = report::render(report, self.format, &options);
@@ -136,9 +133,15 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
     }
 }
 
-/// The binary's entry point: parse, run, turn errors into exit code 2.
+/// The binary's entry point: parse, run, turn errors into exit code 2. The work runs on
+/// threads with the stack the SQL depth limits are sized for ([`crate::sql::depth::STACK_BYTES`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    crate::sql::depth::configure_thread_pool();
+    crate::sql::depth::with_stack(|| run(cli))
+}
+
+fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Lint(args) => lint::run(args),
         Command::Check(args) => check::run(args),

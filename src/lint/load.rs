@@ -48,7 +48,7 @@ pub fn runs_in_transaction(default: bool, up: &Path, text: &str, metadata: Optio
 fn metadata_beside(up: &Path) -> Option<String> {
     if up.file_name().is_some_and(|n| n == "up.sql") {
         let metadata = up.parent()?.join("metadata.toml");
-        return std::fs::read_to_string(metadata).ok();
+        return metadata.exists().then(|| read_text(&metadata).ok()).flatten();
     }
     None
 }
@@ -70,6 +70,7 @@ pub fn layout_and_transaction(loaded: &Loaded, files: &[PathBuf]) -> (Layout, bo
 /// Reads everything the configuration names, plus `extra` files (linted as query files when
 /// they are neither migrations nor configured queries).
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
+    loaded.check_named_dirs(&crate::config::disk_dir_problem)?;
     let dir = loaded.migrations_dir();
     let files = migrations::list_files(&dir)?;
     let (layout, wraps) = layout_and_transaction(loaded, &files);
