@@ -6,7 +6,7 @@
 //! survives between runs: a second run on the same base starts the existing cluster and skips
 //! generation. A lock file keeps two Sluice processes from sharing one cluster at once.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoAction, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -224,12 +224,36 @@ fn stop_pid(pid: i32, patience: Duration) {
 }
 
 async fn drop_database_with(config: &Config, name: &str) -> Result<()> {
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
+    let (client, connection) = config
+        .connect(NoTls)
+        .await
+        .map_err(|e| Error::Other(format!("cannot connect to {}: {}", endpoint(config), pg_message(&e))))?;
     tokio::spawn(connection);
     client
         .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(name)))
         .await
         .map_err(|e| Error::Other(format!("cannot drop database {name}: {}", pg_message(&e))))
+}
+
+/// Where a connection goes, for messages: each host or Unix socket directory with its port
+/// (PostgreSQL's default 5432 when none is given).
+pub fn endpoint(config: &Config) -> String {
+    use tokio_postgres::config::Host;
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let places: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => format!("host {name}, port {}", port(i)),
+            Host::Unix(dir) => format!("socket {}/.s.PGSQL.{}", dir.display(), port(i)),
+        })
+        .collect();
+    if places.is_empty() {
+        return format!("the default host (localhost), port {}", port(0));
+    }
+    places.join(" or ")
 }
 
 pub fn quote_ident(name: &str) -> String {
@@ -249,7 +273,16 @@ pub fn pg_message(e: &tokio_postgres::Error) -> String {
             }
             text
         }
-        None => e.to_string(),
+        // tokio-postgres keeps the cause (connection refused, no such file…) in the source chain.
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
     }
 }
 
@@ -315,6 +348,7 @@ impl Server {
             url.parse().map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
         config.connect_timeout(options.connect_timeout);
         let maintenance_db = config.get_dbname().unwrap_or("postgres").to_string();
+        let location = format!("{} (--database-url)", endpoint(&config));
         let mut server = Server {
             config,
             maintenance_db,
@@ -322,7 +356,7 @@ impl Server {
             version_num: 0,
             superuser: false,
             created: Vec::new(),
-            location: "the server at --database-url".into(),
+            location,
         };
         server.inspect().await?;
         Ok(server)
@@ -344,7 +378,7 @@ impl Server {
         } else {
             options.cache_dir.clone().unwrap_or_else(default_cache_dir).join(format!("pg{major}"))
         };
-        std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io(&cluster_dir, e))?;
+        std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io_while(IoAction::Create, &cluster_dir, e))?;
         if let Some(who) = who {
             check_reachable(&cluster_dir, who)?;
         }
@@ -379,9 +413,9 @@ impl Server {
         dirs.push(socket);
 
         let log_path = cluster_dir.join("server.log");
-        let log = File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;
+        let log = File::create(&log_path).map_err(|e| Error::io_while(IoAction::Create, &log_path, e))?;
         chown(&log_path, who)?;
-        let log2 = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
+        let log2 = log.try_clone().map_err(|e| Error::write(&log_path, e))?;
         let settings = [
             "listen_addresses=".to_string(),
             format!("unix_socket_directories={}", socket_path.display()),
@@ -426,6 +460,7 @@ impl Server {
 
         let mut config = Config::new();
         config.host_path(&socket_path).port(5432).user(SUPERUSER).connect_timeout(options.connect_timeout);
+        let location = format!("{} (the cluster in {})", endpoint(&config), cluster_dir.display());
         let mut server = Server {
             config,
             maintenance_db: "postgres".into(),
@@ -433,7 +468,7 @@ impl Server {
             version_num: 0,
             superuser: true,
             created: Vec::new(),
-            location: cluster_dir.display().to_string(),
+            location,
         };
         server.wait_ready(&log_path, options.connect_timeout).await?;
         server.inspect().await?;
@@ -689,13 +724,13 @@ fn check_reachable(dir: &Path, who: RunAs) -> Result<()> {
 
 fn lock_cluster(dir: &Path) -> Result<File> {
     let path = dir.join("sluice.lock");
-    let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+    let file = File::create(&path).map_err(|e| Error::io_while(IoAction::Create, &path, e))?;
     match file.try_lock() {
         Ok(()) => return Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
             eprintln!("sluice: waiting for another `sluice plan` using {}", dir.display());
         }
-        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io_while(IoAction::Lock, &path, e)),
     }
     let deadline = Instant::now() + Duration::from_secs(30 * 60);
     loop {
@@ -709,7 +744,7 @@ fn lock_cluster(dir: &Path) -> Result<File> {
                     path.display()
                 )))
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io_while(IoAction::Lock, &path, e)),
         }
     }
 }
