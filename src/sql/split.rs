@@ -138,20 +138,20 @@ impl RoutineBlocks {
             Kind::OpenParen => self.parens += 1,
             Kind::CloseParen => self.parens = self.parens.saturating_sub(1),
             Kind::Word => {
-                let word = text.to_ascii_lowercase();
-                if self.count < self.words.len()
-                    && matches!(word.as_str(), "create" | "or" | "replace" | "function" | "procedure")
-                {
-                    self.words[self.count] = word.as_bytes()[0];
+                let is = |keyword: &str| text.eq_ignore_ascii_case(keyword);
+                if self.count < self.words.len() {
+                    if let Some(word) = ["create", "or", "replace", "function", "procedure"].into_iter().find(|w| is(w))
+                    {
+                        self.words[self.count] = word.as_bytes()[0];
+                    }
                 }
                 self.count += 1;
                 let routine = matches!(self.words, [b'c', b'f' | b'p', ..] | [b'c', b'o', b'r', b'f' | b'p']);
                 if routine && self.parens == 0 {
-                    match word.as_str() {
-                        "begin" => self.depth += 1,
-                        "case" if self.depth >= 1 => self.depth += 1,
-                        "end" => self.depth = self.depth.saturating_sub(1),
-                        _ => {}
+                    if is("begin") || (is("case") && self.depth >= 1) {
+                        self.depth += 1;
+                    } else if is("end") {
+                        self.depth = self.depth.saturating_sub(1);
                     }
                 }
             }
@@ -346,6 +346,9 @@ mod tests {
     #[test]
     fn routine_bodies_follow_psql() {
         let sql = "CREATE OR REPLACE PROCEDURE p() LANGUAGE sql BEGIN ATOMIC SELECT CASE WHEN true THEN 1 END; SELECT 2; END;\nSELECT 3;";
+        assert_eq!(texts(sql).len(), 2);
+        // From PostgreSQL's create_function_sql regression test.
+        let sql = "CREATE FUNCTION functest_S_3a() RETURNS boolean\n    BEGIN ATOMIC\n        ;;RETURN false;;\n    END;\nSELECT 1;";
         assert_eq!(texts(sql).len(), 2);
         // BEGIN outside a routine is a transaction.
         assert_eq!(texts("BEGIN; SELECT 1; END;").len(), 3);
