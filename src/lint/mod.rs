@@ -142,6 +142,9 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             );
         }
         if check {
+            for rule in rules::REGISTRY {
+                rule.finish_file(file, &mut file_findings);
+            }
             file_findings.extend(tokenizer_finding(file));
             findings.extend(suppress::apply(file, file_findings));
         }

@@ -54,10 +54,9 @@ pub struct MigrationState {
     /// `SET LOCAL lock_timeout` in the current transaction (ends at COMMIT / ROLLBACK).
     pub lock_timeout_local: bool,
     pub statement_timeout_local: bool,
-    /// The ACCESS EXCLUSIVE lock on an existing table taken earlier in the current transaction.
-    pub exclusive_lock: Option<HeldLock>,
-    /// Statements that did real work while `exclusive_lock` was held.
-    pub statements_under_lock: usize,
+    /// The strongest write-blocking lock (SHARE or stronger) on an existing table taken earlier in
+    /// the current transaction: held until COMMIT.
+    pub held_lock: Option<HeldLock>,
     /// Some migration of the layout has a down (rollback) migration.
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
@@ -68,6 +67,7 @@ pub struct MigrationState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
     pub table: Name,
+    pub mode: super::locks::Lock,
     /// Line of the statement that took it.
     pub line: usize,
 }
@@ -109,21 +109,20 @@ impl MigrationState {
         // SET LOCAL ends with the transaction; plain SET lasts the session.
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
-        self.exclusive_lock = None;
-        self.statements_under_lock = 0;
+        self.held_lock = None;
     }
 
     /// Updates the state after `statement` ran; `schema` is the schema before it.
     pub fn observe(&mut self, statement: &Statement, schema: &Schema) {
-        if super::lock_held_across_statements::prolongs_lock(&statement.ddl, schema, self) {
-            self.statements_under_lock += 1;
-        }
-        if self.in_transaction() && self.exclusive_lock.is_none() {
-            let taken = super::locks::table_locks(&statement.ddl, schema)
+        if self.in_transaction() {
+            let strongest = super::locks::table_locks(&statement.ddl, schema)
                 .into_iter()
-                .find(|(t, l)| *l == super::locks::Lock::AccessExclusive && self.may_exist(t, schema));
-            if let Some((table, _)) = taken {
-                self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
+                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema))
+                .min_by_key(|(_, l)| std::cmp::Reverse(*l));
+            if let Some((table, mode)) = strongest {
+                if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
+                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line });
+                }
             }
         }
         match &statement.ddl {

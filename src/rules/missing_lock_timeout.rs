@@ -1,7 +1,9 @@
-use super::{Context, Rule, RuleMeta, TableSize};
+use super::grouping::{fold, lines, Head};
+use super::{Context, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
 use crate::rules::locks::table_locks;
 use crate::rules::Category;
+use crate::sql::ddl::Ddl;
 
 pub struct MissingLockTimeout;
 
@@ -9,11 +11,13 @@ pub static META: RuleMeta = RuleMeta {
     id: "missing-lock-timeout",
     severity: Severity::Warning,
     category: Category::MigrationSafety,
-    summary: "A statement takes a write-blocking lock on an existing table with no lock_timeout set",
-    what: "Flags a statement that takes ACCESS EXCLUSIVE, SHARE ROW EXCLUSIVE or SHARE on a table that existed \
-before this migration (ALTER TABLE, CREATE INDEX, DROP INDEX/TABLE, TRUNCATE, foreign keys) when no \
-`SET lock_timeout` (or `SET LOCAL lock_timeout` in the current transaction) precedes it in the file. One finding \
-per statement. Warning; error on tables at or above `large_table_rows`; silent on tiny ones.",
+    summary: "A migration takes write-blocking locks on existing tables with no lock_timeout set",
+    what: "Flags the first statement of a migration file that takes ACCESS EXCLUSIVE, SHARE ROW EXCLUSIVE or \
+SHARE on a table that existed before this migration (ALTER TABLE, CREATE INDEX, DROP INDEX/TABLE, TRUNCATE, \
+foreign keys) when no `SET lock_timeout` (or `SET LOCAL lock_timeout` in the current transaction) precedes it. \
+One finding per file — per explicit transaction when the file has several — listing the later statements the \
+same `SET` would cover. Warning; error when any of those tables is at or above `large_table_rows`; silent on \
+tiny ones.",
     why: "The lock waits behind any long-running query on the table, and every query that arrives afterwards \
 queues behind the waiting lock: a one-millisecond ALTER becomes a full outage for as long as the slowest \
 transaction runs.",
@@ -32,6 +36,34 @@ SET lock_timeout = '5s';
 ALTER TABLE orders ALTER COLUMN note SET DEFAULT '';",
     equivalents: "squawk: require-lock-timeout; strong_migrations: lock_timeout (config); eugene: E9",
 };
+
+/// The fix for the statement at `line`: the one line to add, and where.
+fn fix_text(line: usize, explicit_transaction: bool) -> String {
+    let (set, place) = if explicit_transaction {
+        ("SET LOCAL lock_timeout = '5s';", "right after this transaction's BEGIN")
+    } else {
+        ("SET lock_timeout = '5s';", "at the top of the file")
+    };
+    format!(
+        "Add this line {place}, before line {line}:\n    {set}\nIt bounds every lock wait after it; retry the \
+         migration when it times out: failing fast beats blocking production."
+    )
+}
+
+/// Which explicit `BEGIN … COMMIT` of the file a finding is in (`None`: outside any).
+fn transaction_of(file: &SourceFile) -> impl Fn(&Finding) -> Option<usize> {
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    let mut open = None;
+    for statement in &file.parsed.statements {
+        match statement.ddl {
+            Ddl::Begin => open = Some(statement.span.line),
+            Ddl::Commit | Ddl::Rollback => blocks.extend(open.take().map(|begin| (begin, statement.span.line))),
+            _ => {}
+        }
+    }
+    blocks.extend(open.map(|begin| (begin, usize::MAX)));
+    move |finding| blocks.iter().position(|(begin, end)| (*begin..=*end).contains(&finding.line))
+}
 
 impl Rule for MissingLockTimeout {
     fn meta(&self) -> &'static RuleMeta {
@@ -67,10 +99,43 @@ impl Rule for MissingLockTimeout {
                     "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
                 ),
             )
+            .help(fix_text(cx.statement.span.line, state.explicit_transaction))
             .fact("table rows", tables.join("; "))
             .fact("transaction", cx.transaction_fact());
         finding.severity = severity;
         out.push(finding);
+    }
+
+    fn finish_file(&self, file: &SourceFile, findings: &mut Vec<Finding>) {
+        let in_transaction = transaction_of(file);
+        fold(findings, META.id, Head::First, &in_transaction, |head, later| {
+            let scope = if in_transaction(head).is_some() { "transaction" } else { "file" };
+            head.message = format!(
+                "{}; {} later statement(s) in this {scope} ({}) lock existing tables too, and the one SET lock_timeout \
+                 before line {} covers them all",
+                head.message,
+                later.len(),
+                lines(later),
+                head.line
+            );
+            let rows: Vec<&str> = later
+                .iter()
+                .flat_map(|f| f.facts.iter())
+                .filter(|f| f.name == "table rows")
+                .map(|f| f.value.as_str())
+                .collect();
+            if let Some(fact) = head.facts.iter_mut().find(|f| f.name == "table rows") {
+                for more in rows {
+                    if !fact.value.split("; ").any(|known| known == more) {
+                        fact.value = format!("{}; {more}", fact.value);
+                    }
+                }
+            }
+            head.facts.push(crate::finding::Fact {
+                name: "later statements covered".into(),
+                value: format!("{}: {}", later.len(), lines(later)),
+            });
+        });
     }
 }
 
@@ -96,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn once_per_statement_with_severity_by_size() {
+    fn severity_by_size() {
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int, ADD COLUMN c int;", "", false), [Severity::Warning]);
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int;", "[rows]\nt = 1000000\n", false), [Severity::Error]);
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int;", "[rows]\nt = 10\n", false), Vec::<Severity>::new());
@@ -115,6 +180,54 @@ mod tests {
             "concurrent builds do not block writes"
         );
         assert_eq!(found("UPDATE t SET a = 1 WHERE id = 1;", "", false), Vec::<Severity>::new());
+    }
+
+    fn folded(sql: &str, tables: &str) -> Vec<Finding> {
+        let all = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE TABLE p (id bigint PRIMARY KEY);"),
+                ("002.sql", sql),
+            ],
+            &Setup { tables, ..Setup::default() },
+        );
+        of(&all, META.id).into_iter().cloned().collect()
+    }
+
+    fn fact<'f>(finding: &'f Finding, name: &str) -> &'f str {
+        finding.facts.iter().find(|f| f.name == name).map(|f| f.value.as_str()).unwrap_or("")
+    }
+
+    #[test]
+    fn once_per_file_at_the_first_statement_listing_the_rest() {
+        let found = folded(
+            "CREATE TABLE n (id int);\nALTER TABLE t ADD COLUMN b int;\nCREATE INDEX t_a ON t (a);\n\
+             CREATE INDEX n_id ON n (id);\nALTER TABLE p ADD COLUMN c int;\n",
+            "[rows]\np = 5000000\n",
+        );
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let f = &found[0];
+        assert_eq!(f.line, 2, "the first statement that needs the timeout");
+        assert_eq!(f.severity, Severity::Error, "the large table p raises the file's finding");
+        assert_eq!(fact(f, "later statements covered"), "2: lines 3 and 5", "the new table n needs no timeout");
+        assert!(fact(f, "table rows").contains("p: 5000000"), "{:?}", f.facts);
+        assert!(f.message.contains("2 later statement(s) in this file (lines 3 and 5)"), "{}", f.message);
+        assert!(f.help.contains("before line 2:\n    SET lock_timeout = '5s';\n"), "{}", f.help);
+    }
+
+    #[test]
+    fn once_per_explicit_transaction() {
+        let found = folded(
+            "BEGIN;\nALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD COLUMN c int;\nCOMMIT;\n\
+             BEGIN;\nALTER TABLE p ADD COLUMN c int;\nCOMMIT;\nALTER TABLE t DROP COLUMN c;\n",
+            "",
+        );
+        let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [2, 6, 8]);
+        assert_eq!(fact(&found[0], "later statements covered"), "1: line 3");
+        assert!(found[0].help.contains("SET LOCAL lock_timeout = '5s';"), "{}", found[0].help);
+        assert!(found[2].help.contains("at the top of the file"), "{}", found[2].help);
+        // Set once at the top, the timeout covers every transaction.
+        assert!(folded("SET lock_timeout = '3s';\nBEGIN;\nALTER TABLE t ADD COLUMN b int;\nCOMMIT;\n", "").is_empty());
     }
 
     #[test]
