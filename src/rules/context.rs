@@ -102,6 +102,8 @@ impl MigrationState {
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
             && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
+            // A (materialized) view this migration created is as new as a table it created.
+            && schema.views.get(table).is_none_or(|v| v.origin.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {

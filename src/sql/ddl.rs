@@ -172,6 +172,7 @@ pub enum ObjectKind {
     MaterializedView,
     Sequence,
     Function,
+    Schema,
     Other,
 }
 

@@ -224,6 +224,7 @@ fn object_kind(t: &ObjectType) -> ObjectKind {
         ObjectType::View => ObjectKind::View,
         ObjectType::MaterializedView => ObjectKind::MaterializedView,
         ObjectType::Sequence => ObjectKind::Sequence,
+        ObjectType::Schema => ObjectKind::Schema,
         _ => ObjectKind::Other,
     }
 }
