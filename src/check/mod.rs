@@ -255,6 +255,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let (plan_findings, plan_notes) = plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?;
     findings.extend(lint::apply_levels(plan_findings, &settings.levels));
     findings.extend(freeze_findings);
+    let findings = affected::fold_into_migrations(findings, &affected);
 
     let mut report = Report { findings, notes };
     report.sort();

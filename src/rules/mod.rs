@@ -164,5 +164,6 @@ pub fn docs_markdown() -> String {
     out
 }
 
+pub use drop_index_in_use::META as DROP_INDEX_IN_USE;
 pub use invalid_suppression::META as INVALID_SUPPRESSION;
 pub use unparsed_statement::META as UNPARSED_STATEMENT;
