@@ -71,6 +71,10 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                 add(name.clone(), Lock::AccessExclusive);
             }
         }
+        // CREATE TRIGGER takes SHARE ROW EXCLUSIVE; DROP TRIGGER removes it under ACCESS EXCLUSIVE.
+        Ddl::Trigger { table, drop } => {
+            add(table.clone(), if *drop { Lock::AccessExclusive } else { Lock::ShareRowExclusive })
+        }
         Ddl::Truncate { tables } => {
             for name in tables {
                 add(name.clone(), Lock::AccessExclusive);
@@ -127,5 +131,10 @@ mod tests {
             [("a".into(), Lock::AccessExclusive), ("b".into(), Lock::AccessExclusive)]
         );
         assert!(locks("UPDATE t SET a = 1").is_empty());
+        assert_eq!(
+            locks("CREATE TRIGGER t_audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION audit()"),
+            [("t".into(), Lock::ShareRowExclusive)]
+        );
+        assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t"), [("t".into(), Lock::AccessExclusive)]);
     }
 }

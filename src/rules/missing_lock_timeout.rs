@@ -180,6 +180,12 @@ mod tests {
             "concurrent builds do not block writes"
         );
         assert_eq!(found("UPDATE t SET a = 1 WHERE id = 1;", "", false), Vec::<Severity>::new());
+        assert_eq!(
+            found("CREATE TRIGGER t_audit AFTER UPDATE ON t FOR EACH ROW EXECUTE FUNCTION audit();", "", false),
+            [Severity::Warning],
+            "a trigger locks its table"
+        );
+        assert_eq!(found("DROP TRIGGER IF EXISTS t_audit ON t;", "", false), [Severity::Warning]);
     }
 
     fn folded(sql: &str, tables: &str) -> Vec<Finding> {
