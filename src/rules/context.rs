@@ -119,7 +119,8 @@ impl MigrationState {
         if self.in_transaction() {
             let strongest = super::locks::table_locks(&statement.ddl, schema)
                 .into_iter()
-                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema))
+                // A lock on a view blocks only the queries reading it while it is replaced: not held work.
+                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema) && !schema.views.contains_key(t))
                 .min_by_key(|(_, l)| std::cmp::Reverse(*l));
             if let Some((table, mode)) = strongest {
                 if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {

@@ -203,7 +203,7 @@ fn extension(cx: &Context, held: &HeldLock, lock_timeout: bool) -> Option<Extens
     }
     table_locks(&cx.statement.ddl, cx.schema)
         .into_iter()
-        .find(|(t, _)| *t != held.table && existing(t))
+        .find(|(t, _)| *t != held.table && existing(t) && !cx.schema.views.contains_key(t))
         .map(|(table, lock)| Extension::Wait { table, lock })
 }
 

@@ -47,7 +47,7 @@ fn action_lock(action: &AlterAction) -> Lock {
     }
 }
 
-/// The tables a statement locks and the strongest mode it takes on each.
+/// The tables (and views) a statement locks and the strongest mode it takes on each.
 pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
     let mut out: Vec<(Name, Lock)> = Vec::new();
     let mut add = |table: Name, lock: Lock| match out.iter_mut().find(|(t, _)| *t == table) {
@@ -66,11 +66,13 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                 );
             }
         }
-        Ddl::Drop { kind: ObjectKind::Table, names, .. } => {
+        // Views are relations too: dropping or replacing one waits for every query reading it.
+        Ddl::Drop { kind: ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView, names, .. } => {
             for name in names {
                 add(name.clone(), Lock::AccessExclusive);
             }
         }
+        Ddl::CreateView { name, .. } if schema.views.contains_key(name) => add(name.clone(), Lock::AccessExclusive),
         // CREATE TRIGGER takes SHARE ROW EXCLUSIVE; DROP TRIGGER removes it under ACCESS EXCLUSIVE.
         Ddl::Trigger { table, drop } => {
             add(table.clone(), if *drop { Lock::AccessExclusive } else { Lock::ShareRowExclusive })
@@ -136,5 +138,7 @@ mod tests {
             [("t".into(), Lock::ShareRowExclusive)]
         );
         assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t"), [("t".into(), Lock::AccessExclusive)]);
+        assert_eq!(locks("DROP VIEW v, w"), [("v".into(), Lock::AccessExclusive), ("w".into(), Lock::AccessExclusive)]);
+        assert!(locks("CREATE OR REPLACE VIEW v AS SELECT 1").is_empty(), "a view the schema does not have is new");
     }
 }

@@ -237,6 +237,21 @@ mod tests {
     }
 
     #[test]
+    fn dropping_or_replacing_an_existing_view_waits_for_its_readers() {
+        let with_view = |sql: &str| {
+            let all = lint_with(
+                &[("001.sql", "CREATE TABLE t (id bigint); CREATE VIEW v AS SELECT id FROM t;"), ("002.sql", sql)],
+                &Setup::default(),
+            );
+            of(&all, META.id).len()
+        };
+        assert_eq!(with_view("DROP VIEW v;"), 1);
+        assert_eq!(with_view("CREATE OR REPLACE VIEW v AS SELECT id FROM t WHERE id > 0;"), 1);
+        assert_eq!(with_view("CREATE VIEW w AS SELECT id FROM t;"), 0, "a new view locks nothing");
+        assert_eq!(with_view("SET lock_timeout = '2s'; DROP VIEW v;"), 0);
+    }
+
+    #[test]
     fn set_local_lasts_until_the_transaction_ends() {
         let w = [Severity::Warning];
         assert_eq!(
