@@ -150,6 +150,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let base_texts: HashMap<&str, &str> = base_files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let mut history_findings = history::findings(&base_entries, &head_entries, &changes);
     history_findings.extend(renamed_and_edited(&repo, &head, &changes, &base_entries, &head_entries, &base_texts)?);
+    crate::rules::migration_out_of_order::weigh_for_runner(&mut history_findings, layout);
 
     // New to the runner: on head, not on base, and not an old migration moved under its old version.
     let base_paths: BTreeSet<&str> = base_list.iter().map(|m| m.path.as_str()).collect();

@@ -68,8 +68,12 @@ impl Addition {
     }
 }
 
-fn additions(ddl: &Ddl) -> Vec<Addition> {
+fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
     match ddl {
+        // `IF NOT EXISTS` on an index that exists adds nothing.
+        Ddl::CreateIndex(i) if i.if_not_exists && i.name.as_ref().is_some_and(|n| schema.indexes.contains_key(n)) => {
+            Vec::new()
+        }
         Ddl::CreateIndex(i) => vec![Addition {
             table: i.table.clone(),
             name: i.name.clone(),
@@ -158,7 +162,7 @@ impl Rule for ConstraintWithoutRollback {
         if !state.layout_has_down {
             return;
         }
-        for addition in additions(&cx.statement.ddl) {
+        for addition in additions(&cx.statement.ddl, cx.schema) {
             if !cx.is_existing_table(&addition.table) || recreated(cx, &addition) {
                 continue;
             }
@@ -204,6 +208,15 @@ mod tests {
         assert_eq!(count(index, Some("SELECT 1;")), 1);
         assert_eq!(count(index, Some("DROP INDEX CONCURRENTLY IF EXISTS t_a;")), 0);
         assert_eq!(count(index, Some("ALTER TABLE t DROP COLUMN a;")), 0);
+        let if_not_exists = |up: &str| {
+            let found = lint_with(
+                &[("001.sql", "CREATE TABLE t (id int, a int); CREATE INDEX t_a ON t (a);"), ("002.sql", up)],
+                &Setup { downs: &[("002.sql", "SELECT 1;"), ("001.sql", "DROP TABLE t;")], ..Setup::default() },
+            );
+            of(&found, META.id).len()
+        };
+        assert_eq!(if_not_exists("CREATE INDEX CONCURRENTLY IF NOT EXISTS t_a ON t (a);"), 0, "t_a exists: a no-op");
+        assert_eq!(if_not_exists("CREATE INDEX CONCURRENTLY IF NOT EXISTS t_b ON t (a);"), 1);
         let fk = "ALTER TABLE t ADD CONSTRAINT t_a_fk FOREIGN KEY (a) REFERENCES t (id) NOT VALID;";
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT t_a_other;")), 1);
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT IF EXISTS t_a_fk;")), 0);

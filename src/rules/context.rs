@@ -44,6 +44,9 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
+    /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
+    /// what production still has until this migration runs.
+    pub dropped_indexes: Vec<crate::schema::Index>,
     /// The migration runner wraps the whole file in a transaction.
     pub runner_transaction: bool,
     /// Inside an explicit `BEGIN … COMMIT`.
@@ -128,6 +131,7 @@ impl MigrationState {
                 }
             }
         }
+        self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
             Ddl::CreateTable { name, .. } => {
                 self.created_tables.insert(name.clone());
@@ -172,6 +176,26 @@ impl MigrationState {
             _ => {}
         }
     }
+}
+
+/// The indexes `ddl` drops, as `schema` (before it) has them: `DROP INDEX`, or dropping the
+/// constraint an index backs.
+fn dropped_indexes(ddl: &Ddl, schema: &Schema) -> Vec<crate::schema::Index> {
+    let names: Vec<&Name> = match ddl {
+        Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => names.iter().collect(),
+        Ddl::AlterTable { table, actions, .. } => actions
+            .iter()
+            .filter_map(|a| match a {
+                AlterAction::DropConstraint { name, .. } => schema
+                    .table(table)
+                    .and_then(|t| t.constraints.iter().find(|c| &c.name == name))
+                    .and_then(|c| c.index.as_ref()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter().filter_map(|n| schema.indexes.get(n).cloned()).collect()
 }
 
 /// Whether the statement comes from a migration or from a query file.

@@ -1,7 +1,7 @@
 use super::grouping::{fold, lines, Head};
 use super::{Context, HeldLock, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Fact, Finding, Severity};
-use crate::rules::locks::{table_locks, Lock};
+use crate::rules::locks::{is_unknown_index_table, table_locks, Lock};
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name};
 
@@ -203,7 +203,14 @@ fn extension(cx: &Context, held: &HeldLock, lock_timeout: bool) -> Option<Extens
     }
     table_locks(&cx.statement.ddl, cx.schema)
         .into_iter()
-        .find(|(t, _)| *t != held.table && existing(t) && !cx.schema.views.contains_key(t))
+        // The unknown table of an index the history never showed may well be the locked table itself.
+        .find(|(t, _)| {
+            *t != held.table
+                && existing(t)
+                && !cx.schema.views.contains_key(t)
+                && !is_unknown_index_table(t)
+                && !is_unknown_index_table(&held.table)
+        })
         .map(|(table, lock)| Extension::Wait { table, lock })
 }
 
@@ -364,6 +371,13 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn an_index_the_history_never_showed_may_be_on_the_locked_table() {
+        assert_eq!(lines("ALTER TABLE a ADD COLUMN z int;\nDROP INDEX never_seen_idx;", true), []);
+        assert_eq!(lines("DROP INDEX never_seen_idx;\nALTER TABLE a ADD COLUMN z int;", true), []);
+        assert_eq!(lines("DROP INDEX a_x;\nALTER TABLE b ADD COLUMN z int;", true), [(2, E)]);
     }
 
     #[test]

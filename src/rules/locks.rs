@@ -35,7 +35,14 @@ impl Lock {
 
 /// The table a dropped index belongs to; an index the history never showed is named as such.
 pub fn index_table(schema: &Schema, index: &str) -> Name {
-    schema.indexes.get(index).map(|i| i.table.clone()).unwrap_or_else(|| format!("(table of index {index})"))
+    schema.indexes.get(index).map(|i| i.table.clone()).unwrap_or_else(|| format!("{UNKNOWN_INDEX_TABLE}{index})"))
+}
+
+const UNKNOWN_INDEX_TABLE: &str = "(table of index ";
+
+/// Whether `table` stands for the unknown table of an index the history never showed.
+pub fn is_unknown_index_table(table: &str) -> bool {
+    table.starts_with(UNKNOWN_INDEX_TABLE)
 }
 
 fn action_lock(action: &AlterAction) -> Lock {

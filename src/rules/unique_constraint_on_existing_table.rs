@@ -48,8 +48,10 @@ fn refuses_nothing_new(cx: &Context, state: &MigrationState, addition: &UniqueAd
     }
     let table = cx.schema.table(&addition.table)?;
     let key: BTreeSet<&str> = columns.iter().copied().collect();
-    let enforced = cx.schema.indexes_on(&addition.table).any(|index| {
-        index.unique
+    // A unique index production has: one the schema has now, or one dropped earlier in this migration.
+    let enforced = cx.schema.indexes_on(&addition.table).chain(state.dropped_indexes.iter()).any(|index| {
+        index.table == addition.table
+            && index.unique
             && index.predicate.is_none()
             && index.keys.iter().all(|k| k.column().is_some_and(|c| key.contains(c)))
     });
@@ -172,6 +174,12 @@ CREATE TABLE post_like (id serial, person_id bigint NOT NULL REFERENCES person, 
         let base = "CREATE TABLE t (id serial, a int NOT NULL, b int NOT NULL, c int, UNIQUE (a, b));";
         let added = |sql: &str| flagged(&[("001.sql", base), ("002.sql", sql)], "");
         assert_eq!(added("ALTER TABLE t DROP COLUMN id, ADD PRIMARY KEY (a, b), DROP CONSTRAINT t_a_b_key;"), 0);
+        assert_eq!(
+            added("ALTER TABLE t DROP CONSTRAINT t_a_b_key;\nALTER TABLE t ADD PRIMARY KEY (a, b);"),
+            0,
+            "production has the unique constraint until this migration runs"
+        );
+        assert_eq!(added("CREATE UNIQUE INDEX t_ab ON t (a, b) WHERE c > 0;\nALTER TABLE t ADD UNIQUE (a, c);"), 1);
         assert_eq!(added("ALTER TABLE t ADD CONSTRAINT t_abc UNIQUE (a, b, c);"), 0, "wider than an enforced key");
         assert_eq!(added("ALTER TABLE t ADD PRIMARY KEY (a, b, c);"), 1, "c becomes NOT NULL");
         assert_eq!(added("ALTER TABLE t ADD UNIQUE (a, c);"), 1);
