@@ -266,8 +266,17 @@ impl Rule for LockHeldAcrossStatements {
             held.line,
             held.table,
         );
+        let help = match &extension {
+            Extension::Wait { .. } => format!(
+                "Add `SET lock_timeout = '5s';` at the top of the file (the line missing-lock-timeout asks for): a \
+                 bounded wait is not a finding. Or commit before this statement, so {} is released first.",
+                held.table
+            ),
+            Extension::Work { .. } => META.fix.to_string(),
+        };
         let mut finding = cx
             .finding(&META, message)
+            .help(help)
             .fact("lock held", format!("{} on {}", held.mode.as_str(), held.table))
             .fact("lock taken at line", held.line.to_string())
             .fact("extended by", how_long)
@@ -366,6 +375,7 @@ mod tests {
         assert_eq!((f[0].line, f[0].severity), (3, E));
         assert!(f[0].message.contains("waits for ACCESS EXCLUSIVE on b"), "{}", f[0].message);
         assert!(f[0].message.contains("no lock_timeout bounds the wait"), "{}", f[0].message);
+        assert!(f[0].help.starts_with("Add `SET lock_timeout = '5s';` at the top of the file"), "{}", f[0].help);
         assert!(
             f[0].message.ends_with("2 other statement(s) extend the same lock (lines 4 and 5)"),
             "{}",
