@@ -94,12 +94,6 @@ fn transaction_per_file_makes_concurrent_builds_fail() {
     std::fs::write(p.join("migrations/001_t.sql"), "CREATE TABLE t (a int);").unwrap();
     std::fs::write(p.join("migrations/002_i.sql"), "SET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY t_a ON t (a);")
         .unwrap();
-    // dbmate's opt-out marker wins over the configuration for its file.
-    std::fs::write(
-        p.join("migrations/003_j.sql"),
-        "-- migrate:up transaction:false\nSET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY t_a2 ON t (a);\n-- migrate:down\nDROP INDEX t_a2;",
-    )
-    .unwrap();
     let rules = |config: &str| {
         std::fs::write(p.join("sluice.toml"), config).unwrap();
         let output =
