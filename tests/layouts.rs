@@ -314,3 +314,21 @@ fn check_reads_git_revisions_through_the_tool() {
         "{report:#}"
     );
 }
+
+/// The README's table of migration tools is generated from the tools themselves
+/// (`SLUICE_UPDATE_DOCS=1 cargo test --test layouts` rewrites it).
+#[test]
+fn readme_tool_table_equals_the_tools() {
+    const START: &str = "<!-- tools:start -->\n";
+    const END: &str = "<!-- tools:end -->";
+    let table = sluice::schema::tools::markdown_table();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let start = readme.find(START).expect("README has <!-- tools:start -->") + START.len();
+    let end = readme.find(END).expect("README has <!-- tools:end -->");
+    if std::env::var_os("SLUICE_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{}{}", &readme[..start], table, &readme[end..])).unwrap();
+        return;
+    }
+    assert_eq!(&readme[start..end], table, "stale: run SLUICE_UPDATE_DOCS=1 cargo test --test layouts");
+}

@@ -96,13 +96,13 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 }
             }
             let compared = format!("compared the migrations in {} (base) and {} (head)", b.display(), h.display());
-            (root, migrations(&base_dir, &loaded)?, migrations(&head_dir, &loaded)?, queries, None, compared)
+            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, None, compared)
         }
         _ => {
             let repo = git::open(cwd)?;
             let head = git::resolve_head(&repo, args.head.as_deref(), git::in_ci())?;
             let base = git::resolve_base(&repo, args.base.as_deref(), &head)?;
-            let sides = sources::from_git(&repo, &git::Side::Rev(base), &head, &loaded, &query_paths)?;
+            let sides = sources::from_git(&repo, &git::Side::Rev(base), &head, loaded, &query_paths)?;
             let head_name = match head {
                 git::Side::WorkTree => "the working tree".to_string(),
                 git::Side::Rev(oid) => oid.to_string()[..10].to_string(),

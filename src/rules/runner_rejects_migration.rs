@@ -8,7 +8,7 @@ use crate::rules::{Category, Rule, RuleMeta};
 pub static META: RuleMeta = RuleMeta {
     id: "runner-rejects-migration",
     severity: Severity::Error,
-    category: Category::MigrationSafety,
+    category: Category::Meta,
     summary: "The migration tool would refuse this file, cut a statement in the wrong place, or skip it",
     what: "Replays the migration tool's own reading of each file and reports what it would refuse or break: \
 a goose file without `-- +goose Up`, a statement goose cuts at a line ending in `;` inside a function body, \

@@ -100,7 +100,7 @@ pub fn discover(dir: &Path, layout: Layout) -> Result<Vec<Migration>> {
 
 /// The statements a loaded migration sends, as (line, byte range in its text): what `sluice
 /// plan` applies. A piece the tokenizer could not read to the end comes back as its error.
-pub fn deployed_statements(loaded: &Loaded) -> (Vec<(usize, std::ops::Range<usize>)>, Option<(String, usize)>) {
+pub fn deployed_statements(loaded: &Loaded) -> script::Deployed {
     script::deployed_statements(&loaded.text, &loaded.script)
 }
 

@@ -83,9 +83,8 @@ fn parse(text: &str) -> Parsed {
     let mut in_block = false;
     let mut statement: Option<usize> = None;
     let mut block_start = 0;
-    let mut line_number = 0;
-    for (range, line) in script::lines(text) {
-        line_number += 1;
+    for (index, (range, line)) in script::lines(text).enumerate() {
+        let line_number = index + 1;
         let bare = line.trim_end_matches(['\n', '\r']);
         if let Some(annotation) = annotation(bare) {
             match annotation {
@@ -279,7 +278,7 @@ impl Tool for Goose {
                 ));
             }
         }
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.sort_by_key(|k| k.0);
         ordered.migrations = keyed.into_iter().map(|(_, m)| m).collect();
         Ok(ordered)
     }

@@ -266,6 +266,37 @@ pub(crate) fn invalid(tree: &dyn Tree, relative: &Path, line: Option<usize>, mes
     Error::invalid(Path::new(&tree.display(relative)), line, message)
 }
 
+/// The transaction around a whole file: the tool's default (`wraps`, explained by `fact`), unless
+/// `[migrations] transaction_per_file` says otherwise.
+pub(crate) fn file_wrap(options: &Options, wraps: bool, fact: &str) -> Option<Wrap> {
+    match options.transaction_per_file {
+        Some(true) => {
+            Some(Wrap::file("[migrations] transaction_per_file = true: the runner wraps each file in a transaction"))
+        }
+        Some(false) => None,
+        None => wraps.then(|| Wrap::file(fact)),
+    }
+}
+
+/// The README's table of migration tools, generated from each tool's [`Tool::rules`].
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| layout | files | order | transactions and splitting | checked against |\n|---|---|---|---|---|\n",
+    );
+    for tool in TOOLS {
+        let rules = tool.rules();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            layout_name(tool.layout()),
+            rules.files,
+            rules.order,
+            rules.transactions,
+            rules.source
+        ));
+    }
+    out
+}
+
 /// A migration file of a rule's documented example, read as its tool would: a file with
 /// dbmate's `-- migrate:up` as dbmate runs it (its down section the rollback), any other as one
 /// piece the runner wraps or not.
@@ -371,17 +402,5 @@ pub(crate) mod testing {
             .zip(transactions)
             .map(|(s, t)| (file.parsed.statement_text(s).to_string(), t.is_some()))
             .collect()
-    }
-}
-
-/// The transaction around a whole file: the tool's default (`wraps`, explained by `fact`), unless
-/// `[migrations] transaction_per_file` says otherwise.
-pub(crate) fn file_wrap(options: &Options, wraps: bool, fact: &str) -> Option<Wrap> {
-    match options.transaction_per_file {
-        Some(true) => {
-            Some(Wrap::file("[migrations] transaction_per_file = true: the runner wraps each file in a transaction"))
-        }
-        Some(false) => None,
-        None => wraps.then(|| Wrap::file(fact)),
     }
 }

@@ -74,7 +74,7 @@ impl Tool for Refinery {
                 None => {}
             }
         }
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.sort_by_key(|k| k.0);
         ordered.migrations = keyed.into_iter().map(|(_, m)| m).collect();
         Ok(ordered)
     }
@@ -112,9 +112,7 @@ mod tests {
         let ordered = Refinery.order(&tree).unwrap();
         assert_eq!(ordered.migrations.iter().map(|m| m.version.as_str()).collect::<Vec<_>>(), ["1", "2", "3"]);
         assert_eq!(ordered.notices.len(), 2, "the dotted version and the Rust migration are reported");
-        assert_eq!(
-            runs(&Refinery, &MemTree::new(&[("V1__i.sql", "CREATE INDEX CONCURRENTLY i ON t (a);")]), "V1__i.sql")[0].1,
-            true
-        );
+        let tree = MemTree::new(&[("V1__i.sql", "CREATE INDEX CONCURRENTLY i ON t (a);")]);
+        assert!(runs(&Refinery, &tree, "V1__i.sql")[0].1, "always in a transaction");
     }
 }

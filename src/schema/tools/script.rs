@@ -236,9 +236,13 @@ pub fn transactions(file: &SourceFile, script: &Script) -> Vec<Option<Arc<Runner
     statements.iter().map(|s| piece_of(s.span.start).and_then(|i| per_piece[i].clone())).collect()
 }
 
+/// The statements a tool sends, as (1-based line, byte range), and the first tokenizer error in
+/// its pieces as (message, line).
+pub type Deployed = (Vec<(usize, Range<usize>)>, Option<(String, usize)>);
+
 /// The text of the statements a tool sends, with their 1-based lines: what `sluice plan`
 /// applies to build its fixture.
-pub fn deployed_statements(text: &str, script: &Script) -> (Vec<(usize, Range<usize>)>, Option<(String, usize)>) {
+pub fn deployed_statements(text: &str, script: &Script) -> Deployed {
     let mut out = Vec::new();
     let mut error = None;
     for piece in &script.pieces {
@@ -308,7 +312,8 @@ mod tests {
     fn keep_only_blanks_everything_else_but_newlines() {
         let text = "a é\n--rollback DROP TABLE t;\nb\n";
         let start = text.find("DROP").unwrap();
-        let kept = keep_only(text, &[start..start + "DROP TABLE t;".len()]);
+        let rollback = start..start + "DROP TABLE t;".len();
+        let kept = keep_only(text, std::slice::from_ref(&rollback));
         assert_eq!(kept.lines().nth(1).unwrap().trim(), "DROP TABLE t;");
         assert_eq!(kept.len(), text.len(), "é (two bytes) became two spaces: byte offsets stay the file's");
     }

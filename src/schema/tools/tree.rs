@@ -46,7 +46,7 @@ pub fn normalize(path: &Path) -> Option<PathBuf> {
 /// A migrations directory on disk.
 pub struct DiskTree {
     /// Absolute.
-    dir: PathBuf,
+    absolute: PathBuf,
     /// `dir` relative to the project root.
     relative_dir: PathBuf,
     /// The directories searched for nearby files, nearest first.
@@ -74,7 +74,7 @@ impl DiskTree {
                 break;
             }
         }
-        Ok(DiskTree { dir, relative_dir, ancestors, files, display_root: display_root.to_path_buf() })
+        Ok(DiskTree { absolute: dir, relative_dir, ancestors, files, display_root: display_root.to_path_buf() })
     }
 }
 
@@ -84,7 +84,7 @@ impl Tree for DiskTree {
     }
 
     fn read(&self, relative: &Path) -> Result<Option<String>> {
-        let path = self.dir.join(relative);
+        let path = self.absolute.join(relative);
         if !path.is_file() {
             return Ok(None);
         }
@@ -110,7 +110,7 @@ impl Tree for DiskTree {
     }
 
     fn display(&self, relative: &Path) -> String {
-        crate::lint::load::display_path(&self.dir.join(relative), &self.display_root)
+        crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root)
     }
 }
 
