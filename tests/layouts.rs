@@ -332,3 +332,30 @@ fn readme_tool_table_equals_the_tools() {
     }
     assert_eq!(&readme[start..end], table, "stale: run SLUICE_UPDATE_DOCS=1 cargo test --test layouts");
 }
+
+/// Issue 9, item 1: diesel versions `20170804200817` and `2017-09-23-182408` are compared as diesel
+/// compares them (dashes removed, as text), so the ALTER sees the column the CREATE made.
+#[test]
+fn diesel_mixed_version_styles_replay_in_diesel_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    };
+    write("sluice.toml", "[migrations]\ndir = \"migrations\"\n");
+    write(
+        "migrations/20170804200817_a/up.sql",
+        "CREATE TABLE emails (id bigint PRIMARY KEY, created_at timestamp NOT NULL);\n",
+    );
+    write("migrations/2017-09-23-182408_b/up.sql", "ALTER TABLE emails ALTER COLUMN created_at TYPE timestamptz;\n");
+    let report = lint(dir.path());
+    let change = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "change-column-type")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let message = change["message"].as_str().unwrap();
+    assert!(message.contains("timestamp → timestamptz"), "the old type comes from the earlier migration: {message}");
+}

@@ -309,6 +309,21 @@ mod tests {
     }
 
     #[test]
+    fn only_the_pieces_are_deployed() {
+        let text = "-- migrate:up\nCREATE TABLE t (a int);\n-- migrate:down\nDROP TABLE t;\n";
+        let start = text.find("CREATE").unwrap();
+        let end = text.find("-- migrate:down").unwrap();
+        let script = Script {
+            pieces: vec![Piece { range: start..end, sending: Sending::EachStatement, transaction: None }],
+            ..Script::default()
+        };
+        let (statements, error) = deployed_statements(text, &script);
+        assert!(error.is_none());
+        let texts: Vec<(usize, &str)> = statements.iter().map(|(line, r)| (*line, &text[r.clone()])).collect();
+        assert_eq!(texts, [(2, "CREATE TABLE t (a int)")], "`sluice plan` never applies the down section");
+    }
+
+    #[test]
     fn keep_only_blanks_everything_else_but_newlines() {
         let text = "a é\n--rollback DROP TABLE t;\nb\n";
         let start = text.find("DROP").unwrap();
