@@ -6,7 +6,7 @@
 //! problem is reported at one place.
 
 use crate::finding::{Fact, Finding};
-use crate::lint::{self, MigrationSource, Sources};
+use crate::lint::{MigrationSource, Sources};
 use crate::schema::{Origin, Schema};
 use crate::sql::ddl::{AlterAction, Ddl, Name, ObjectKind};
 use crate::sql::query::relations;
@@ -115,7 +115,7 @@ fn touched_tables(sources: &Sources, added: &[MigrationSource]) -> BTreeMap<Name
     let base = sources.migrations.len();
     for (index, source) in sources.migrations.iter().chain(added).enumerate() {
         let file = &source.up;
-        for statement in lint::deployed_statements(file) {
+        for statement in &file.parsed.statements {
             if index >= base {
                 for table in touched(&statement.ddl, &schema) {
                     out.entry(table).or_default().insert(file.display.clone());
@@ -165,12 +165,12 @@ mod tests {
     use std::path::PathBuf;
 
     fn migration(name: &str, sql: &str) -> MigrationSource {
-        MigrationSource {
-            migration: Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), down: None },
-            up: SourceFile::parse(name, sql.into()),
-            down: None,
-            in_transaction: true,
-        }
+        MigrationSource::whole_file(
+            Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), ..Migration::default() },
+            SourceFile::parse(name, sql.into()),
+            None,
+            true,
+        )
     }
 
     fn sources() -> Sources {
@@ -190,6 +190,7 @@ mod tests {
                 ),
                 SourceFile::parse("q/sites.sql", "SELECT name FROM sites;".into()),
             ],
+            ..Sources::default()
         }
     }
 

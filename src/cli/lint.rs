@@ -57,6 +57,9 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         sources.migrations.len(),
         sources.queries.len()
     ));
+    if args.output.explain {
+        report.notes.push(sources.tool.clone());
+    }
     if let Some(since) = &since {
         report.notes.push(format!(
             "Since {}: the {} migration(s) before it were replayed without being reported.",

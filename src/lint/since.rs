@@ -74,16 +74,16 @@ mod tests {
     fn migrations(versions: &[&str]) -> Vec<MigrationSource> {
         versions
             .iter()
-            .map(|v| MigrationSource {
-                migration: Migration {
+            .map(|v| {
+                let migration = Migration {
                     version: v.to_string(),
                     name: "m".into(),
                     up: PathBuf::from(format!("{v}_m.sql")),
                     down: None,
-                },
-                up: SourceFile::parse(format!("migrations/{v}_m.sql"), String::new()),
-                down: None,
-                in_transaction: false,
+                    repeatable: false,
+                };
+                let up = SourceFile::parse(format!("migrations/{v}_m.sql"), String::new());
+                MigrationSource::whole_file(migration, up, None, false)
             })
             .collect()
     }

@@ -108,7 +108,13 @@ impl Rule for MissingLockTimeout {
 
     fn finish_file(&self, file: &SourceFile, findings: &mut Vec<Finding>) {
         let in_transaction = transaction_of(file);
-        fold(findings, META.id, Head::First, &in_transaction, |head, later| {
+        // One finding per explicit BEGIN … COMMIT, and per transaction the tool opens (a Liquibase
+        // changeset, a dbmate section), which the `transaction` fact names.
+        let scope_of = |f: &Finding| {
+            let tool = f.facts.iter().find(|x| x.name == "transaction").map(|x| x.value.clone());
+            (in_transaction(f), tool)
+        };
+        fold(findings, META.id, Head::First, scope_of, |head, later| {
             let scope = if in_transaction(head).is_some() { "transaction" } else { "file" };
             head.message = format!(
                 "{}; {} later statement(s) in this {scope} ({}) lock existing tables too, and the one SET lock_timeout \
