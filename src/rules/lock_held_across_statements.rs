@@ -1,7 +1,7 @@
 use super::grouping::{fold, lines, Head};
 use super::{Context, HeldLock, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Fact, Finding, Severity};
-use crate::rules::locks::{is_unknown_index_table, table_locks, Lock};
+use crate::rules::locks::Lock;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name};
 
@@ -11,25 +11,23 @@ pub static META: RuleMeta = RuleMeta {
     id: "lock-held-across-statements",
     severity: Severity::Error,
     category: Category::MigrationSafety,
-    summary: "Slow work, or an unbounded lock wait, while the transaction holds a blocking lock on an existing table",
+    summary: "Slow work while the transaction holds a blocking lock on an existing table",
     what: "Once a statement takes ACCESS EXCLUSIVE (or SHARE, SHARE ROW EXCLUSIVE) on an existing table inside a \
 transaction — an explicit `BEGIN … COMMIT` or the runner's per-file transaction — that lock is held until COMMIT. \
-Flags what keeps it held for long: slow work (an index build, a table rewrite or scan, a constraint validation, \
-an UPDATE or DELETE, copying rows with INSERT … SELECT or CREATE TABLE … AS, REFRESH MATERIALIZED VIEW), or \
-waiting for a lock on another existing table with no `lock_timeout` in force. Instant catalog changes (ADD \
-COLUMN without a volatile default, SET/DROP DEFAULT, DROP NOT NULL, renames, DROP INDEX, comments, grants, \
-functions, views) are not flagged, nor lock waits bounded by `lock_timeout`. Slow work on the locked table \
-itself that its own rule already reports (an index build, a rewrite, a validating constraint, a whole-table \
-backfill) is left to that rule. One finding per held lock, naming the lock, the slow statement and how long it \
-extends the lock; severity follows the size of the table the slow work runs on (an UPDATE with a WHERE on a \
-table of unknown size is a warning).",
+Flags the slow work that keeps it held: an index build, a table rewrite or scan, a constraint validation, an \
+UPDATE or DELETE, copying rows with INSERT … SELECT or CREATE TABLE … AS, REFRESH MATERIALIZED VIEW. Instant \
+catalog changes (ADD COLUMN without a volatile default, SET/DROP DEFAULT, DROP NOT NULL, renames, DROP INDEX, \
+comments, grants, functions, views) are not flagged. Waiting for another table's lock with no `lock_timeout` in \
+force is the other way to hold the lock for long; it has the same cause and fix as `missing-lock-timeout`, which \
+reports it as an error naming the lock held. Slow work on the locked table itself that its own rule already \
+reports (an index build, a rewrite, a validating constraint, a whole-table backfill) is left to that rule. One \
+finding per held lock, naming the lock, the slow statement and how long it extends the lock; severity follows the \
+size of the table the slow work runs on (an UPDATE with a WHERE on a table of unknown size is a warning).",
     why: "Locks are held until COMMIT: the table stays blocked for the duration of everything that follows, not \
 just the quick ALTER. A backfill or an index build after an instant ALTER turns a one-millisecond lock into \
-minutes of failed requests; waiting without a timeout for a second table keeps the first blocked for as long as \
-the slowest query on the second runs.",
+minutes of failed requests.",
     fix: "Commit right after the statement that takes the lock: put the slow work (backfills, index builds, \
-validations) in its own transaction or migration, and set `lock_timeout` so a lock wait fails fast instead of \
-blocking the tables already locked.",
+validations) in its own transaction or migration.",
     bad: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id bigint PRIMARY KEY, status text);
@@ -54,13 +52,16 @@ CREATE INDEX CONCURRENTLY customers_tier ON customers (tier);",
     equivalents: "squawk: none; strong_migrations: none; eugene: E4",
 };
 
-/// Why a statement keeps the held lock for long.
+/// Slow work that keeps the held lock: its duration grows with `table` (empty: unknown).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Extension {
-    /// Work whose duration grows with `table`; `what` is what it does, `how_long` the time it adds.
-    Work { table: Name, what: String, how_long: &'static str, selective: bool },
-    /// Waits for `lock` on another existing table, with no lock_timeout to bound the wait.
-    Wait { table: Name, lock: Lock },
+struct Work {
+    table: Name,
+    /// What it does ("builds index b_y on b").
+    what: String,
+    /// The time it adds ("an index build").
+    how_long: &'static str,
+    /// Only the rows a WHERE selects: how many is unknown without the table's size.
+    selective: bool,
 }
 
 /// Why `action` on an existing table is slow (rewrite, scan, index build), if it is.
@@ -135,13 +136,13 @@ fn read_tables(cx: &Context, except: &str) -> Vec<Name> {
         .collect()
 }
 
-/// What the statement does under `held` that keeps the lock for long, if anything.
-fn extension(cx: &Context, held: &HeldLock, lock_timeout: bool) -> Option<Extension> {
+/// The slow work the statement does under `held`, if any.
+fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
     let existing = |t: &str| cx.is_existing_table(t);
     let work = |table: &Name, what: String, how_long: &'static str| {
-        existing(table).then(|| Extension::Work { table: table.clone(), what, how_long, selective: false })
+        existing(table).then(|| Work { table: table.clone(), what, how_long, selective: false })
     };
-    let slow = match &cx.statement.ddl {
+    match &cx.statement.ddl {
         // Its own rule (create-index-non-concurrently) reports a build on the locked table.
         Ddl::CreateIndex(index) if !index.concurrently && index.table != held.table => work(
             &index.table,
@@ -167,7 +168,7 @@ fn extension(cx: &Context, held: &HeldLock, lock_timeout: bool) -> Option<Extens
             } else if whole {
                 work(table, format!("{verb} of every row of {table}"), "an update of every row")
             } else {
-                existing(table).then(|| Extension::Work {
+                existing(table).then(|| Work {
                     table: table.clone(),
                     what: format!("{verb} of the rows of {table} its WHERE selects"),
                     how_long: "the whole statement",
@@ -181,67 +182,39 @@ fn extension(cx: &Context, held: &HeldLock, lock_timeout: bool) -> Option<Extens
         Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name)
             .first()
             .and_then(|source| work(source, format!("CREATE TABLE {name} AS copying rows of {source}"), "a full scan")),
-        Ddl::Reindex { concurrently: false, target } => Some(Extension::Work {
+        Ddl::Reindex { concurrently: false, target } => Some(Work {
             table: String::new(),
             what: format!("REINDEX {target} rebuilds its indexes"),
             how_long: "an index build",
             selective: false,
         }),
-        Ddl::Other(keywords) if keywords.starts_with("REFRESH MATERIALIZED VIEW") => Some(Extension::Work {
+        Ddl::Other(keywords) if keywords.starts_with("REFRESH MATERIALIZED VIEW") => Some(Work {
             table: String::new(),
             what: "REFRESH MATERIALIZED VIEW recomputes the view's query".into(),
             how_long: "the whole query",
             selective: false,
         }),
         _ => None,
-    };
-    if slow.is_some() {
-        return slow;
     }
-    if lock_timeout {
-        return None;
-    }
-    table_locks(&cx.statement.ddl, cx.schema)
-        .into_iter()
-        // The unknown table of an index the history never showed may well be the locked table itself.
-        .find(|(t, _)| {
-            *t != held.table
-                && existing(t)
-                && !cx.schema.views.contains_key(t)
-                && !is_unknown_index_table(t)
-                && !is_unknown_index_table(&held.table)
-        })
-        .map(|(table, lock)| Extension::Wait { table, lock })
 }
 
-/// How big the extension is: the severity and the words for the time it adds.
-fn weigh(cx: &Context, held: &HeldLock, extension: &Extension) -> Option<(Severity, String)> {
-    match extension {
-        Extension::Work { table, how_long, selective, .. } => {
-            let size = if table.is_empty() { TableSize::Unknown } else { cx.table_size(table) };
-            let severity = match size {
-                TableSize::Tiny(_) => return None,
-                TableSize::Medium(_) => Severity::Warning,
-                TableSize::Unknown if *selective => Severity::Warning,
-                TableSize::Large(_) | TableSize::Unknown => Severity::Error,
-            };
-            let on = match size {
-                _ if table.is_empty() => String::new(),
-                TableSize::Unknown => format!(" on {table}, whose size is unknown"),
-                TableSize::Tiny(r) | TableSize::Medium(r) | TableSize::Large(r) => {
-                    format!(" on {table} ({} rows)", r.rows)
-                }
-            };
-            Some((severity, format!("for {how_long}{on}")))
+/// How big the slow work is: the severity and the words for the time it adds.
+fn weigh(cx: &Context, work: &Work) -> Option<(Severity, String)> {
+    let size = if work.table.is_empty() { TableSize::Unknown } else { cx.table_size(&work.table) };
+    let severity = match size {
+        TableSize::Tiny(_) => return None,
+        TableSize::Medium(_) => Severity::Warning,
+        TableSize::Unknown if work.selective => Severity::Warning,
+        TableSize::Large(_) | TableSize::Unknown => Severity::Error,
+    };
+    let on = match size {
+        _ if work.table.is_empty() => String::new(),
+        TableSize::Unknown => format!(" on {}, whose size is unknown", work.table),
+        TableSize::Tiny(r) | TableSize::Medium(r) | TableSize::Large(r) => {
+            format!(" on {} ({} rows)", work.table, r.rows)
         }
-        Extension::Wait { table, .. } => {
-            let severity = cx.lock_severity(&held.table)?;
-            Some((
-                severity,
-                format!("for as long as the longest transaction on {table} runs: no lock_timeout bounds the wait"),
-            ))
-        }
-    }
+    };
+    Some((severity, format!("for {}{on}", work.how_long)))
 }
 
 impl Rule for LockHeldAcrossStatements {
@@ -252,31 +225,19 @@ impl Rule for LockHeldAcrossStatements {
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
         let Some(state) = cx.migration() else { return };
         let Some(held) = &state.held_lock else { return };
-        let Some(extension) = extension(cx, held, state.has_lock_timeout()) else { return };
-        let Some((severity, how_long)) = weigh(cx, held, &extension) else { return };
+        let Some(work) = slow_work(cx, held) else { return };
+        let Some((severity, how_long)) = weigh(cx, &work) else { return };
         let blocked = if held.mode == Lock::AccessExclusive { "unreadable and unwritable" } else { "unwritable" };
-        let doing = match &extension {
-            Extension::Work { what, .. } => what.clone(),
-            Extension::Wait { table, lock } => format!("waits for {} on {table}", lock.as_str()),
-        };
         let message = format!(
-            "the transaction holds {} on {} (taken at line {}) while this statement {doing}: {} stays {blocked} {how_long}",
+            "the transaction holds {} on {} (taken at line {}) while this statement {}: {} stays {blocked} {how_long}",
             held.mode.as_str(),
             held.table,
             held.line,
+            work.what,
             held.table,
         );
-        let help = match &extension {
-            Extension::Wait { .. } => format!(
-                "Add `SET lock_timeout = '5s';` at the top of the file (the line missing-lock-timeout asks for): a \
-                 bounded wait is not a finding. Or commit before this statement, so {} is released first.",
-                held.table
-            ),
-            Extension::Work { .. } => META.fix.to_string(),
-        };
         let mut finding = cx
             .finding(&META, message)
-            .help(help)
             .fact("lock held", format!("{} on {}", held.mode.as_str(), held.table))
             .fact("lock taken at line", held.line.to_string())
             .fact("extended by", how_long)
@@ -369,25 +330,14 @@ mod tests {
                      ALTER TABLE b ALTER COLUMN y SET DEFAULT 1;\nALTER TABLE c RENAME COLUMN id TO c_id;\nCOMMENT ON TABLE a IS 'a';\n\
                      CREATE TABLE d (id int);\nCREATE INDEX d_id ON d (id);\nCREATE VIEW v AS SELECT id FROM a;\nINSERT INTO b VALUES (1, 2);\nCOMMIT;";
         assert_eq!(lines(quick, false), []);
-        // Without the timeout, waiting for b's lock keeps a blocked for as long as b's longest query.
-        let f = found(&quick.replacen("SET lock_timeout = '5s';\n", "", 1), false, "");
-        assert_eq!(f.len(), 1, "one finding per held lock: {f:#?}");
-        assert_eq!((f[0].line, f[0].severity), (3, E));
-        assert!(f[0].message.contains("waits for ACCESS EXCLUSIVE on b"), "{}", f[0].message);
-        assert!(f[0].message.contains("no lock_timeout bounds the wait"), "{}", f[0].message);
-        assert!(f[0].help.starts_with("Add `SET lock_timeout = '5s';` at the top of the file"), "{}", f[0].help);
-        assert!(
-            f[0].message.ends_with("2 other statement(s) extend the same lock (lines 4 and 5)"),
-            "{}",
-            f[0].message
-        );
-    }
-
-    #[test]
-    fn an_index_the_history_never_showed_may_be_on_the_locked_table() {
-        assert_eq!(lines("ALTER TABLE a ADD COLUMN z int;\nDROP INDEX never_seen_idx;", true), []);
-        assert_eq!(lines("DROP INDEX never_seen_idx;\nALTER TABLE a ADD COLUMN z int;", true), []);
-        assert_eq!(lines("DROP INDEX a_x;\nALTER TABLE b ADD COLUMN z int;", true), [(2, E)]);
+        // Without the timeout, waiting for b's lock keeps a blocked too: missing-lock-timeout's
+        // finding (an error then), not a second one here.
+        let unbounded = quick.replacen("SET lock_timeout = '5s';\n", "", 1);
+        assert_eq!(lines(&unbounded, false), []);
+        let all = lint_with(&[("001.sql", TABLES), ("002.sql", &unbounded)], &Setup::default());
+        let timeout = of(&all, "missing-lock-timeout");
+        assert_eq!(timeout.len(), 1);
+        assert_eq!(timeout[0].severity, E);
     }
 
     #[test]

@@ -106,6 +106,16 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                 }
             }
         }
+        // A new table's foreign keys lock the tables they reference (adding the checking triggers).
+        Ddl::CreateTable { name, columns, constraints, .. } => {
+            for c in columns.iter().flat_map(|c| &c.constraints).chain(constraints) {
+                if let ConstraintKind::ForeignKey { references, .. } = &c.kind {
+                    if references != name {
+                        add(references.clone(), Lock::ShareRowExclusive);
+                    }
+                }
+            }
+        }
         _ => {}
     }
     out
@@ -147,5 +157,10 @@ mod tests {
         assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t"), [("t".into(), Lock::AccessExclusive)]);
         assert_eq!(locks("DROP VIEW v, w"), [("v".into(), Lock::AccessExclusive), ("w".into(), Lock::AccessExclusive)]);
         assert!(locks("CREATE OR REPLACE VIEW v AS SELECT 1").is_empty(), "a view the schema does not have is new");
+        assert_eq!(
+            locks("CREATE TABLE t (id bigint PRIMARY KEY, o bigint REFERENCES orgs, p bigint REFERENCES t, FOREIGN KEY (o) REFERENCES users (id))"),
+            [("orgs".into(), Lock::ShareRowExclusive), ("users".into(), Lock::ShareRowExclusive)],
+            "a new table's foreign keys lock what they reference"
+        );
     }
 }

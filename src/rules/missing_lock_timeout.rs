@@ -1,7 +1,7 @@
 use super::grouping::{fold, lines, Head};
-use super::{Context, Rule, RuleMeta, SourceFile, TableSize};
+use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::table_locks;
+use crate::rules::locks::{is_unknown_index_table, table_locks};
 use crate::rules::Category;
 use crate::sql::ddl::Ddl;
 
@@ -16,8 +16,10 @@ pub static META: RuleMeta = RuleMeta {
 SHARE on a table that existed before this migration (ALTER TABLE, CREATE INDEX, DROP INDEX/TABLE, TRUNCATE, \
 foreign keys) when no `SET lock_timeout` (or `SET LOCAL lock_timeout` in the current transaction) precedes it. \
 One finding per file — per explicit transaction when the file has several — listing the later statements the \
-same `SET` would cover. Warning; error when any of those tables is at or above `large_table_rows`; silent on \
-tiny ones.",
+same `SET` would cover. Warning; error when any of those tables is at or above `large_table_rows`, or when a \
+statement waits for its lock while the transaction already holds a blocking lock on another existing table \
+(that table then stays blocked for the whole wait: the unbounded kind of `lock-held-across-statements`, same \
+cause and fix, reported once here, naming the lock held); silent on tiny tables.",
     why: "The lock waits behind any long-running query on the table, and every query that arrives afterwards \
 queues behind the waiting lock: a one-millisecond ALTER becomes a full outage for as long as the slowest \
 transaction runs.",
@@ -65,6 +67,21 @@ fn transaction_of(file: &SourceFile) -> impl Fn(&Finding) -> Option<usize> {
     move |finding| blocks.iter().position(|(begin, end)| (*begin..=*end).contains(&finding.line))
 }
 
+const HELD_FACT: &str = "lock held while waiting";
+
+/// The lock this transaction already holds on another existing table while the statement waits
+/// for `waiting_on`, with the severity of keeping that table blocked for an unbounded wait: the
+/// missing timeout then blocks two tables, not one (what `lock-held-across-statements` calls an
+/// unbounded wait; one root cause, reported here once).
+fn held_while_waiting(cx: &Context, state: &MigrationState, waiting_on: &str) -> Option<(HeldLock, Severity)> {
+    let held = state.held_lock.as_ref()?;
+    let unknown = |t: &str| is_unknown_index_table(t) || cx.schema.views.contains_key(t);
+    if held.table == waiting_on || unknown(waiting_on) || unknown(&held.table) {
+        return None;
+    }
+    Some((held.clone(), cx.lock_severity(&held.table)?))
+}
+
 impl Rule for MissingLockTimeout {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -91,17 +108,30 @@ impl Rule for MissingLockTimeout {
                 worst = Some((severity, table, lock.as_str()));
             }
         }
-        let Some((severity, table, lock)) = worst else { return };
+        let Some((mut severity, table, lock)) = worst else { return };
+        let mut message = format!(
+            "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
+        );
+        let holding = held_while_waiting(cx, state, &table);
+        if let Some((held, held_severity)) = &holding {
+            severity = severity.max(*held_severity);
+            message.push_str(&format!(
+                ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
+                held.mode.as_str(),
+                held.table,
+                held.line,
+                held.table
+            ));
+        }
         let mut finding = cx
-            .finding(
-                &META,
-                format!(
-                    "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
-                ),
-            )
+            .finding(&META, message)
             .help(fix_text(cx.statement.span.line, state.explicit_transaction))
             .fact("table rows", tables.join("; "))
             .fact("transaction", cx.transaction_fact());
+        if let Some((held, _)) = holding {
+            finding = finding
+                .fact(HELD_FACT, format!("{} on {} (taken at line {})", held.mode.as_str(), held.table, held.line));
+        }
         finding.severity = severity;
         out.push(finding);
     }
@@ -141,6 +171,21 @@ impl Rule for MissingLockTimeout {
                 name: "later statements covered".into(),
                 value: format!("{}: {}", later.len(), lines(later)),
             });
+            let waits: Vec<Finding> =
+                later.iter().filter(|f| f.facts.iter().any(|x| x.name == HELD_FACT)).cloned().collect();
+            if let Some(first) = waits.first() {
+                let held =
+                    first.facts.iter().find(|x| x.name == HELD_FACT).map(|x| x.value.clone()).unwrap_or_default();
+                let verb = if waits.len() == 1 { "waits" } else { "wait" };
+                head.message.push_str(&format!(
+                    "; {} {verb} for a lock while the transaction holds {held}, which stays blocked for as long as \
+                     the wait lasts",
+                    lines(&waits)
+                ));
+                if !head.facts.iter().any(|x| x.name == HELD_FACT) {
+                    head.facts.push(crate::finding::Fact { name: HELD_FACT.into(), value: held });
+                }
+            }
         });
     }
 }
@@ -205,6 +250,17 @@ mod tests {
         of(&all, META.id).into_iter().cloned().collect()
     }
 
+    fn folded_in(sql: &str, runner: bool) -> Vec<Finding> {
+        let all = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE TABLE p (id bigint PRIMARY KEY);"),
+                ("002.sql", sql),
+            ],
+            &Setup { in_transaction: runner, ..Setup::default() },
+        );
+        of(&all, META.id).into_iter().cloned().collect()
+    }
+
     fn fact<'f>(finding: &'f Finding, name: &str) -> &'f str {
         finding.facts.iter().find(|f| f.name == name).map(|f| f.value.as_str()).unwrap_or("")
     }
@@ -240,6 +296,39 @@ mod tests {
         assert!(found[2].help.contains("at the top of the file"), "{}", found[2].help);
         // Set once at the top, the timeout covers every transaction.
         assert!(folded("SET lock_timeout = '3s';\nBEGIN;\nALTER TABLE t ADD COLUMN b int;\nCOMMIT;\n", "").is_empty());
+    }
+
+    #[test]
+    fn a_wait_while_the_transaction_holds_another_lock_is_an_error_naming_that_lock() {
+        let sql = "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE p ADD COLUMN c int;\n";
+        let f = &folded_in(sql, true)[0];
+        assert_eq!((f.line, f.severity), (1, Severity::Error), "{f:#?}");
+        assert!(
+            f.message.ends_with(
+                "; line 2 waits for a lock while the transaction holds ACCESS EXCLUSIVE on t (taken at line 1), which \
+                 stays blocked for as long as the wait lasts"
+            ),
+            "{}",
+            f.message
+        );
+        assert_eq!(fact(f, "lock held while waiting"), "ACCESS EXCLUSIVE on t (taken at line 1)");
+        // Each statement on its own: no lock is held across them.
+        assert_eq!(folded_in(sql, false)[0].severity, Severity::Warning);
+        // The same table twice, or an index the history never showed (maybe on t itself): one lock.
+        assert_eq!(
+            folded_in("ALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD COLUMN c int;\n", true)[0].severity,
+            Severity::Warning
+        );
+        assert_eq!(
+            folded_in("ALTER TABLE t ADD COLUMN b int;\nDROP INDEX never_seen;\n", true)[0].severity,
+            Severity::Warning
+        );
+        // A tiny table held is not blocked for long.
+        let tiny = lint_with(
+            &[("001.sql", "CREATE TABLE t (id bigint); CREATE TABLE p (id bigint);"), ("002.sql", sql)],
+            &Setup { tables: "[rows]\nt = 5\n", in_transaction: true, ..Setup::default() },
+        );
+        assert_eq!(of(&tiny, META.id)[0].severity, Severity::Warning);
     }
 
     #[test]
