@@ -58,12 +58,14 @@ pub fn fold<K: PartialEq>(
     });
 }
 
-/// "lines 4, 9 and 12".
+/// "lines 4, 9 and 12"; past eight lines, "lines 4, 9, … and 30 more".
 pub fn lines(findings: &[Finding]) -> String {
+    const SHOWN: usize = 8;
     let lines: Vec<String> = findings.iter().map(|f| f.line.to_string()).collect();
     match lines.as_slice() {
         [] => String::new(),
         [one] => format!("line {one}"),
+        many if many.len() > SHOWN => format!("lines {} and {} more", many[..SHOWN].join(", "), many.len() - SHOWN),
         [rest @ .., last] => format!("lines {} and {last}", rest.join(", ")),
     }
 }
@@ -103,6 +105,13 @@ mod tests {
                 (7, "at 7", Severity::Warning),
             ]
         );
+    }
+
+    #[test]
+    fn long_line_lists_are_cut() {
+        let many: Vec<Finding> = (1..=10).map(|l| f("r", l, Severity::Warning, "a")).collect();
+        assert_eq!(lines(&many), "lines 1, 2, 3, 4, 5, 6, 7, 8 and 2 more");
+        assert_eq!(lines(&many[..3]), "lines 1, 2 and 3");
     }
 
     #[test]

@@ -64,8 +64,13 @@ struct Work {
     selective: bool,
 }
 
-/// Why `action` on an existing table is slow (rewrite, scan, index build), if it is.
-fn slow_action(action: &AlterAction, old_type: impl Fn(&str) -> Option<String>) -> Option<(String, &'static str)> {
+/// What `action` on `table` does that is slow (rewrite, scan, index build), if anything, completing
+/// "while this statement …", and the time it adds.
+fn slow_action(
+    action: &AlterAction,
+    table: &str,
+    old_type: impl Fn(&str) -> Option<String>,
+) -> Option<(String, &'static str)> {
     let validated = |c: &crate::sql::ddl::Constraint| {
         !c.not_valid && matches!(c.kind, ConstraintKind::Check { .. } | ConstraintKind::ForeignKey { .. })
     };
@@ -75,40 +80,41 @@ fn slow_action(action: &AlterAction, old_type: impl Fn(&str) -> Option<String>) 
     match action {
         AlterAction::AddColumn { column, .. } => {
             if let Some(reason) = super::add_column_volatile_default::rewrite_reason(column, u32::MAX) {
-                Some((format!("rewrites the table to add column {} ({reason})", column.name), "a full rewrite"))
+                Some((format!("rewrites {table} to add column {} ({reason})", column.name), "a full rewrite"))
             } else if column.constraints.iter().any(builds_index) {
-                Some((format!("builds a unique index for column {}", column.name), "an index build"))
+                Some((format!("builds a unique index on {table} for new column {}", column.name), "an index build"))
             } else {
-                column
-                    .constraints
-                    .iter()
-                    .any(validated)
-                    .then(|| (format!("checks every row against column {}'s constraint", column.name), "a full scan"))
+                column.constraints.iter().any(validated).then(|| {
+                    (
+                        format!("checks every row of {table} against new column {}'s constraint", column.name),
+                        "a full scan",
+                    )
+                })
             }
         }
         AlterAction::AddConstraint(c) if builds_index(c) => {
-            Some(("builds the index of a new unique or primary key constraint".into(), "an index build"))
+            Some((format!("builds the index of a new unique or primary key constraint on {table}"), "an index build"))
         }
         AlterAction::AddConstraint(c) if validated(c) => {
-            Some(("validates a new constraint against every row".into(), "a full scan"))
+            Some((format!("checks every row of {table} against a new constraint"), "a full scan"))
         }
         AlterAction::ValidateConstraint { name } => {
-            Some((format!("validates constraint {name} against every row"), "a full scan"))
+            Some((format!("validates constraint {name} against every row of {table}"), "a full scan"))
         }
         AlterAction::SetNotNull { column } => {
-            Some((format!("scans every row to set {column} NOT NULL"), "a full scan"))
+            Some((format!("scans every row of {table} to set {column} NOT NULL"), "a full scan"))
         }
         AlterAction::SetType { column, data_type, using } => {
             let coercible = using.is_none()
                 && old_type(column).is_some_and(|old| super::change_column_type::is_binary_coercible(&old, data_type));
-            (!coercible).then(|| (format!("rewrites the table to change {column} to {data_type}"), "a full rewrite"))
+            (!coercible).then(|| (format!("rewrites {table} to change {column} to {data_type}"), "a full rewrite"))
         }
         AlterAction::Other(text) => {
             let text = text.to_lowercase();
             ["set logged", "set unlogged", "set tablespace", "set access method"]
                 .iter()
                 .any(|k| text.contains(k))
-                .then(|| (format!("rewrites the table ({text})"), "a full rewrite"))
+                .then(|| (format!("rewrites {table} ({text})"), "a full rewrite"))
         }
         _ => None,
     }
@@ -156,41 +162,41 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
                 .iter()
                 // On the locked table, only VALIDATE has no rule of its own that reports it.
                 .filter(|a| *table != held.table || matches!(a, AlterAction::ValidateConstraint { .. }))
-                .find_map(|a| slow_action(a, old_type))
-                .and_then(|(what, how_long)| work(table, format!("{what} of {table}"), how_long))
+                .find_map(|a| slow_action(a, table, &old_type))
+                .and_then(|(what, how_long)| work(table, what, how_long))
         }
         Ddl::Update { table, has_where } | Ddl::Delete { table, has_where } if !table.is_empty() => {
-            let verb = if matches!(cx.statement.ddl, Ddl::Update { .. }) { "UPDATE" } else { "DELETE" };
+            let verb = if matches!(cx.statement.ddl, Ddl::Update { .. }) { "updates" } else { "deletes" };
             let whole = !has_where || super::unbatched_backfill::whole_table_reason(cx, table).is_some();
             // A whole-table backfill of the locked table is unbatched-backfill's finding.
             if whole && *table == held.table {
                 None
             } else if whole {
-                work(table, format!("{verb} of every row of {table}"), "an update of every row")
+                work(table, format!("{verb} every row of {table}"), "a statement over every row")
             } else {
                 existing(table).then(|| Work {
                     table: table.clone(),
-                    what: format!("{verb} of the rows of {table} its WHERE selects"),
+                    what: format!("{verb} the rows of {table} its WHERE selects"),
                     how_long: "the whole statement",
                     selective: true,
                 })
             }
         }
         Ddl::Insert { table } if copies_rows(cx) => read_tables(cx, table).first().and_then(|source| {
-            work(source, format!("INSERT … SELECT copying rows of {source} into {table}"), "a full scan")
+            work(source, format!("copies rows of {source} into {table} (INSERT … SELECT)"), "a full scan")
         }),
         Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name)
             .first()
-            .and_then(|source| work(source, format!("CREATE TABLE {name} AS copying rows of {source}"), "a full scan")),
+            .and_then(|source| work(source, format!("creates {name} from the rows of {source}"), "a full scan")),
         Ddl::Reindex { concurrently: false, target } => Some(Work {
             table: String::new(),
-            what: format!("REINDEX {target} rebuilds its indexes"),
+            what: format!("rebuilds the indexes of {target} (REINDEX)"),
             how_long: "an index build",
             selective: false,
         }),
         Ddl::Other(keywords) if keywords.starts_with("REFRESH MATERIALIZED VIEW") => Some(Work {
             table: String::new(),
-            what: "REFRESH MATERIALIZED VIEW recomputes the view's query".into(),
+            what: "recomputes a materialized view (REFRESH MATERIALIZED VIEW)".into(),
             how_long: "the whole query",
             selective: false,
         }),
