@@ -70,13 +70,13 @@ fn transaction_of(file: &SourceFile) -> impl Fn(&Finding) -> Option<usize> {
 const HELD_FACT: &str = "lock held while waiting";
 
 /// The lock this transaction already holds on another existing table while the statement waits
-/// for `waiting_on`, with the severity of keeping that table blocked for an unbounded wait: the
+/// for one of `waiting_on`, with the severity of keeping that table blocked for an unbounded wait: the
 /// missing timeout then blocks two tables, not one (what `lock-held-across-statements` calls an
 /// unbounded wait; one root cause, reported here once).
-fn held_while_waiting(cx: &Context, state: &MigrationState, waiting_on: &str) -> Option<(HeldLock, Severity)> {
+fn held_while_waiting(cx: &Context, state: &MigrationState, waiting_on: &[String]) -> Option<(HeldLock, Severity)> {
     let held = state.held_lock.as_ref()?;
     let unknown = |t: &str| is_unknown_index_table(t) || cx.schema.views.contains_key(t);
-    if held.table == waiting_on || unknown(waiting_on) || unknown(&held.table) {
+    if unknown(&held.table) || !waiting_on.iter().any(|t| *t != held.table && !unknown(t)) {
         return None;
     }
     Some((held.clone(), cx.lock_severity(&held.table)?))
@@ -94,6 +94,7 @@ impl Rule for MissingLockTimeout {
         }
         let mut worst: Option<(Severity, String, &'static str)> = None;
         let mut tables = Vec::new();
+        let mut locked = Vec::new();
         for (table, lock) in table_locks(&cx.statement.ddl, cx.schema) {
             if !lock.blocks_writes() || !cx.is_existing_table(&table) {
                 continue;
@@ -104,6 +105,7 @@ impl Rule for MissingLockTimeout {
                 TableSize::Medium(_) | TableSize::Unknown => Severity::Warning,
             };
             tables.push(format!("{table}: {}", cx.size_fact(&table)));
+            locked.push(table.clone());
             if worst.as_ref().is_none_or(|(s, _, _)| severity > *s) {
                 worst = Some((severity, table, lock.as_str()));
             }
@@ -112,7 +114,7 @@ impl Rule for MissingLockTimeout {
         let mut message = format!(
             "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
         );
-        let holding = held_while_waiting(cx, state, &table);
+        let holding = held_while_waiting(cx, state, &locked);
         if let Some((held, held_severity)) = &holding {
             severity = severity.max(*held_severity);
             message.push_str(&format!(
@@ -323,6 +325,9 @@ mod tests {
             folded_in("ALTER TABLE t ADD COLUMN b int;\nDROP INDEX never_seen;\n", true)[0].severity,
             Severity::Warning
         );
+        // A foreign key from the locked table waits for the table it references.
+        let fk = "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD CONSTRAINT t_b_fk FOREIGN KEY (b) REFERENCES p (id) NOT VALID;\n";
+        assert_eq!(folded_in(fk, true)[0].severity, Severity::Error);
         // A tiny table held is not blocked for long.
         let tiny = lint_with(
             &[("001.sql", "CREATE TABLE t (id bigint); CREATE TABLE p (id bigint);"), ("002.sql", sql)],
