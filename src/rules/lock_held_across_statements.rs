@@ -162,7 +162,7 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
                 .iter()
                 // On the locked table, only VALIDATE has no rule of its own that reports it.
                 .filter(|a| *table != held.table || matches!(a, AlterAction::ValidateConstraint { .. }))
-                .find_map(|a| slow_action(a, table, &old_type))
+                .find_map(|a| slow_action(a, table, old_type))
                 .and_then(|(what, how_long)| work(table, what, how_long))
         }
         Ddl::Update { table, has_where } | Ddl::Delete { table, has_where } if !table.is_empty() => {
