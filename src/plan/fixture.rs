@@ -29,13 +29,29 @@ pub struct MigrationSql {
     pub name: String,
     pub path: PathBuf,
     pub sql: String,
+    /// The statements the migration tool sends, as (line, byte range in `sql`): not a down
+    /// section, a rollback comment or a marker (see `schema::tools`). `None`: every statement.
+    pub deployed: Option<Vec<(usize, std::ops::Range<usize>)>>,
 }
 
 impl MigrationSql {
     pub fn load(path: PathBuf) -> Result<MigrationSql> {
         let sql = crate::error::read_text(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(MigrationSql { name, path, sql })
+        Ok(MigrationSql { name, path, sql, deployed: None })
+    }
+
+    /// The statements to apply, as (line, text).
+    fn statements(&self) -> Result<Vec<(usize, &str)>> {
+        if let Some(deployed) = &self.deployed {
+            return Ok(deployed.iter().map(|(line, range)| (*line, &self.sql[range.clone()])).collect());
+        }
+        let split = crate::sql::split::split(&self.sql);
+        if let Some(unread) = split.unterminated() {
+            return Err(Error::invalid(&self.path, Some(unread.span.line), unread.message()));
+        }
+        // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
+        Ok(split.statement_spans().into_iter().map(|span| (span.line, &self.sql[span.start..span.end])).collect())
     }
 }
 
@@ -43,17 +59,11 @@ impl MigrationSql {
 /// file and line of a statement the server rejects.
 pub async fn apply_migrations(client: &Client, migrations: &[MigrationSql]) -> Result<()> {
     for m in migrations {
-        let split = crate::sql::split::split(&m.sql);
-        if let Some(unread) = split.unterminated() {
-            return Err(Error::invalid(&m.path, Some(unread.span.line), unread.message()));
-        }
-        // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
-        for span in split.statement_spans() {
-            let text = &m.sql[span.start..span.end];
+        for (line, text) in m.statements()? {
             client.batch_execute(text).await.map_err(|e| {
                 Error::invalid(
                     &m.path,
-                    Some(span.line),
+                    Some(line),
                     format!("the fixture server rejected this statement: {}", pg_message(&e)),
                 )
             })?;
@@ -671,7 +681,7 @@ mod tests {
     use super::*;
 
     fn migration(name: &str, sql: &str) -> MigrationSql {
-        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into() }
+        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into(), deployed: None }
     }
 
     #[test]

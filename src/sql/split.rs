@@ -55,6 +55,26 @@ pub enum Unreadable {
 }
 
 impl Unread {
+    /// The same text with every position mapped by `move_span` (a piece of a larger file moved
+    /// to the file's coordinates).
+    pub fn moved(self, move_span: impl Fn(Span) -> Span) -> Unread {
+        let at = |line, column| {
+            let moved = move_span(Span { line, column, end_line: line, end_column: column, ..Span::default() });
+            (moved.line, moved.column)
+        };
+        let reason = match self.reason {
+            Unreadable::Tokenizer { message, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Tokenizer { message, line, column }
+            }
+            Unreadable::Unterminated { what, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Unterminated { what, line, column }
+            }
+        };
+        Unread { span: move_span(self.span), reason }
+    }
+
     /// What a finding about it says.
     pub fn message(&self) -> String {
         // A span ending at the start of a line (after a final newline) ends on the line before.
@@ -74,8 +94,8 @@ impl Unread {
                  stopped at line {line}, column {column}: {message}"
             ),
             Unreadable::Unterminated { what, line, column } => format!(
-                "unterminated {} starting at line {line}, column {column}: PostgreSQL rejects this file, and \
-                 nothing after it was checked ({lines}, to the end of the file)",
+                "unterminated {} starting at line {line}, column {column}: PostgreSQL rejects it, and \
+                 nothing from the statement it is in to the end of what was sent was checked ({lines})",
                 what.describe()
             ),
         }

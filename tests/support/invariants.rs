@@ -90,9 +90,9 @@ fn lint_and_check(text: &str) -> Result<(), String> {
         .map(|u| format!("{}:{}-{}:{}", u.span.line, u.span.column, u.span.end_line, u.span.end_column))
         .collect();
     let sources = Sources {
-        schema_dump: None,
         migrations: vec![setup_migration(first, "001"), setup_migration(migration, "002")],
         queries: vec![query],
+        ..Sources::default()
     };
     let settings = Settings { postgres_version: 15, ..Settings::default() };
     let report = lint(&sources, &settings, &|_| true);
@@ -111,7 +111,11 @@ fn lint_and_check(text: &str) -> Result<(), String> {
 }
 
 fn setup_migration(up: SourceFile, version: &str) -> MigrationSource {
-    let migration =
-        Migration { version: version.into(), name: up.display.clone(), up: PathBuf::from(&up.display), down: None };
-    MigrationSource { migration, up, down: None, in_transaction: false }
+    let migration = Migration {
+        version: version.into(),
+        name: up.display.clone(),
+        up: PathBuf::from(&up.display),
+        ..Migration::default()
+    };
+    MigrationSource::whole_file(migration, up, None, false)
 }
