@@ -349,19 +349,18 @@ fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
 }
 
 #[test]
-fn the_head_side_configuration_applies_its_severity_overrides_to_history_findings() {
-    let repo = base_repo();
+fn the_base_configuration_applies_its_severity_overrides_to_history_findings() {
+    let repo = TestRepo::new();
     repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"));
+    repo.write("db/migrations/0010_users.sql", USERS);
+    repo.write("db/migrations/0020_reports.sql", REPORTS);
+    repo.commit("base with an override");
+    repo.checkout_new_branch("feature");
     repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}-- typo fixed\n"));
-    repo.commit("edit with an override");
+    repo.commit("edit");
     let report = json(&mut repo.check(), 0);
     assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
     assert_eq!(finding(&report, "migration-edited")["severity"], "warning");
-    assert!(notes(&report).iter().any(|n| n.starts_with("sluice.toml changed")), "{:?}", notes(&report));
-
-    // Off silences it.
-    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"off\"\n"));
-    assert!(found(&json(&mut repo.check(), 0)).is_empty());
 }
 
 #[test]
@@ -473,7 +472,8 @@ fn a_deploy_inside_a_deny_window_fails_with_the_window_event_reason_end_and_next
         notes(&report)
             .iter()
             .any(|n| n.starts_with("Change freeze: deploying api to production at 2026-05-12T12:00:00Z")
-                && n.ends_with("checked against policies/freeze.toml: frozen.")),
+                && n.contains("checked against policies/freeze.toml (as on the base revision (")
+                && n.ends_with("): frozen.")),
         "{:?}",
         notes(&report)
     );
@@ -494,7 +494,7 @@ fn a_deploy_inside_a_deny_window_fails_with_the_window_event_reason_end_and_next
     );
     assert!(!found(&report).iter().any(|(rule, _)| rule == "change-freeze"), "{report:#}");
     assert!(
-        notes(&report).iter().any(|n| n.ends_with("checked against policies/freeze.toml: open.")),
+        notes(&report).iter().any(|n| n.starts_with("Change freeze:") && n.ends_with("): open.")),
         "{:?}",
         notes(&report)
     );
@@ -553,8 +553,11 @@ fn an_override_in_force_opens_the_deploy_and_is_logged() {
 #[test]
 fn the_calendar_named_in_sluice_toml_or_by_flag_is_used() {
     let repo = base_repo();
+    repo.git.set_head("refs/heads/main").unwrap();
     repo.write("sluice.toml", &format!("{CONFIG}\n[freeze]\ncalendar = \"ops/calendar.toml\"\n"));
     repo.write("ops/calendar.toml", FREEZE);
+    repo.commit("calendar in ops/");
+    repo.checkout_new_branch("deploy");
     let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")), 1);
     assert_eq!(finding(&report, "change-freeze")["file"], "ops/calendar.toml");
     // --calendar wins over the configuration.
@@ -634,7 +637,7 @@ fn outside_a_repository_or_with_an_unknown_revision_is_an_error() {
 }
 
 #[test]
-fn policies_are_read_from_the_head_revision_and_a_bad_one_on_disk_is_an_error() {
+fn a_new_tables_policy_comes_from_the_head_revision_and_a_bad_one_on_disk_is_an_error() {
     let repo = base_repo();
     repo.write(
         "db/migrations/0040_observations.sql",
@@ -651,9 +654,23 @@ CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_
     // An uncommitted, broken edit of the policy: CI reviews the commit, not the disk.
     repo.write("policies/identity.toml", "[[table]]\nname = \"observations\"\nidentiy = []\n");
     let report = json(repo.check().env("CI", "true"), 1);
-    assert_eq!(found(&report), [pair("domain-identity-unique", "db/migrations/0040_observations.sql")]);
+    assert_eq!(
+        found(&report),
+        [
+            pair("domain-identity-unique", "db/migrations/0040_observations.sql"),
+            pair("gate-config-changed", "policies/identity.toml")
+        ]
+    );
+    let changed = finding(&report, "gate-config-changed")["message"].as_str().unwrap();
     assert!(
-        notes(&report).iter().any(|n| n.starts_with("Policy file policies/identity.toml changed")),
+        changed.contains(
+            "declare the identity of new table `observations` as (checklist_id, client_observation_id) \
+                          (applied in this review: the base has no such table)"
+        ),
+        "{changed}"
+    );
+    assert!(
+        notes(&report).iter().any(|n| n.starts_with("The policies for `observations` came from the head")),
         "{:?}",
         notes(&report)
     );
@@ -830,8 +847,15 @@ fn plans_required_without_postgresql_is_an_error_and_optional_plans_say_they_wer
     let report = json(cmd.arg("--no-plan"), 1);
     assert!(notes(&report).iter().any(|n| n.contains("--no-plan (even though [plan] required = true)")), "{report:#}");
 
-    // Not required: the gate gives its other verdicts and says plans were not compared, and why.
+    // Dropping `required` in the change itself relaxes nothing: the base's configuration applies.
     repo.write("sluice.toml", PLAN_CONFIG);
+    let mut cmd = repo.check();
+    unavailable(&mut cmd);
+    assert_eq!(cmd.output().unwrap().status.code(), Some(2));
+
+    // Not required on the base: the gate gives its other verdicts and says plans were not compared, and why.
+    let repo = plan_repo(false);
+    repo.write("db/migrations/0003_drop_unused_indexes.sql", DROP_CREATED_AT);
     let mut cmd = repo.check();
     unavailable(&mut cmd);
     let report = json(&mut cmd, 1);
