@@ -1,75 +1,12 @@
 //! `sluice check` end to end: throwaway git repositories built with git2 (a base commit on
 //! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
 
+mod git_support;
 mod plan_support;
 
 use assert_cmd::Command;
-use git2::{Oid, Repository, RepositoryInitOptions, Signature};
+use git_support::{finding, found, json, notes, pair, TestRepo};
 use serde_json::Value;
-use std::path::Path;
-
-struct TestRepo {
-    dir: tempfile::TempDir,
-    git: Repository,
-}
-
-impl TestRepo {
-    fn new() -> TestRepo {
-        let dir = tempfile::tempdir().unwrap();
-        let mut options = RepositoryInitOptions::new();
-        options.initial_head("main");
-        let git = Repository::init_opts(dir.path(), &options).unwrap();
-        TestRepo { dir, git }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let full = self.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    }
-
-    fn remove(&self, path: &str) {
-        std::fs::remove_file(self.path().join(path)).unwrap();
-    }
-
-    fn rename(&self, from: &str, to: &str) {
-        std::fs::rename(self.path().join(from), self.path().join(to)).unwrap();
-    }
-
-    /// Stages everything like `git add -A` and commits on the current branch.
-    fn commit(&self, message: &str) -> Oid {
-        let mut index = self.git.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
-        index.update_all(["*"], None).unwrap();
-        index.write().unwrap();
-        let tree = self.git.find_tree(index.write_tree().unwrap()).unwrap();
-        let signature = Signature::now("Test", "test@example.com").unwrap();
-        let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit> = parent.iter().collect();
-        self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
-    }
-
-    fn checkout_new_branch(&self, name: &str) {
-        let head = self.git.head().unwrap().peel_to_commit().unwrap();
-        self.git.branch(name, &head, true).unwrap();
-        self.git.set_head(&format!("refs/heads/{name}")).unwrap();
-    }
-
-    /// `sluice check` in the repository, outside CI unless the test sets `CI`.
-    fn check(&self) -> Command {
-        let mut cmd = Command::cargo_bin("sluice").unwrap();
-        cmd.current_dir(self.path())
-            .arg("check")
-            .env_remove("CI")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-}
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
 
@@ -117,48 +54,6 @@ fn base_repo() -> TestRepo {
 /// Dropping the index the revenue query needs, written the lock-safe way so only the
 /// check under test fires.
 const DROP_REPORT_INDEX: &str = "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY daily_reports_day;\n";
-
-/// Runs the command, asserts its exit code, returns the JSON report.
-fn json(cmd: &mut Command, code: i32) -> Value {
-    let output = cmd.args(["--format", "json"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
-}
-
-/// (rule, file) of every finding, in report order.
-/// The (rule, file) of every finding that counts for the gate (warnings and errors; info is advice).
-fn found(report: &Value) -> Vec<(String, String)> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] != "info")
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["file"].as_str().unwrap().to_string()))
-        .collect()
-}
-
-fn pair(rule: &str, file: &str) -> (String, String) {
-    (rule.to_string(), file.to_string())
-}
-
-fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
-        .unwrap_or_else(|| panic!("no {rule} finding in {report:#}"))
-}
-
-fn notes(report: &Value) -> Vec<String> {
-    report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
-}
 
 #[test]
 fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {

@@ -290,6 +290,25 @@ pub fn run(options: &Options) -> Result<Report> {
     Ok(report)
 }
 
+/// The domain reviewers the trusted `identity.toml` names (every table's and the top-level
+/// ones), sorted and deduplicated: what the GitHub action must resolve before `check` runs.
+pub fn reviewers(options: &Options) -> Result<Vec<String>> {
+    let repo = git::open(&options.dir)?;
+    let head = git::resolve_head(&repo, options.head.as_deref(), options.ci)?;
+    let base = git::resolve_base(&repo, options.base.as_deref(), &head)?;
+    let changes = git::changes(&repo, base, &head)?;
+    let gate = Gate::load(&repo, base, head, &changes, options)?;
+    // Only the trusted entries name reviewers; new tables fall back to the top-level ones.
+    let identity = gate.policies(&|| Ok(BTreeSet::new()))?.trusted.identity;
+    let all: BTreeSet<String> = identity
+        .default_reviewers
+        .iter()
+        .chain(identity.tables.values().flat_map(|e| e.reviewers.iter()))
+        .cloned()
+        .collect();
+    Ok(all.into_iter().collect())
+}
+
 /// The migrations and query directories must be inside the repository: `check` reviews what git tracks.
 fn ensure_inside(repo: &Repo, loaded: &Loaded) -> Result<()> {
     for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))

@@ -4,6 +4,7 @@ mod check;
 mod freeze;
 mod lint;
 mod plan;
+mod reviewers;
 mod rules;
 mod stats;
 
@@ -39,6 +40,8 @@ pub enum Command {
     /// Production table sizes for the lock and rewrite rules.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
+    Reviewers(reviewers::ReviewersArgs),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -152,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(*args),
         Command::Stats(command) => stats::run(command),
+        Command::Reviewers(args) => reviewers::run(args),
     };
     match result {
         Ok(code) => code,

@@ -64,6 +64,18 @@ impl Files<'_> {
         self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new() }).items.extend(items);
     }
 
+    /// A configuration deleted in one place and added in another, too edited for git to call it
+    /// a rename, is still a move: the review applied the old one.
+    fn moved_config(&mut self, trusted: Option<&str>, proposed: Option<&str>) {
+        let (Some(trusted), Some(proposed)) = (trusted, proposed) else { return };
+        let deleted = matches!(self.edits.find(trusted), Some((_, How::Deleted)));
+        if let (true, Some(file)) = (deleted, self.by_path.get_mut(proposed)) {
+            if file.how == How::Added {
+                file.how = How::Moved { from: trusted.to_string() };
+            }
+        }
+    }
+
     /// Marks an edited gate file that has no item (yet): its edit changes nothing the gate reads.
     fn touch(&mut self, path: &str) {
         if let Some((path, how)) = self.edits.find(path) {
@@ -105,6 +117,7 @@ pub(super) fn findings(
             }
         }
     }
+    files.moved_config(gate.trusted.path.as_deref(), gate.proposed.path.as_deref());
     Ok(files.by_path.into_values().map(|f| f.finding(gate.trust_head)).collect())
 }
 
