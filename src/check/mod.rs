@@ -336,11 +336,13 @@ fn gate_findings(
     options: &Options,
 ) -> Result<(Vec<Finding>, Vec<String>)> {
     let mut findings = gate.changed_findings(changes, policies, &options.deploy)?;
-    let identity_file = [&gate.proposed, &gate.trusted]
-        .iter()
-        .map(|c| gate.shown(&c.loaded.policies_dir().join(crate::policy::identity::FILE)))
-        .next()
-        .unwrap_or_default();
+    // Findings about a declaration point at the head's identity.toml, or the base's when the head has none.
+    let identity_of = |config: &gate::ConfigFile| config.loaded.policies_dir().join(crate::policy::identity::FILE);
+    let proposed = identity_of(&gate.proposed);
+    let identity_file = match gate.read(&gate.head, &proposed)? {
+        Some(_) => gate.shown(&proposed),
+        None => gate.shown(&identity_of(&gate.trusted)),
+    };
     let (declarations, mut notes) = review::declaration_findings(policies, &identity_file);
     findings.extend(declarations);
     if gate.trust_head || findings.iter().any(|f| f.rule == crate::rules::gate_config_changed::META.id) {

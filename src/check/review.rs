@@ -7,7 +7,7 @@
 
 use super::gate::GatePolicies;
 use crate::finding::{Finding, Severity};
-use crate::policy::identity::{Entry, IdentityPolicy};
+use crate::policy::identity::Entry;
 use crate::rules::domain_review_required::{evidence, META};
 use std::collections::BTreeSet;
 
@@ -74,7 +74,6 @@ pub(super) fn declaration_findings(policies: &GatePolicies, file: &str) -> (Vec<
             )
             .at(line, 1, line, 1)
             .help(META.fix)
-            .fact("table", table)
             .fact("reviewers", reviewers.join(", "))
             .evidence(evidence(table, reviewers)),
         );
@@ -92,19 +91,14 @@ pub(super) fn declaration_findings(policies: &GatePolicies, file: &str) -> (Vec<
             _ => continue,
         };
         let line = new.map(|e| e.line).unwrap_or(1);
-        require(what, table, reviewers_for(trusted, table), line);
+        // The trusted reviewers: the table's own, else the top-level ones (also for a new declaration).
+        require(what, table, trusted.reviewers_for(table), line);
     }
     let notes = unreviewed
         .into_iter()
         .map(|what| format!("{what}; no domain reviewers are declared for it (`reviewers` in identity.toml), so no approval was required."))
         .collect();
     (findings, notes)
-}
-
-/// The trusted reviewers: the table's own, else the top-level ones (also for a table the base
-/// does not declare).
-fn reviewers_for<'p>(policy: &'p IdentityPolicy, table: &str) -> &'p [String] {
-    policy.reviewers_for(table)
 }
 
 fn same(a: &Entry, b: &Entry) -> bool {
