@@ -46,6 +46,13 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
             rules::UNREAD_TEXT.id
         )));
     }
+    // The change under review must not silence the reviewer it needs.
+    if let Some(id) = rules.iter().find(|id| *id == rules::domain_review_required::META.id) {
+        return Some(Err(format!(
+            "`{id}` cannot be silenced by the change it reviews; it needs an approval from one of the table's domain \
+             reviewers (`sluice check --approved-by LOGIN`)"
+        )));
+    }
     if reason.is_empty() {
         return Some(Err(format!(
             "`sluice:ignore {}` gives no reason; add one after ` -- ` so reviewers know why the check does not apply",
@@ -126,5 +133,12 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .contains("cannot be suppressed"));
+    }
+
+    #[test]
+    fn domain_review_cannot_be_silenced_by_the_change_it_reviews() {
+        let error =
+            parse(&comment("-- sluice:ignore domain-review-required, drop-table -- we know")).unwrap().unwrap_err();
+        assert!(error.contains("`domain-review-required` cannot be silenced"), "{error}");
     }
 }
