@@ -197,6 +197,24 @@ fn a_configuration_that_is_a_directory_is_an_error() {
 }
 
 #[test]
+fn a_recurrence_outside_ascii_is_a_configuration_error_not_a_panic() {
+    // Found by fuzz/freeze_toml: the rrule crate panicked inside a multi-byte character.
+    let calendar = "timezone = \"UTC\"\n[[window]]\nid = \"peak\"\nkind = \"deny\"\n\
+                    rrule = \"FREQ=WEEKLY;BYDAY=MO,TU\u{51e}E\"\nstart_time = \"08:00\"\nend_time = \"09:30\"\n\
+                    reason = \"r\"\n";
+    let dir = project(&[("policies/freeze.toml", calendar.as_bytes())]);
+    let run = sluice(dir.path(), &["freeze", "status", "--env", "production", "--service", "api"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("freeze.toml:2: [[window]] `peak`: rrule `FREQ=WEEKLY;BYDAY=MO,TU\u{51e}E`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("cannot appear in an RRULE"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
 fn a_row_count_that_is_not_a_number_is_rejected() {
     // Item 9: reltuples = NaN silenced the lock findings.
     let dir = project(&[

@@ -40,6 +40,13 @@ impl Recurrence {
                 "`{rule}`: give only the RRULE value (FREQ=...); the first date is `from` and the time `start_time`"
             ));
         }
+        // RFC 5545 rules are ASCII; the rrule crate slices them by byte and panics inside a
+        // multi-byte character (found by fuzz/freeze_toml).
+        if let Some(c) = body.chars().find(|c| !c.is_ascii()) {
+            return Err(format!(
+                "`{rule}`: `{c}` cannot appear in an RRULE (RFC 5545 rules are ASCII, e.g. FREQ=WEEKLY;BYDAY=MO,TU)"
+            ));
+        }
         let mut until = None;
         let mut parts = Vec::new();
         for part in body.split(';') {
@@ -142,6 +149,14 @@ mod tests {
             .unwrap_err()
             .contains("only the RRULE"));
         assert!(Recurrence::parse("FREQ=DAILY;UNTIL=tomorrow", from).unwrap_err().contains("UNTIL"));
+    }
+
+    #[test]
+    fn a_character_outside_ascii_is_refused_before_the_rrule_library_sees_it() {
+        // fuzz/freeze_toml's crash: the library panicked slicing `TUԞE` inside the character.
+        let from = parse_local("2026-01-01").unwrap();
+        let error = Recurrence::parse("FREQ=WEEKLY;BYDAY=MO,TU\u{51e}E", from).unwrap_err();
+        assert!(error.contains("`\u{51e}` cannot appear in an RRULE (RFC 5545 rules are ASCII"), "{error}");
     }
 
     #[test]
