@@ -67,7 +67,7 @@ impl RuleLevel {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     #[default]

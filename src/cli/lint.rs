@@ -3,6 +3,7 @@
 use super::{OutputArgs, ProjectArgs};
 use crate::error::Result;
 use crate::lint::{self, load};
+use crate::policy::identity;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,5 +33,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         sources.migrations.len(),
         sources.queries.len()
     ));
+    let identity_file = load::display_path(&loaded.policies_dir().join(identity::FILE), &root);
+    report.notes.extend(settings.policies.identity.pending_note(&identity_file));
     args.output.emit(&report)
 }

@@ -1,8 +1,11 @@
 //! Argument parsing and dispatch. Each subcommand lives in its own file; the library does the work.
 
 mod check;
+mod completions;
 mod freeze;
+mod init;
 mod lint;
+mod man;
 mod plan;
 mod rules;
 mod stats;
@@ -39,6 +42,12 @@ pub enum Command {
     /// Production table sizes for the lock and rewrite rules.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// Set Sluice up in this repository: write sluice.toml and policy skeletons.
+    Init(init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out-dir).
+    Man(man::ManArgs),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -146,6 +155,9 @@ pub fn main() -> ExitCode {
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(*args),
         Command::Stats(command) => stats::run(command),
+        Command::Init(args) => init::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match result {
         Ok(code) => code,

@@ -71,21 +71,7 @@ pub fn layout_and_transaction(loaded: &Loaded, files: &[PathBuf]) -> (Layout, bo
 /// they are neither migrations nor configured queries).
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
     let dir = loaded.migrations_dir();
-    let files = migrations::list_files(&dir)?;
-    let (layout, wraps) = layout_and_transaction(loaded, &files);
-    let list: Vec<Migration> = migrations::from_paths(&files, layout);
-
-    let migrations: Vec<MigrationSource> = list
-        .into_par_iter()
-        .map(|migration| {
-            let up_path = dir.join(&migration.up);
-            let up = read(&up_path, root)?;
-            let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
-            let in_transaction =
-                runs_in_transaction(wraps, &up_path, &up.parsed.text, metadata_beside(&up_path).as_deref());
-            Ok(MigrationSource { migration, up, down, in_transaction })
-        })
-        .collect::<Result<_>>()?;
+    let migrations = load_migrations(loaded, root)?;
 
     let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
     let migration_paths: Vec<PathBuf> = migrations.iter().map(|m| dir.join(&m.migration.up)).collect();
@@ -103,6 +89,24 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
     let settings =
         Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
     Ok((Sources { schema_dump, migrations, queries }, settings))
+}
+
+/// Reads the configured migrations in the order the runner applies them, each parsed.
+pub fn load_migrations(loaded: &Loaded, root: &Path) -> Result<Vec<MigrationSource>> {
+    let dir = loaded.migrations_dir();
+    let files = migrations::list_files(&dir)?;
+    let (layout, wraps) = layout_and_transaction(loaded, &files);
+    let list: Vec<Migration> = migrations::from_paths(&files, layout);
+    list.into_par_iter()
+        .map(|migration| {
+            let up_path = dir.join(&migration.up);
+            let up = read(&up_path, root)?;
+            let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
+            let in_transaction =
+                runs_in_transaction(wraps, &up_path, &up.parsed.text, metadata_beside(&up_path).as_deref());
+            Ok(MigrationSource { migration, up, down, in_transaction })
+        })
+        .collect()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

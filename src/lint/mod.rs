@@ -96,6 +96,18 @@ pub fn deployed_statements(file: &SourceFile) -> impl Iterator<Item = &crate::sq
     file.parsed.statements.iter().take_while(move |s| s.span.start < down_start)
 }
 
+/// The schema the whole history builds: the schema dump, then every migration's deployed statements.
+pub fn final_schema(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
+    let mut schema = Schema::default();
+    if let Some(dump) = schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+    for (index, source) in migrations.iter().enumerate() {
+        schema.apply_all(deployed_statements(&source.up), &source.up.display, Some(index));
+    }
+    schema
+}
+
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
