@@ -98,14 +98,16 @@ fn init_detects_the_project_writes_commented_files_and_lints_immediately() {
     let run = repo.sluice(&["init"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("Wrote sluice.toml, policies/identity.toml, policies/tables.toml."), "{run:?}");
-    assert!(run.stdout.contains("db/migrations/ (folder layout, 3 migration(s))"), "{run:?}");
+    assert!(run.stdout.contains("db/migrations/ (diesel layout, 3 migration(s))"), "{run:?}");
     assert!(run.stdout.contains("queries:    queries/"), "{run:?}");
     let steps: Vec<&str> = run.stdout.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).collect();
     assert_eq!(steps.len(), 3, "three next steps: {run:?}");
     assert!(run.stdout.contains("sluice stats query | psql"), "{run:?}");
 
     let config = repo.read("sluice.toml");
-    assert!(config.contains("dir = \"db/migrations\"\nlayout = \"folder\""), "{config}");
+    assert!(config.contains("dir = \"db/migrations\"\n"), "{config}");
+    assert!(config.contains("\nlayout = \"diesel\"\n"), "{config}");
+    assert!(config.contains("# Found by `sluice init`: diesel layout, 3 migration(s): "), "{config}");
     assert!(config.contains("dirs = [\"queries\"]"), "{config}");
     assert!(config.contains("dir = \"policies\""), "{config}");
     assert!(config.lines().filter(|l| l.starts_with('#')).count() >= 8, "commented: {config}");
@@ -186,7 +188,10 @@ fn init_never_overwrites_without_force() {
 #[test]
 fn several_candidates_are_listed_and_one_is_picked_with_migrations() {
     let repo = Repo::new();
-    repo.write("migrations/001_a.sql", "CREATE TABLE a (id bigint PRIMARY KEY);\n")
+    let pom = "<project><artifactId>shop</artifactId><dependencies><dependency>\
+               <groupId>org.flywaydb</groupId><artifactId>flyway-core</artifactId></dependency></dependencies></project>\n";
+    repo.write("pom.xml", pom)
+        .write("migrations/001_a.sql", "CREATE TABLE a (id bigint PRIMARY KEY);\n")
         .write("src/main/resources/db/migration/V1__b.sql", "CREATE TABLE b (code text PRIMARY KEY);\n")
         .write("src/main/resources/db/migration/V2__c.sql", "CREATE TABLE c (code text UNIQUE);\n");
     let run = repo.sluice(&["init"]);
@@ -198,7 +203,10 @@ fn several_candidates_are_listed_and_one_is_picked_with_migrations() {
 
     let run = repo.sluice(&["init", "--migrations", "src/main/resources/db/migration"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(repo.read("sluice.toml").contains("dir = \"src/main/resources/db/migration\"\nlayout = \"flyway\""));
+    let config = repo.read("sluice.toml");
+    assert!(
+        config.contains("dir = \"src/main/resources/db/migration\"\n") && config.contains("\nlayout = \"flyway\"\n")
+    );
     let identity = repo.read("policies/identity.toml");
     assert!(
         identity.contains("name = \"b\"") && identity.contains("name = \"c\"") && !identity.contains("name = \"a\"")
@@ -219,7 +227,7 @@ fn a_monorepo_service_is_found_below_the_root() {
 }
 
 #[test]
-fn sqitch_deploy_counts_only_beside_its_plan_and_nothing_found_is_an_error() {
+fn a_sqitch_project_is_the_directory_of_its_plan_and_nothing_found_is_an_error() {
     let repo = Repo::new();
     repo.write("deploy/users.sql", "CREATE TABLE users (id bigint PRIMARY KEY);\n");
     let run = repo.sluice(&["init"]);
@@ -227,10 +235,40 @@ fn sqitch_deploy_counts_only_beside_its_plan_and_nothing_found_is_an_error() {
     assert!(run.stderr.contains("no directory of SQL migrations found"), "{run:?}");
     assert!(run.stderr.contains("--migrations DIR"), "{run:?}");
 
-    repo.write("sqitch.plan", "%project=shop\nusers 2024-01-01T00:00:00Z A <a@example.com> # users\n");
+    repo.write(
+        "sqitch.plan",
+        "%syntax-version=1.0.0\n%project=shop\n\nusers 2024-01-01T00:00:00Z A <a@example.com> # users\n",
+    );
     let run = repo.sluice(&["init"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(repo.read("sluice.toml").contains("dir = \"deploy\""));
+    let config = repo.read("sluice.toml");
+    assert!(config.contains("dir = \".\"\n") && config.contains("\nlayout = \"sqitch\"\n"), "{config}");
+    assert!(repo.read("policies/identity.toml").contains("name = \"users\""));
+    assert_eq!(repo.lint().0, 0);
+}
+
+#[test]
+fn files_two_tools_fit_need_layout_and_layout_decides() {
+    let repo = Repo::new();
+    repo.write("migrations/1_users.up.sql", "CREATE TABLE users (id bigint PRIMARY KEY, email text UNIQUE);\n")
+        .write("migrations/1_users.down.sql", "DROP TABLE users;\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("cannot tell which migration tool runs this directory"), "{run:?}");
+    assert!(run.stderr.contains("(with `sluice init`: --layout NAME)"), "{run:?}");
+
+    let run = repo.sluice(&["init", "--layout", "sqlx"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = repo.read("sluice.toml");
+    assert!(
+        config.contains("sqlx layout, 1 migration(s): set by --layout") && config.contains("\nlayout = \"sqlx\"\n"),
+        "{config}"
+    );
+    assert_eq!(repo.lint().0, 0);
+
+    let run = repo.sluice(&["init", "--force", "--layout", "liquid"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("unknown variant `liquid`"), "{run:?}");
 }
 
 #[test]

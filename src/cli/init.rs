@@ -1,5 +1,6 @@
 //! `sluice init`: set Sluice up in an existing repository (the work is in `crate::init`).
 
+use crate::config::Layout;
 use crate::error::Result;
 use crate::init::{self, discover::display, Options, Outcome};
 use std::path::PathBuf;
@@ -10,6 +11,10 @@ pub struct InitArgs {
     /// Migrations directory (default: detected; several candidates are listed and one must be picked).
     #[arg(long, value_name = "DIR")]
     pub migrations: Option<PathBuf>,
+    /// The migration tool that runs them (goose, sqlx, flyway, …; default: detected as `sluice lint`
+    /// would, which asks for this when the files fit two tools).
+    #[arg(long, value_name = "TOOL", value_parser = parse_layout, default_value = "auto")]
+    pub layout: Layout,
     /// Query directory holding the SQL the application runs (default: detected among queries/,
     /// sql/, db/queries/; repeatable).
     #[arg(long, value_name = "DIR")]
@@ -29,6 +34,7 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
     let options = Options {
         root: super::current_dir()?,
         migrations: args.migrations,
+        layout: args.layout,
         queries: args.queries,
         policies: args.policies,
         postgres_version: args.postgres_version,
@@ -40,6 +46,11 @@ pub fn run(args: InitArgs) -> Result<ExitCode> {
     }
     super::print_stdout(&summary(&outcome))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A `layout` value as sluice.toml spells it.
+fn parse_layout(value: &str) -> Result<Layout, String> {
+    toml::Value::String(value.to_string()).try_into().map_err(|e: toml::de::Error| e.message().to_string())
 }
 
 fn summary(outcome: &Outcome) -> String {

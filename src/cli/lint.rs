@@ -33,6 +33,9 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         sources.migrations.len(),
         sources.queries.len()
     ));
+    if args.output.explain {
+        report.notes.push(sources.tool.clone());
+    }
     let identity_file = load::display_path(&loaded.policies_dir().join(identity::FILE), &root);
     report.notes.extend(settings.policies.identity.pending_note(&identity_file));
     args.output.emit(&report)

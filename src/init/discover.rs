@@ -1,18 +1,22 @@
-//! Finding a repository's migration directory (and its layout) and its query directories.
+//! Finding a repository's migration directory (and the tool that runs it) and its query
+//! directories.
 //!
 //! Well-known places are tried first, relative to the directory `sluice init` runs in; only
 //! when none holds SQL migrations is the tree searched for directories with those names
 //! (monorepos: `services/api/db/migrations`). Several candidates are an error that lists
-//! them: guessing wrong would lint the wrong history.
+//! them: guessing wrong would lint the wrong history. Which tool runs the directory is what
+//! `sluice lint` would detect (`schema::migrations::detect`), unless `--layout` says.
 
 use crate::config::Layout;
 use crate::error::{Error, Result};
 use crate::schema::migrations;
+use crate::schema::tools::{self, DiskTree};
 use std::path::{Path, PathBuf};
 
-/// Where migration tools keep their SQL, relative to the project root: plain `migrations/`,
-/// diesel, dbmate, golang-migrate, goose, sqlx (`migrations`, `db/migrations`), Rails-style
-/// `db/migrate`, Prisma, Drizzle, Supabase, Flyway's Maven/Gradle default, Sqitch's `deploy/`.
+/// Where migration tools keep their SQL, relative to the project root: `migrations/` (sqlx,
+/// refinery, Atlas, goose, golang-migrate, diesel), `db/migrations` (dbmate, goose), Rails-style
+/// `db/migrate`, Prisma, Drizzle, Supabase, Flyway's and Liquibase's Maven/Gradle defaults.
+/// A Sqitch project is the directory holding `sqitch.plan`, wherever it is.
 pub const MIGRATION_DIRS: &[&str] = &[
     "migrations",
     "db/migrations",
@@ -22,9 +26,12 @@ pub const MIGRATION_DIRS: &[&str] = &[
     "prisma/migrations",
     "drizzle",
     "supabase/migrations",
+    "db/changelog",
     "src/main/resources/db/migration",
-    "deploy",
+    "src/main/resources/db/changelog",
 ];
+
+const SQITCH_PLAN: &str = "sqitch.plan";
 
 /// Where applications commonly keep the SQL they run (sqlc, yesql, hand-written query files).
 pub const QUERY_DIRS: &[&str] = &["queries", "sql", "db/queries", "sql/queries"];
@@ -35,40 +42,47 @@ const SEARCH_DEPTH: usize = 6;
 /// A migration directory and what Sluice recognises in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MigrationDir {
-    /// Relative to the project root.
+    /// Relative to the project root (`.` for the root itself).
     pub path: PathBuf,
+    /// The tool that runs it.
     pub layout: Layout,
-    /// Migrations the layout recognises (0: the layout is not one Sluice can order).
+    /// Why that tool: the marker found, or "set by --layout".
+    pub reason: String,
+    /// Migrations the tool would apply.
     pub migrations: usize,
 }
 
 /// The migration directory: `explicit` when given, else the one candidate found.
-pub fn migration_dir(root: &Path, explicit: Option<&Path>) -> Result<MigrationDir> {
+pub fn migration_dir(root: &Path, explicit: Option<&Path>, layout: Layout) -> Result<MigrationDir> {
     if let Some(dir) = explicit {
         let relative = relative_to(root, dir);
         if !root.join(&relative).is_dir() {
             return Err(Error::Usage(format!("--migrations {}: no such directory", dir.display())));
         }
-        return describe(root, relative);
+        return describe(root, relative, layout);
     }
-    let well_known: Vec<PathBuf> =
+    let mut well_known: Vec<PathBuf> =
         MIGRATION_DIRS.iter().map(PathBuf::from).filter(|dir| holds_migrations(root, dir)).collect();
+    if root.join(SQITCH_PLAN).is_file() {
+        well_known.insert(0, PathBuf::new());
+    }
     let candidates = if well_known.is_empty() { search(root)? } else { well_known };
     match candidates.as_slice() {
         [] => Err(Error::Usage(format!(
-            "no directory of SQL migrations found under {} (looked for {} and directories with those names \
-             below them); pass --migrations DIR. If your migrations are not SQL (Rails, Django, Alembic), \
-             dump the schema with `pg_dump --schema-only` and point `[migrations] schema_dump` at it.",
+            "no directory of SQL migrations found under {} (looked for {}, a sqitch.plan, and directories \
+             with those names below them); pass --migrations DIR. If your migrations are not SQL (Rails, \
+             Django, Alembic), dump the schema with `pg_dump --schema-only` and point `[migrations] \
+             schema_dump` at it.",
             root.display(),
             MIGRATION_DIRS.join(", ")
         ))),
-        [one] => describe(root, one.clone()),
+        [one] => describe(root, one.clone(), layout),
         several => {
             let listed = several
                 .iter()
-                .map(|dir| match describe(root, dir.clone()) {
+                .map(|dir| match describe(root, dir.clone(), layout) {
                     Ok(found) => format!("  {}  ({})", display(&found.path), found.summary()),
-                    Err(_) => format!("  {}", display(dir)),
+                    Err(_) => format!("  {}  (the migration tool is unclear: --layout names it)", display(dir)),
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
@@ -80,42 +94,45 @@ pub fn migration_dir(root: &Path, explicit: Option<&Path>) -> Result<MigrationDi
 }
 
 impl MigrationDir {
-    /// `flyway layout, 12 migrations`.
+    /// `flyway layout, 12 migration(s)`.
     pub fn summary(&self) -> String {
-        format!("{} layout, {} migration(s)", layout_name(self.layout), self.migrations)
+        format!("{} layout, {} migration(s)", self.layout_name(), self.migrations)
+    }
+
+    /// The `layout` value in sluice.toml.
+    pub fn layout_name(&self) -> &'static str {
+        tools::layout_name(self.layout)
     }
 }
 
-/// The layout's name as `sluice.toml` spells it.
-pub fn layout_name(layout: Layout) -> String {
-    match toml::Value::try_from(layout) {
-        Ok(toml::Value::String(name)) => name,
-        _ => format!("{layout:?}").to_lowercase(),
-    }
+/// Which tool runs the directory (as `sluice lint` detects it, or `layout` when set) and how
+/// many migrations it would apply. An ambiguous directory is the detection's error.
+fn describe(root: &Path, path: PathBuf, layout: Layout) -> Result<MigrationDir> {
+    let dir = root.join(&path);
+    let detection = match layout {
+        Layout::Auto => migrations::detect(&dir, root).map_err(|e| match e {
+            Error::Usage(message) => Error::Usage(format!("{message} (with `sluice init`: --layout NAME)")),
+            other => other,
+        })?,
+        chosen => tools::resolve(chosen, &DiskTree::open(&dir, root, root)?)?,
+    };
+    let migrations = detection.tool.order(&DiskTree::open(&dir, root, root)?)?.migrations.len();
+    let reason = if layout == Layout::Auto { detection.reason.clone() } else { "set by --layout".to_string() };
+    Ok(MigrationDir { path, layout: detection.layout(), reason, migrations })
 }
 
-/// Lists the directory and asks the layout detection the linter uses what it is.
-fn describe(root: &Path, path: PathBuf) -> Result<MigrationDir> {
-    let files = migrations::list_files(&root.join(&path))?;
-    let layout = migrations::detect(&files);
-    let migrations = migrations::from_paths(&files, layout).len();
-    Ok(MigrationDir { path, layout, migrations })
-}
-
-/// Whether `dir` (relative to `root`) exists and holds `.sql` files (two levels deep, as the
-/// folder layouts do). Sqitch's `deploy/` counts only beside a `sqitch.plan`.
+/// Whether `dir` (relative to `root`) holds `.sql` files or is a Sqitch project.
 fn holds_migrations(root: &Path, dir: &Path) -> bool {
     let absolute = root.join(dir);
-    if dir.file_name().is_some_and(|n| n == "deploy") && !absolute.with_file_name("sqitch.plan").is_file() {
-        return false;
-    }
-    absolute.is_dir()
-        && migrations::list_files(&absolute)
-            .is_ok_and(|files| files.iter().any(|f| f.extension().is_some_and(|e| e == "sql")))
+    absolute.join(SQITCH_PLAN).is_file()
+        || (absolute.is_dir()
+            && migrations::list_files(&absolute)
+                .is_ok_and(|files| files.iter().any(|f| f.extension().is_some_and(|e| e == "sql"))))
 }
 
 /// Directories below `root` whose path ends like a well-known migration directory and that
-/// hold SQL; the outermost of nested matches. Honours `.gitignore`; skips hidden directories.
+/// hold SQL, or that hold a `sqitch.plan`; the outermost of nested matches. Honours
+/// `.gitignore`; skips hidden directories and dependency folders.
 fn search(root: &Path) -> Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
@@ -131,7 +148,8 @@ fn search(root: &Path) -> Result<Vec<PathBuf>> {
             continue;
         }
         let Ok(relative) = entry.path().strip_prefix(root) else { continue };
-        let named_like = MIGRATION_DIRS.iter().any(|known| relative.ends_with(known));
+        let named_like =
+            MIGRATION_DIRS.iter().any(|known| relative.ends_with(known)) || entry.path().join(SQITCH_PLAN).is_file();
         let inside_found = found.iter().any(|outer| relative.starts_with(outer));
         if named_like && !inside_found && holds_migrations(root, relative) {
             found.push(relative.to_path_buf());
@@ -186,7 +204,10 @@ fn relative_to(root: &Path, path: &Path) -> PathBuf {
     absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or(absolute)
 }
 
-/// A path as `sluice.toml` and messages show it: with `/`.
+/// A path as `sluice.toml` and messages show it: with `/`, and `.` for the root itself.
 pub fn display(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
+    match path.to_string_lossy().replace('\\', "/") {
+        empty if empty.is_empty() => ".".to_string(),
+        shown => shown,
+    }
 }

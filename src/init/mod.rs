@@ -8,9 +8,11 @@ pub mod discover;
 pub mod keys;
 pub mod templates;
 
-use crate::config::{Config, Loaded, MigrationsConfig};
+use crate::config::{Config, Layout};
 use crate::error::{Error, Result};
 use crate::lint::{self, load};
+use crate::schema::migrations;
+use crate::schema::tools::{DiskTree, Options as ToolOptions};
 use discover::MigrationDir;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,8 @@ pub struct Options {
     /// The directory `sluice.toml` goes in; paths in it are relative to this.
     pub root: PathBuf,
     pub migrations: Option<PathBuf>,
+    /// The migration tool, when detection should not decide (`auto`: detect).
+    pub layout: Layout,
     pub queries: Vec<PathBuf>,
     pub policies: PathBuf,
     pub postgres_version: Option<u32>,
@@ -40,17 +44,17 @@ pub struct Outcome {
 
 pub fn init(options: &Options) -> Result<Outcome> {
     let root = &options.root;
-    let migrations = discover::migration_dir(root, options.migrations.as_deref())?;
+    let migrations = discover::migration_dir(root, options.migrations.as_deref(), options.layout)?;
     let (queries, mut warnings) = discover::query_dirs(root, &options.queries, &migrations.path)?;
     if migrations.migrations == 0 {
         warnings.push(format!(
-            "{}: no migration recognised (detected layout: {}); set [migrations] layout in sluice.toml",
+            "{}: no migration recognised ({}); pass --layout TOOL or set [migrations] layout in sluice.toml",
             discover::display(&migrations.path),
-            discover::layout_name(migrations.layout)
+            migrations.summary()
         ));
     }
-    let keyed = keys::keyed_tables(&replay(root, &migrations)?);
     let postgres_version = options.postgres_version.unwrap_or(Config::default().postgres_version);
+    let keyed = keys::keyed_tables(&replay(root, &migrations, postgres_version)?);
     let config = templates::ConfigInputs {
         postgres_version,
         migrations: &migrations,
@@ -76,20 +80,11 @@ pub fn init(options: &Options) -> Result<Outcome> {
 }
 
 /// The schema the detected history builds, read and replayed the way `sluice lint` does.
-fn replay(root: &Path, migrations: &MigrationDir) -> Result<crate::schema::Schema> {
-    let loaded = Loaded {
-        config: Config {
-            migrations: MigrationsConfig {
-                dir: migrations.path.clone(),
-                layout: migrations.layout,
-                ..MigrationsConfig::default()
-            },
-            ..Config::default()
-        },
-        root: root.to_path_buf(),
-        file: None,
-    };
-    let sources = load::load_migrations(&loaded, &load::display_root(root))?;
+fn replay(root: &Path, migrations: &MigrationDir, postgres_version: u32) -> Result<crate::schema::Schema> {
+    let tree = DiskTree::open(&root.join(&migrations.path), root, &load::display_root(root))?;
+    let options = ToolOptions { transaction_per_file: None, postgres_version };
+    let history = migrations::load(&tree, migrations.layout, &options, None)?;
+    let (sources, _) = load::sources_of(history);
     Ok(lint::final_schema(None, &sources))
 }
 
@@ -131,7 +126,12 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn odd_dir() -> MigrationDir {
-        MigrationDir { path: PathBuf::from("db/\"odd\" migrations"), layout: Layout::GolangMigrate, migrations: 2 }
+        MigrationDir {
+            path: PathBuf::from("db/\"odd\" migrations"),
+            layout: Layout::GolangMigrate,
+            reason: "1_a.up.sql\nis golang-migrate's naming".into(),
+            migrations: 2,
+        }
     }
 
     #[test]

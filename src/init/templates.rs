@@ -1,7 +1,7 @@
 //! The files `sluice init` writes, as commented TOML a person reads before committing.
 //! Each parses with the loader the linter uses (tested in `super::tests`).
 
-use super::discover::{display, layout_name, MigrationDir};
+use super::discover::{display, MigrationDir};
 use super::keys::UniqueKey;
 use crate::policy::{identity, tables};
 use std::collections::BTreeMap;
@@ -31,9 +31,9 @@ pub fn sluice_toml(inputs: &ConfigInputs) -> String {
     let migrations = inputs.migrations;
     // A layout that recognises no migration is left to detection, which may know better later.
     let (layout, layout_note) = if migrations.migrations > 0 {
-        (layout_name(migrations.layout), format!("detected: {}", migrations.summary()))
+        (migrations.layout_name(), format!("{}: {}", migrations.summary(), migrations.reason.replace('\n', " ")))
     } else {
-        ("auto".to_string(), "no migration recognised: check the layout (see the README)".to_string())
+        ("auto", "no migration recognised: check the layout (\"Migration tools\" in the README)".to_string())
     };
     let queries = inputs.queries.iter().map(|d| quoted_path(d)).collect::<Vec<_>>().join(", ");
     let queries_note = if inputs.queries.is_empty() {
@@ -54,7 +54,10 @@ postgres_version = {postgres_version}
 
 [migrations]
 dir = {dir}
-layout = {layout}   # {layout_note}; \"auto\" detects it on every run
+# The migration tool that runs the history: its order, statement splitting and transactions.
+# Found by `sluice init`: {layout_note}.
+# \"auto\" detects it on every run instead.
+layout = {layout}
 # Whether your migration runner wraps each file in a transaction (default: decided by the layout).
 # transaction_per_file = true
 # A `pg_dump --schema-only` file the history starts from, if it does not start from an empty database.
@@ -73,7 +76,7 @@ dir = {policies}
 ",
         postgres_version = inputs.postgres_version,
         dir = quoted_path(&migrations.path),
-        layout = quoted(&layout),
+        layout = quoted(layout),
         policies = quoted_path(inputs.policies),
     )
 }
