@@ -44,6 +44,8 @@ pub struct Outcome {
 
 pub fn init(options: &Options) -> Result<Outcome> {
     let root = &options.root;
+    let targets = templates::file_names(&options.policies);
+    refuse_to_overwrite(root, &targets, options.force)?;
     let migrations = discover::migration_dir(root, options.migrations.as_deref(), options.layout)?;
     let (queries, mut warnings) = discover::query_dirs(root, &options.queries, &migrations.path)?;
     if migrations.migrations == 0 {
@@ -66,8 +68,7 @@ pub fn init(options: &Options) -> Result<Outcome> {
         templates::identity_toml(&keyed, migrations.migrations),
         templates::tables_toml(&options.policies),
     ];
-    let files: Vec<(PathBuf, String)> = templates::file_names(&options.policies).into_iter().zip(contents).collect();
-    refuse_to_overwrite(root, &files, options.force)?;
+    let files: Vec<(PathBuf, String)> = targets.into_iter().zip(contents).collect();
     write_all(root, &files)?;
     Ok(Outcome {
         migrations,
@@ -88,9 +89,10 @@ fn replay(root: &Path, migrations: &MigrationDir, postgres_version: u32) -> Resu
     Ok(lint::final_schema(None, &sources))
 }
 
-fn refuse_to_overwrite(root: &Path, files: &[(PathBuf, String)], force: bool) -> Result<()> {
+/// Checked before any work: a file that exists stops everything unless `force`.
+fn refuse_to_overwrite(root: &Path, files: &[PathBuf], force: bool) -> Result<()> {
     let existing: Vec<String> =
-        files.iter().filter(|(path, _)| root.join(path).exists()).map(|(path, _)| discover::display(path)).collect();
+        files.iter().filter(|path| root.join(path).exists()).map(|path| discover::display(path)).collect();
     if existing.is_empty() || force {
         return Ok(());
     }
