@@ -286,6 +286,25 @@ fn evidence(base: Option<&Value>, head: &Value, base_m: Option<&Measured>, head_
     })
 }
 
+/// What one query's comparison found, most severe group first; the query gets one finding.
+struct Candidate {
+    rule: &'static str,
+    severity: Severity,
+    sentences: Vec<String>,
+    fix: &'static str,
+}
+
+/// The most severe candidate with something to say, and every other sentence, to mention.
+fn most_severe(candidates: Vec<Candidate>) -> Option<(Candidate, Vec<String>)> {
+    let mut candidates: Vec<Candidate> = candidates.into_iter().filter(|c| !c.sentences.is_empty()).collect();
+    // Stable: among equal severities, the order given (regression before unavailable) decides.
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.severity));
+    let mut iter = candidates.into_iter();
+    let chosen = iter.next()?;
+    let also = iter.flat_map(|c| c.sentences.into_iter().map(move |s| format!("{s} ({})", c.rule))).collect();
+    Some((chosen, also))
+}
+
 async fn findings_for(
     client: &Client,
     query: &Query,
@@ -294,29 +313,17 @@ async fn findings_for(
     base_m: &Option<std::result::Result<Measured, String>>,
     head_m: &Option<std::result::Result<Measured, String>>,
     options: &PlanOptions,
-) -> Vec<Finding> {
-    let mut out = Vec::new();
+) -> Option<Finding> {
     let head_plan = match head_plan {
         Ok(p) => p,
         Err(reason) => {
-            let f = match &base_plan {
-                Some(Ok(_)) => finding_at(
-                    plan_regression::META.id,
-                    Severity::Error,
-                    query,
-                    format!("the query planned on base but does not plan on head: {reason}"),
-                ),
-                _ => finding_at(
-                    plan_unavailable::META.id,
-                    Severity::Error,
-                    query,
-                    format!("the query cannot be planned: {reason}"),
-                ),
+            let message = match &base_plan {
+                Some(Ok(_)) => format!("the query planned on base but does not plan on head: {reason}"),
+                _ => format!("the query cannot be planned: {reason}"),
             };
-            out.push(f.help(
+            return Some(finding_at(plan_unavailable::META.id, Severity::Error, query, message).help(
                 "fix the query or the migration so PostgreSQL can plan it; the gate cannot judge what it cannot plan",
             ));
-            return out;
         }
     };
     let base_ok = match &base_plan {
@@ -324,17 +331,6 @@ async fn findings_for(
         _ => None,
     };
     let (bm, hm) = (base_m.as_ref().and_then(|r| r.as_ref().ok()), head_m.as_ref().and_then(|r| r.as_ref().ok()));
-    if let Some(Err(reason)) = head_m {
-        out.push(
-            finding_at(
-                plan_unavailable::META.id,
-                Severity::Error,
-                query,
-                format!("EXPLAIN ANALYZE failed on head: {reason}"),
-            )
-            .help("a query that times out at production scale would time out in production; see the statement timeout"),
-        );
-    }
     let facts = head_facts(client, base_ok, &head_plan).await;
     // Under --analyze, the measured plans carry the actual rows that show inefficient indexes.
     let analyzed_head = hm.map(|m| &m.plan);
@@ -350,51 +346,59 @@ async fn findings_for(
         }
     }
     verdict.inefficient = analyzed_head.map(diff::inefficient_scans).unwrap_or_default();
+    let analyze_failure = match head_m {
+        Some(Err(reason)) => vec![format!("EXPLAIN ANALYZE failed on head: {reason}")],
+        _ => Vec::new(),
+    };
+    let (chosen, also) = most_severe(vec![
+        Candidate {
+            rule: plan_regression::META.id,
+            severity: Severity::Error,
+            sentences: verdict.regressions,
+            fix: "restore the index the query needs, or change the query so the head schema serves it",
+        },
+        Candidate {
+            rule: plan_unavailable::META.id,
+            severity: Severity::Error,
+            sentences: analyze_failure,
+            fix: "a query that times out at production scale would time out in production; see the statement timeout",
+        },
+        Candidate {
+            rule: plan_cost_increase::META.id,
+            severity: Severity::Warning,
+            sentences: verdict.cost_increases,
+            fix: "check that the new plan is intended",
+        },
+        Candidate {
+            rule: index_inefficient::META.id,
+            severity: Severity::Warning,
+            sentences: verdict.inefficient,
+            fix:
+                "make the predicate match the index columns (no function on an indexed column), or index the expression",
+        },
+    ])?;
     let tree = match base_ok {
         Some(base) => diff::render_diff(base, &head_plan),
         None => format!("head plan (no base plan: {}):\n{}", new_reason(&base_plan), diff::render_tree(&head_plan)),
     };
-    let ev = evidence(base_ok, &head_plan, bm, hm);
-    let mut timing = String::new();
-    if let Some(h) = hm {
-        timing = match bm {
-            Some(b) => format!(" (median {:.2} ms on base, {:.2} ms on head)", b.median_ms, h.median_ms),
-            None => format!(" (median {:.2} ms on head)", h.median_ms),
-        };
-    }
-    let mut emit = |rule: &str, severity: Severity, sentences: &[String], fix: &str| {
-        if sentences.is_empty() {
-            return;
-        }
-        let mut f = finding_at(rule, severity, query, format!("{}{timing}", sentences.join("; ")))
-            .help(format!("{fix}\n{tree}"))
-            .evidence(ev.clone())
-            .fact("base cost", format!("{:.2}", verdict.base_cost))
-            .fact("head cost", format!("{:.2}", verdict.head_cost));
-        for (relation, rows) in &facts.relation_rows {
-            f = f.fact(format!("rows in {relation}"), diff::format_count(*rows));
-        }
-        out.push(f);
+    let timing = match (bm, hm) {
+        (Some(b), Some(h)) => format!(" (median {:.2} ms on base, {:.2} ms on head)", b.median_ms, h.median_ms),
+        (None, Some(h)) => format!(" (median {:.2} ms on head)", h.median_ms),
+        _ => String::new(),
     };
-    emit(
-        plan_regression::META.id,
-        Severity::Error,
-        &verdict.regressions,
-        "restore the index the query needs, or change the query so the head schema serves it",
-    );
-    emit(
-        plan_cost_increase::META.id,
-        Severity::Warning,
-        &verdict.cost_increases,
-        "check that the new plan is intended",
-    );
-    emit(
-        index_inefficient::META.id,
-        Severity::Warning,
-        &verdict.inefficient,
-        "make the predicate match the index columns (no function on an indexed column), or index the expression",
-    );
-    out
+    let also_text = if also.is_empty() { String::new() } else { format!("\nalso on this query: {}", also.join("; ")) };
+    let mut f = finding_at(chosen.rule, chosen.severity, query, format!("{}{timing}", chosen.sentences.join("; ")))
+        .help(format!("{}{also_text}\n{tree}", chosen.fix))
+        .evidence(evidence(base_ok, &head_plan, bm, hm))
+        .fact("base cost", format!("{:.2}", verdict.base_cost))
+        .fact("head cost", format!("{:.2}", verdict.head_cost));
+    for (relation, rows) in &facts.relation_rows {
+        f = f.fact(format!("rows in {relation}"), diff::format_count(*rows));
+    }
+    for sentence in also {
+        f = f.fact("also", sentence);
+    }
+    Some(f)
 }
 
 fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
