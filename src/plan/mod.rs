@@ -5,12 +5,15 @@
 //! The rest of Sluice is synchronous; this module runs its own current-thread tokio runtime.
 
 pub mod capacity;
+mod cleanup;
 pub mod diff;
 pub mod explain;
 pub mod fixture;
+pub mod postmaster;
 pub mod scale;
 pub mod server;
 pub mod sources;
+pub mod tls;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
@@ -108,12 +111,19 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
         .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
         let started = Instant::now();
-        let mut server = server::Server::start(&options.server).await?;
+        let started_server = server::Server::start(&options.server).await;
+        if started_server.is_err() {
+            cleanup::yield_to_signal_handler();
+        }
+        let mut server = started_server?;
+        let cleaned = std::mem::take(&mut server.notes);
         let result = run(&mut server, options).await;
         let location = server.location.clone();
         let kept = server.shutdown(options.keep).await;
+        cleanup::yield_to_signal_handler();
         let mut report = result?;
         let kept = kept?;
+        report.notes.extend(cleaned);
         if !kept.is_empty() {
             report.notes.push(format!("kept databases on {location}: {}", kept.join(", ")));
         }
