@@ -96,6 +96,18 @@ fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
     assert!(f["evidence"]["head_plan"].to_string().contains("\"Seq Scan\""));
     assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"));
     assert!(notes(&doc).contains("fixture: built"), "{}", notes(&doc));
+    // Rows Sluice can draw are streamed by binary COPY, written frozen (the table was truncated
+    // in the loading transaction); an `sql` expression with random() is evaluated by PostgreSQL.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sluice: fixture: 2,000 rows into customers in") && stderr.contains("s (binary COPY, frozen)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.contains("40,000 rows into orders") && l.ends_with("(INSERT … SELECT)")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("sluice: fixture: index orders_created_at_idx on orders built in"), "{stderr}");
     // The other query (customer_orders) keeps its plan.
     assert!(doc["findings"].as_array().expect("findings").iter().all(|f| f["file"] == "queries/daily_revenue.sql"));
 

@@ -8,6 +8,7 @@ pub mod capacity;
 mod cleanup;
 pub mod diff;
 pub mod explain;
+pub mod fill;
 pub mod fixture;
 pub mod postmaster;
 pub mod scale;
@@ -225,30 +226,7 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
         plan_side(&client, &queries, &at_base, options, server.version_num).await?
     };
 
-    // Head: a copy of the base fixture plus the new migrations, when the head only adds migrations.
-    let same = |a: &MigrationSql, b: &MigrationSql| a.name == b.name && a.sql == b.sql;
-    let is_prefix =
-        options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
-    let head_db = if is_prefix {
-        let name = format!("sluice_head_{}_{}", std::process::id(), chrono::Utc::now().timestamp_millis());
-        server.create_database(&name, Some(&base_template.name)).await?;
-        let client = server.connect(&name).await?;
-        client
-            .batch_execute(&format!("SET statement_timeout = {}", options.build_timeout.as_millis()))
-            .await
-            .map_err(|e| Error::Other(server::pg_message(&e)))?;
-        let new = &options.head[options.base.len()..];
-        fixture::apply_migrations(&client, new).await?;
-        fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
-        report.notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
-        name
-    } else {
-        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
-        report
-            .notes
-            .push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
-        t.name
-    };
+    let head_db = head_database(server, options, &base_template.name, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
     let head = plan_side(&client, &queries, &all, options, server.version_num).await?;
 
@@ -277,6 +255,42 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
         }
     }
     Ok(report)
+}
+
+/// The database to plan the head on: the base fixture itself when the head adds no migration, a
+/// copy of it with the new migrations applied when the head only adds migrations, else a
+/// fixture built from the head's own history.
+async fn head_database(
+    server: &mut server::Server,
+    options: &PlanOptions,
+    base_template: &str,
+    cache: bool,
+    notes: &mut Vec<String>,
+) -> Result<String> {
+    let same = |a: &MigrationSql, b: &MigrationSql| a.name == b.name && a.sql == b.sql;
+    let is_prefix =
+        options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
+    if !is_prefix {
+        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
+        notes.push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
+        return Ok(t.name);
+    }
+    let new = &options.head[options.base.len()..];
+    if new.is_empty() {
+        notes.push("head: no new migration; planned on the base fixture".into());
+        return Ok(base_template.to_string());
+    }
+    let name = format!("sluice_head_{}_{}", std::process::id(), chrono::Utc::now().timestamp_millis());
+    server.create_database(&name, Some(base_template)).await?;
+    let client = server.connect(&name).await?;
+    client
+        .batch_execute(&format!("SET statement_timeout = {}", options.build_timeout.as_millis()))
+        .await
+        .map_err(|e| Error::Other(server::pg_message(&e)))?;
+    fixture::apply_migrations(&client, new).await?;
+    fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
+    notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
+    Ok(name)
 }
 
 fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
