@@ -10,6 +10,7 @@ use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A parsed file and the path findings name.
 #[derive(Debug)]
@@ -44,8 +45,16 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
-    /// The migration runner wraps the whole file in a transaction.
-    pub runner_transaction: bool,
+    /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
+    /// what production still has until this migration runs.
+    pub dropped_indexes: Vec<crate::schema::Index>,
+    /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
+    /// file, a changeset or every migration; or the implicit one of a multi-statement query
+    /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
+    pub runner_transaction: Option<Arc<RunnerTransaction>>,
+    /// The tool's transaction (by key) that a COMMIT in the file already ended: the rest of its
+    /// unit runs outside any transaction.
+    pub committed_runner: Option<usize>,
     /// Inside an explicit `BEGIN … COMMIT`.
     pub explicit_transaction: bool,
     /// `SET lock_timeout` (session-wide) ran earlier in the file.
@@ -54,20 +63,46 @@ pub struct MigrationState {
     /// `SET LOCAL lock_timeout` in the current transaction (ends at COMMIT / ROLLBACK).
     pub lock_timeout_local: bool,
     pub statement_timeout_local: bool,
-    /// The ACCESS EXCLUSIVE lock on an existing table taken earlier in the current transaction.
-    pub exclusive_lock: Option<HeldLock>,
-    /// Statements that did real work while `exclusive_lock` was held.
-    pub statements_under_lock: usize,
+    /// The strongest write-blocking lock (SHARE or stronger) on an existing table taken earlier in
+    /// the current transaction: held until COMMIT.
+    pub held_lock: Option<HeldLock>,
     /// Some migration of the layout has a down (rollback) migration.
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
     pub down: Option<Vec<Ddl>>,
 }
 
+/// A transaction the migration tool opens, or PostgreSQL opens for a multi-statement string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunnerTransaction {
+    /// Statements with the same key share the transaction.
+    pub key: usize,
+    /// PostgreSQL's implicit transaction of a multi-statement query string, not the tool's
+    /// BEGIN … COMMIT: a COMMIT inside the string starts a new one for the statements after it.
+    pub implicit: bool,
+    /// Completes "CREATE INDEX CONCURRENTLY …": "in a file the migration runner wraps in a transaction".
+    pub phrase: String,
+    /// For `--explain`.
+    pub fact: String,
+}
+
+impl RunnerTransaction {
+    /// The tool wraps the whole file in BEGIN … COMMIT.
+    pub fn whole_file() -> RunnerTransaction {
+        RunnerTransaction {
+            key: 0,
+            implicit: false,
+            phrase: "in a file the migration runner wraps in a transaction".into(),
+            fact: "the migration runner wraps the file in a transaction".into(),
+        }
+    }
+}
+
 /// A lock held until the transaction ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
     pub table: Name,
+    pub mode: super::locks::Lock,
     /// Line of the statement that took it.
     pub line: usize,
 }
@@ -80,7 +115,33 @@ fn timeout_on(value: &str) -> bool {
 
 impl MigrationState {
     pub fn in_transaction(&self) -> bool {
-        self.runner_transaction || self.explicit_transaction
+        self.runner_transaction.is_some() || self.explicit_transaction
+    }
+
+    /// Where the statement runs, completing "CREATE INDEX CONCURRENTLY …": inside BEGIN … COMMIT,
+    /// or the tool's (or the implicit) transaction; `None` outside any.
+    pub fn transaction_phrase(&self) -> Option<String> {
+        if self.explicit_transaction {
+            return Some("inside BEGIN … COMMIT".into());
+        }
+        self.runner_transaction.as_ref().map(|t| t.phrase.clone())
+    }
+
+    /// Moves to the transaction the tool puts the next statement in: when it differs from the
+    /// current one, the current one has ended (the tool committed, or the query string ended),
+    /// and with it the locks and `SET LOCAL`s it held. A BEGIN inside a query string outlives it.
+    pub fn enter_runner_transaction(&mut self, next: Option<Arc<RunnerTransaction>>) {
+        let key = |t: &Option<Arc<RunnerTransaction>>| t.as_ref().map(|t| t.key);
+        if self.committed_runner.is_some() && self.committed_runner == key(&next) {
+            return;
+        }
+        self.committed_runner = None;
+        if key(&self.runner_transaction) != key(&next) {
+            if self.runner_transaction.is_some() && !self.explicit_transaction {
+                self.end_transaction();
+            }
+            self.runner_transaction = next;
+        }
     }
 
     pub fn has_lock_timeout(&self) -> bool {
@@ -102,6 +163,8 @@ impl MigrationState {
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
             && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
+            // A (materialized) view this migration created is as new as a table it created.
+            && schema.views.get(table).is_none_or(|v| v.origin.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {
@@ -109,23 +172,24 @@ impl MigrationState {
         // SET LOCAL ends with the transaction; plain SET lasts the session.
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
-        self.exclusive_lock = None;
-        self.statements_under_lock = 0;
+        self.held_lock = None;
     }
 
     /// Updates the state after `statement` ran; `schema` is the schema before it.
     pub fn observe(&mut self, statement: &Statement, schema: &Schema) {
-        if super::lock_held_across_statements::prolongs_lock(&statement.ddl, schema, self) {
-            self.statements_under_lock += 1;
-        }
-        if self.in_transaction() && self.exclusive_lock.is_none() {
-            let taken = super::locks::table_locks(&statement.ddl, schema)
+        if self.in_transaction() {
+            let strongest = super::locks::table_locks(&statement.ddl, schema)
                 .into_iter()
-                .find(|(t, l)| *l == super::locks::Lock::AccessExclusive && self.may_exist(t, schema));
-            if let Some((table, _)) = taken {
-                self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
+                // A lock on a view blocks only the queries reading it while it is replaced: not held work.
+                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema) && !schema.views.contains_key(t))
+                .min_by_key(|(_, l)| std::cmp::Reverse(*l));
+            if let Some((table, mode)) = strongest {
+                if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
+                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line });
+                }
             }
         }
+        self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
             Ddl::CreateTable { name, .. } => {
                 self.created_tables.insert(name.clone());
@@ -144,7 +208,15 @@ impl MigrationState {
                 }
             }
             Ddl::Begin => self.explicit_transaction = true,
-            Ddl::Commit | Ddl::Rollback => self.end_transaction(),
+            Ddl::Commit | Ddl::Rollback => {
+                self.end_transaction();
+                // COMMIT ends the tool's BEGIN … COMMIT too: what follows in the unit autocommits.
+                // In a multi-statement string, PostgreSQL opens a new implicit transaction instead.
+                if let Some(t) = self.runner_transaction.as_ref().filter(|t| !t.implicit) {
+                    self.committed_runner = Some(t.key);
+                    self.runner_transaction = None;
+                }
+            }
             Ddl::Set { name, value, local } => {
                 let on = timeout_on(value);
                 match (name.as_str(), local) {
@@ -170,6 +242,26 @@ impl MigrationState {
             _ => {}
         }
     }
+}
+
+/// The indexes `ddl` drops, as `schema` (before it) has them: `DROP INDEX`, or dropping the
+/// constraint an index backs.
+fn dropped_indexes(ddl: &Ddl, schema: &Schema) -> Vec<crate::schema::Index> {
+    let names: Vec<&Name> = match ddl {
+        Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => names.iter().collect(),
+        Ddl::AlterTable { table, actions, .. } => actions
+            .iter()
+            .filter_map(|a| match a {
+                AlterAction::DropConstraint { name, .. } => schema
+                    .table(table)
+                    .and_then(|t| t.constraints.iter().find(|c| &c.name == name))
+                    .and_then(|c| c.index.as_ref()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter().filter_map(|n| schema.indexes.get(n).cloned()).collect()
 }
 
 /// Whether the statement comes from a migration or from a query file.
@@ -315,8 +407,8 @@ impl<'a> Context<'a> {
     /// How the statement runs: inside the runner's transaction, an explicit one, or on its own.
     pub fn transaction_fact(&self) -> String {
         match self.migration() {
-            Some(s) if s.runner_transaction => "the migration runner wraps the file in a transaction".into(),
             Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
+            Some(MigrationState { runner_transaction: Some(t), .. }) => t.fact.clone(),
             Some(_) => "no transaction (each statement commits on its own)".into(),
             None => "not a migration".into(),
         }

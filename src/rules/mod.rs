@@ -3,6 +3,7 @@
 
 pub mod change_freeze;
 pub mod context;
+pub(crate) mod grouping;
 pub mod index_inefficient;
 pub(crate) mod locks;
 pub mod meta;
@@ -15,6 +16,7 @@ pub mod plan_cost_increase;
 pub mod plan_regression;
 pub mod plan_unavailable;
 pub mod pool_capacity;
+pub mod runner_rejects_migration;
 
 mod domain_identity_unique;
 mod drop_index_in_use;
@@ -52,7 +54,9 @@ mod unbatched_backfill;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use context::{Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, SourceFile, TableSize};
+pub use context::{
+    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, RunnerTransaction, SourceFile, TableSize,
+};
 pub use meta::{Category, RuleMeta};
 
 use crate::finding::Finding;
@@ -64,6 +68,11 @@ pub trait Rule: Sync + Send {
 
     /// Checks one statement of a migration or query file, pushing what it finds.
     fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
+
+    /// Called once per migration file after all its statements were checked, with the file's
+    /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
+    /// per-statement findings into one here ([`grouping::fold`]).
+    fn finish_file(&self, _file: &SourceFile, _findings: &mut Vec<Finding>) {}
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
@@ -92,6 +101,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &lock_held_across_statements::LockHeldAcrossStatements,
     &unbatched_backfill::UnbatchedBackfill,
     &constraint_without_rollback::ConstraintWithoutRollback,
+    &runner_rejects_migration::RunnerRejectsMigration,
     &prefer_jsonb::PreferJsonb,
     &prefer_timestamptz::PreferTimestamptz,
     &prefer_bigint_primary_key::PreferBigintPrimaryKey,
@@ -158,5 +168,6 @@ pub fn docs_markdown() -> String {
     out
 }
 
+pub use drop_index_in_use::META as DROP_INDEX_IN_USE;
 pub use invalid_suppression::META as INVALID_SUPPRESSION;
 pub use unparsed_statement::META as UNPARSED_STATEMENT;
