@@ -41,7 +41,7 @@ pub struct PlanArgs {
     pub repeat: u32,
     /// A PostgreSQL server to use instead of an ephemeral one; Sluice works only in sluice_* databases it creates.
     /// A postgresql:// URI or key=value string; sslmode (disable, prefer, require, verify-ca, verify-full) and
-    /// sslrootcert are honoured as libpq does. The generic DATABASE_URL is ignored.
+    /// sslrootcert are honoured as libpq does. A generic DATABASE_URL is never used (the report says it was ignored).
     #[arg(long, env = "SLUICE_DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// Keep the databases this run created (printed at the end).
@@ -72,8 +72,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let (options, compared) = options(&args, &loaded, &cwd)?;
     let mut report = plan::compare(&options)?;
     report.notes.insert(0, compared);
-    if let Some(note) = ignored_database_url(&options) {
-        report.notes.insert(1, note);
+    if options.server.database_url.is_none() && super::generic_database_url_set() {
+        report.notes.insert(1, crate::check::ignored_database_url_note());
     }
     args.output.emit(&report)
 }
@@ -152,17 +152,6 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
     options.server.no_cache = args.no_cache;
     options.server.cache_dir = args.cache_dir.as_ref().map(|d| cwd.join(d));
     Ok((options, compared))
-}
-
-/// The application's `DATABASE_URL` is never used: pointing Sluice at a server is a decision,
-/// made with `--database-url` or `SLUICE_DATABASE_URL`. Says so when it is set.
-fn ignored_database_url(options: &PlanOptions) -> Option<String> {
-    let set = std::env::var_os("DATABASE_URL").is_some_and(|v| !v.is_empty());
-    (set && options.server.database_url.is_none()).then(|| {
-        "DATABASE_URL is set and ignored: Sluice uses a server only when --database-url or SLUICE_DATABASE_URL \
-         names it; it used its own ephemeral server"
-            .to_string()
-    })
 }
 
 /// `*.sql` files under `path` (or `path` itself), sorted.

@@ -364,7 +364,7 @@ impl Server {
 
     async fn external(url: &str, options: &ServerOptions) -> Result<Server> {
         let target = Target::from_url(url, options.connect_timeout)?;
-        let location = format!("the server at {}", target.describe());
+        let location = format!("the server at --database-url ({})", target.describe());
         let mut server = Server {
             target,
             ephemeral: None,
