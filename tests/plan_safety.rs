@@ -258,3 +258,50 @@ fn a_killed_cached_run_is_stopped_by_the_next_run() {
 fn a_killed_throwaway_run_is_stopped_and_removed_by_the_next_run() {
     killed_run_is_reaped_by_the_next(true);
 }
+
+/// On a server named by --database-url, Sluice starts no server: a SIGTERM drops the databases
+/// the run created there (its fixture and the head's copy) and leaves the server itself running.
+#[test]
+fn sigterm_on_a_named_server_drops_the_runs_databases_and_leaves_the_server_running() {
+    require_postgres();
+    let project = Project::new();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let theirs = rt
+        .block_on(Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }))
+        .expect("the user's server");
+    let url = theirs.url("postgres").expect("url");
+    let sleeping_there = || {
+        rt.block_on(async {
+            let client = theirs.connect("postgres").await.expect("connect");
+            let row = client
+                .query_one("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'", &[])
+                .await
+                .expect("pg_stat_activity");
+            row.get::<_, i64>(0) == 1
+        })
+    };
+
+    let mut cmd = project.command("slow", false);
+    cmd.args(["--analyze", "--repeat", "1", "--statement-timeout", "300", "--database-url", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut sluice = cmd.spawn().expect("spawn sluice");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !sleeping_there() {
+        if let Ok(Some(status)) = sluice.try_wait() {
+            panic!("sluice ended before it could be interrupted: {status}");
+        }
+        assert!(Instant::now() < deadline, "the slow query never started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let created = rt.block_on(theirs.databases_like("sluice\\_%")).expect("databases");
+    assert!(!created.is_empty(), "the run works in its own sluice_* databases");
+
+    signal(&sluice, nix::sys::signal::Signal::SIGTERM);
+    let status = wait_exit(&mut sluice, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(128 + nix::sys::signal::Signal::SIGTERM as i32));
+    let left = rt.block_on(theirs.databases_like("sluice\\_%")).expect("the server still answers");
+    assert!(left.is_empty(), "the run's databases were dropped: {left:?}");
+    assert!(!project.cache.join("pg15").exists(), "no server of Sluice's own was started");
+    rt.block_on(theirs.shutdown(false)).expect("shutdown");
+}
