@@ -305,3 +305,32 @@ fn sigterm_on_a_named_server_drops_the_runs_databases_and_leaves_the_server_runn
     assert!(!project.cache.join("pg15").exists(), "no server of Sluice's own was started");
     rt.block_on(theirs.shutdown(false)).expect("shutdown");
 }
+
+/// Both proofs, on a real server's own pid file: `/proc` (Linux) and, where there is no `/proc`,
+/// the server answering on the pid file's socket. Each accepts only the postmaster serving that
+/// data directory, started when the pid file says.
+#[test]
+fn a_pid_file_is_proven_ours_only_for_the_server_serving_that_directory_since_that_start() {
+    use sluice::plan::postmaster::{identify, socket_proof, Owner, PidFile};
+    require_postgres();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let server =
+        rt.block_on(Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() })).expect("server");
+    let data = PathBuf::from(&server.location).join("data");
+    let text = std::fs::read_to_string(data.join("postmaster.pid")).expect("pid file");
+    let file = PidFile::parse(&text).expect("a pid file PostgreSQL wrote");
+    assert_eq!(Some(file.pid), server.pid().map(|p| p as i32));
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    rt.block_on(async {
+        assert_eq!(identify(&file, &data).await, Owner::Ours);
+        assert_eq!(identify(&file, elsewhere.path()).await, Owner::Someone, "another data directory");
+        assert!(socket_proof(&file, &data).await, "the server on its socket serves it");
+        assert!(!socket_proof(&file, elsewhere.path()).await, "another data directory");
+        let earlier = PidFile { start_time: file.start_time.map(|t| t - 3600), ..file.clone() };
+        assert!(!socket_proof(&earlier, &data).await, "a pid file from an earlier start");
+        let no_server = PidFile { socket_dir: Some(elsewhere.path().to_path_buf()), ..file.clone() };
+        assert!(!socket_proof(&no_server, &data).await, "no server on that socket");
+    });
+    rt.block_on(server.shutdown(false)).expect("shutdown");
+    assert_eq!(rt.block_on(identify(&file, &data)), Owner::Gone, "stopped: the pid file names no process");
+}
