@@ -117,9 +117,20 @@ impl TlsServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("start postgres");
+        let socket_dir = root.to_path_buf();
         let server = TlsServer { ca: root.join("ca.pem"), other_ca: root.join("other-ca.pem"), _dir: dir, child, port };
+        // Accepting connections, not merely listening (a server still starting up refuses them).
+        let ready = || {
+            Command::new(bindir.join("pg_isready"))
+                .arg("-q")
+                .arg("-h")
+                .arg(&socket_dir)
+                .args(["-p", &port.to_string()])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while !ready() {
             assert!(Instant::now() < deadline, "the TLS server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
