@@ -303,10 +303,10 @@ fn connection_errors_give_the_cause_the_host_and_the_port() {
     let dir = project(&[("scale.toml", b"[tables.t]\nrows = 10\n"), ("queries/q.sql", b"SELECT a FROM t;\n")]);
     let base = ["plan", "--base-dir", "migrations", "--head-dir", "migrations", "--scale", "scale.toml"];
     for (url, place, cause) in [
-        ("postgresql://sluice@127.0.0.1:1/postgres", "host 127.0.0.1, port 1", "Connection refused"),
+        ("postgresql://sluice@127.0.0.1:1/postgres", "127.0.0.1:1, sslmode=prefer", "Connection refused"),
         (
             "postgresql://sluice@%2Fnonexistent%2Fsluice:5433/postgres",
-            "socket /nonexistent/sluice/.s.PGSQL.5433",
+            "/nonexistent/sluice (Unix socket, port 5433), sslmode=prefer",
             "No such file or directory",
         ),
     ] {
@@ -315,7 +315,7 @@ fn connection_errors_give_the_cause_the_host_and_the_port() {
         let out = sluice(dir.path(), &args);
         assert_eq!(out.code, 2, "{}", out.stderr);
         assert!(
-            out.stderr.contains(&format!("on {place} (--database-url): error connecting to server: {cause}")),
+            out.stderr.contains(&format!("database postgres at {place}: error connecting to server: {cause}")),
             "{}",
             out.stderr
         );
