@@ -2,36 +2,8 @@
 //! ("Explicit Locking", and the Notes of ALTER TABLE / CREATE INDEX / DROP INDEX).
 
 use crate::schema::Schema;
+pub use crate::sql::ddl::Lock;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ObjectKind};
-
-/// The lock modes migrations care about, weakest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lock {
-    /// Concurrent index builds, VALIDATE CONSTRAINT: reads and writes go on.
-    ShareUpdateExclusive,
-    /// CREATE INDEX: blocks writes.
-    Share,
-    /// Foreign keys (both tables), triggers: blocks writes.
-    ShareRowExclusive,
-    /// Most of ALTER TABLE, DROP, TRUNCATE: blocks reads and writes.
-    AccessExclusive,
-}
-
-impl Lock {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lock::ShareUpdateExclusive => "SHARE UPDATE EXCLUSIVE",
-            Lock::Share => "SHARE",
-            Lock::ShareRowExclusive => "SHARE ROW EXCLUSIVE",
-            Lock::AccessExclusive => "ACCESS EXCLUSIVE",
-        }
-    }
-
-    /// Blocks the application's writes (or reads too) while held or queued.
-    pub fn blocks_writes(self) -> bool {
-        self >= Lock::Share
-    }
-}
 
 /// The table a dropped index belongs to; an index the history never showed is named as such.
 pub fn index_table(schema: &Schema, index: &str) -> Name {

@@ -1,7 +1,9 @@
 //! The schema model and its replay: a pure value, built statement by statement.
 
+mod derive;
 pub mod migrations;
 mod model;
+pub mod naming;
 mod replay;
 
 pub use model::*;
