@@ -22,11 +22,28 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let loaded = args.project.load(&cwd)?;
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
-    let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    let (mut sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    // A down file named on the command line is linted as the rollback it is, not as a query file.
+    let downs: Vec<usize> = sources
+        .migrations
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.down.as_ref().is_some_and(|d| selection.contains(&d.display)))
+        .map(|(i, _)| i)
+        .collect();
+    let down_displays: Vec<String> =
+        downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|d| d.display.clone())).collect();
+    sources.queries.retain(|q| !down_displays.contains(&q.display));
     let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);
     let mut report = lint::lint(&sources, &settings, &selected);
+    for &index in &downs {
+        let down = lint::lint_down(&sources, &settings, index);
+        report.findings.extend(down.findings);
+    }
+    report.sort();
     let checked =
-        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count();
+        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count()
+            + downs.len();
     report.notes.push(format!(
         "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
         sources.migrations.len(),

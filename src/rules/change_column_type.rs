@@ -1,5 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::rules::context::is_utc;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -10,17 +11,26 @@ pub static META: RuleMeta = RuleMeta {
     severity: Severity::Error,
     category: Category::MigrationSafety,
     summary: "ALTER COLUMN … TYPE rewrites the table (and its indexes) under ACCESS EXCLUSIVE",
-    what: "Flags `ALTER COLUMN … TYPE` on an existing table, except the changes PostgreSQL documents as \
-binary-coercible, which only touch the catalog: `varchar(n)` to `varchar(m)` with m ≥ n, to unbounded \
-`varchar` or to `text`; `text` to unbounded `varchar`; `char(n)`/`varchar(n)` to `text`; `numeric(p, s)` to \
-`numeric(q, s)` with q ≥ p, or to unconstrained `numeric`; `varbit(n)` to a wider `varbit`; `cidr` to `inet`; the \
-same type again. A `USING` clause always counts as a rewrite. When the history does not show the old type, the \
-rule fires (it cannot prove the change safe). Severity follows the table's size.",
+    what: "Flags `ALTER COLUMN … TYPE` on an existing table, except the changes PostgreSQL makes without a \
+rewrite (ALTER TABLE notes: binary-coercible types, and typmod changes its support functions prove safe), by \
+PostgreSQL version (`postgres_version`): `varchar(n)` to `varchar(m)` with m ≥ n or to unbounded `varchar`; \
+`varchar` to `text` and `text` to unbounded `varchar`; `numeric(p, s)` to `numeric(q, s)` with q ≥ p or to \
+unconstrained `numeric`; `varbit(n)` to a wider `varbit`; `timestamp`/`timestamptz`/`time`/`timetz`/`interval` \
+to a higher or unbounded precision; `cidr` to `inet`; `xml` to `text`; the same type again; and from PostgreSQL \
+12, `timestamp` ↔ `timestamptz` when the migration sets the session time zone to UTC (`SET [LOCAL] timezone = \
+'UTC'`). `char(n)` to `text` and array element changes do rewrite. Two of these (`timestamp` ↔ `timestamptz` in \
+UTC, `bit(n)` to `varbit`) still rebuild the column's indexes under ACCESS EXCLUSIVE, which is flagged when the \
+column has one. A `USING` clause counts as a rewrite unless it is the column itself (`USING col` or \
+`USING col::new_type`). When the history does not show the old type, the rule fires (it cannot prove the change \
+safe). Severity follows the table's size.",
     why: "A rewrite copies every row and rebuilds every index of the table while holding ACCESS EXCLUSIVE: an \
 outage as long as the copy. Application code reading the old type may break too.",
     fix: "Add a new column of the new type, dual-write from the application (or a trigger), backfill in batches, \
 switch reads, then drop the old column in a later release. For a wider `varchar`, just raise the limit, or use \
-`text` with a `CHECK (length(col) <= n) NOT VALID` constraint.",
+`text` with a `CHECK (length(col) <= n) NOT VALID` constraint. To move `timestamp` to `timestamptz` on \
+PostgreSQL 12+, run `SET timezone = 'UTC'` first (the stored values are then read as UTC). Sources: PostgreSQL \
+docs, ALTER TABLE, Notes; release notes 9.1 (varchar to text), 9.2 (typmod widening), 12 (timestamp ↔ \
+timestamptz in UTC).",
     bad: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id int PRIMARY KEY, note varchar(100));
@@ -29,29 +39,37 @@ SET lock_timeout = '5s';
 ALTER TABLE orders ALTER COLUMN id TYPE bigint;",
     good: "\
 -- migration: 001_orders.sql
-CREATE TABLE orders (id int PRIMARY KEY, note varchar(100));
+CREATE TABLE orders (id int PRIMARY KEY, note varchar(100), placed_at timestamp);
 -- migration: 002_longer_notes.sql
 SET lock_timeout = '5s';
-ALTER TABLE orders ALTER COLUMN note TYPE varchar(500);",
+ALTER TABLE orders ALTER COLUMN note TYPE varchar(500);
+-- migration: 003_placed_at_with_time_zone.sql
+SET lock_timeout = '5s';
+SET timezone = 'UTC';
+ALTER TABLE orders ALTER COLUMN placed_at TYPE timestamptz;",
     equivalents: "squawk: changing-column-type; strong_migrations: change_column; eugene: E5",
 };
 
-/// A type in a canonical spelling: base name and its modifiers.
+/// A type in a canonical spelling: base name, modifiers, array or not.
 #[derive(Debug, PartialEq)]
 struct Type {
     base: String,
     modifiers: Vec<u32>,
+    array: bool,
 }
 
 fn parse_type(text: &str) -> Type {
-    let text = text.trim().to_lowercase();
-    let (base, modifiers) = match text.split_once('(') {
-        Some((base, rest)) => {
-            let inner = rest.split(')').next().unwrap_or("");
-            (base.trim().to_string(), inner.split(',').filter_map(|m| m.trim().parse().ok()).collect())
-        }
-        None => (text.clone(), Vec::new()),
-    };
+    let mut text = text.trim().to_lowercase();
+    let array = text.ends_with(']');
+    if let Some(bracket) = text.find('[') {
+        text.truncate(bracket);
+    }
+    let mut modifiers = Vec::new();
+    if let (Some(open), Some(close)) = (text.find('('), text.find(')')) {
+        modifiers = text[open + 1..close].split(',').filter_map(|m| m.trim().parse().ok()).collect();
+        text = format!("{}{}", &text[..open], &text[close + 1..]);
+    }
+    let base = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let base = match base.as_str() {
         "character varying" | "varchar" => "varchar",
         "character" | "char" | "bpchar" => "char",
@@ -62,39 +80,148 @@ fn parse_type(text: &str) -> Type {
         "bit varying" | "varbit" => "varbit",
         "timestamp with time zone" | "timestamptz" => "timestamptz",
         "timestamp without time zone" | "timestamp" => "timestamp",
+        "time with time zone" | "timetz" => "timetz",
+        "time without time zone" | "time" => "time",
         "double precision" | "float8" => "float8",
         "real" | "float4" => "float4",
         "bool" | "boolean" => "boolean",
         other => other,
     }
     .to_string();
-    let mut modifiers = modifiers;
     if base == "numeric" && modifiers.len() == 1 {
         modifiers.push(0);
     }
-    Type { base, modifiers }
+    Type { base, modifiers, array }
 }
 
-/// Whether changing `from` to `to` only updates the catalog (no rewrite, no index rebuild).
-pub fn is_binary_coercible(from: &str, to: &str) -> bool {
-    let (from, to) = (parse_type(from), parse_type(to));
-    if from == to {
-        return true;
-    }
-    let widened = |strict_scale: bool| match (from.modifiers.as_slice(), to.modifiers.as_slice()) {
+/// What an `ALTER COLUMN … TYPE` costs beyond the catalog update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// Only the catalog changes.
+    Nothing,
+    /// No rewrite, but the column's indexes are rebuilt under ACCESS EXCLUSIVE.
+    IndexRebuild,
+    /// Every row is rewritten and every index of the table rebuilt.
+    Rewrite,
+}
+
+/// A type change PostgreSQL makes without rewriting the table: the ALTER TABLE notes ("if the
+/// USING clause does not change the column contents and the old type is either binary coercible
+/// to the new type…"), the release notes that introduced each case (9.1, 9.2, 12), each checked
+/// against `relfilenode` on PostgreSQL 15.
+pub struct Coercion {
+    pub what: &'static str,
+    /// First PostgreSQL major version with it.
+    pub since: u32,
+    /// Only in a session whose time zone is UTC.
+    pub needs_utc: bool,
+    pub cost: Cost,
+    applies: fn(&Type, &Type) -> bool,
+}
+
+/// `to`'s limit is at least `from`'s, or `to` has none: the widening that needs no rewrite.
+fn wider(from: &Type, to: &Type) -> bool {
+    match (from.modifiers.as_slice(), to.modifiers.as_slice()) {
         (_, []) => true,
         ([], _) => false,
         ([n], [m]) => m >= n,
-        ([p, s], [q, t]) => q >= p && (!strict_scale || s == t),
-        _ => false,
-    };
-    match (from.base.as_str(), to.base.as_str()) {
-        ("varchar", "varchar") | ("varbit", "varbit") => widened(false),
-        ("varchar" | "char", "text") | ("cidr", "inet") | ("xml", "text") => true,
-        ("text", "varchar") => to.modifiers.is_empty(),
-        ("numeric", "numeric") => widened(true),
+        ([p, s], [q, t]) => q >= p && s == t,
         _ => false,
     }
+}
+
+fn both(from: &Type, to: &Type, base: &str) -> bool {
+    from.base == base && to.base == base
+}
+
+pub static COERCIONS: &[Coercion] = &[
+    Coercion {
+        what: "varchar(n) to varchar(m) with m ≥ n, or to unbounded varchar",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| both(f, t, "varchar") && wider(f, t),
+    },
+    Coercion {
+        what: "varchar to text, or text to unbounded varchar",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| {
+            (f.base == "varchar" && t.base == "text")
+                || (f.base == "text" && t.base == "varchar" && t.modifiers.is_empty())
+        },
+    },
+    Coercion {
+        what: "numeric(p, s) to numeric(q, s) with q ≥ p, or to unconstrained numeric",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| both(f, t, "numeric") && wider(f, t),
+    },
+    Coercion {
+        what: "varbit(n) to varbit(m) with m ≥ n, or to unbounded varbit",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| both(f, t, "varbit") && wider(f, t),
+    },
+    Coercion {
+        what: "bit(n) to unbounded varbit",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::IndexRebuild,
+        applies: |f, t| f.base == "bit" && t.base == "varbit" && t.modifiers.is_empty(),
+    },
+    Coercion {
+        what: "timestamp, timestamptz, time, timetz or interval to a higher or unbounded precision",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| {
+            ["timestamp", "timestamptz", "time", "timetz", "interval"].iter().any(|b| both(f, t, b)) && wider(f, t)
+        },
+    },
+    Coercion {
+        what: "cidr to inet",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| f.base == "cidr" && t.base == "inet",
+    },
+    Coercion {
+        what: "xml to text",
+        since: 9,
+        needs_utc: false,
+        cost: Cost::Nothing,
+        applies: |f, t| f.base == "xml" && t.base == "text",
+    },
+    Coercion {
+        what: "timestamp to timestamptz or back, in a session whose time zone is UTC",
+        since: 12,
+        needs_utc: true,
+        cost: Cost::IndexRebuild,
+        applies: |f, t| {
+            matches!((f.base.as_str(), t.base.as_str()), ("timestamp", "timestamptz") | ("timestamptz", "timestamp"))
+                && wider(f, t)
+        },
+    },
+];
+
+/// What changing `from` to `to` costs on `postgres_version`, in a session whose time zone is
+/// UTC or not, and the case of [`COERCIONS`] that applied.
+pub fn change_cost(from: &str, to: &str, postgres_version: u32, utc: bool) -> (Cost, Option<&'static Coercion>) {
+    let (from, to) = (parse_type(from), parse_type(to));
+    if from == to {
+        return (Cost::Nothing, None);
+    }
+    if from.array || to.array {
+        return (Cost::Rewrite, None);
+    }
+    COERCIONS
+        .iter()
+        .find(|c| c.since <= postgres_version && (!c.needs_utc || utc) && (c.applies)(&from, &to))
+        .map_or((Cost::Rewrite, None), |c| (c.cost, Some(c)))
 }
 
 impl Rule for ChangeColumnType {
@@ -106,26 +233,60 @@ impl Rule for ChangeColumnType {
         let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl else {
             return;
         };
+        let timezone = cx.migration().and_then(|s| s.timezone());
+        let utc = timezone.is_some_and(is_utc);
         for action in actions {
             let AlterAction::SetType { column, data_type, using } = action else {
                 continue;
             };
             let old = cx.schema.table(table).and_then(|t| t.column(column)).map(|c| c.data_type.clone());
             let reason = match (&old, using) {
-                (_, Some(using)) => format!("the USING expression ({using}) is evaluated for every row"),
-                (Some(old), None) if is_binary_coercible(old, data_type) => continue,
-                (Some(old), None) => format!("{old} → {data_type} is not binary-coercible"),
+                (_, Some(using)) => format!(
+                    "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: the USING expression ({using}) is evaluated for every row"
+                ),
+                (Some(old), None) => match change_cost(old, data_type, cx.facts.postgres_version, utc) {
+                    (Cost::Nothing, _) => continue,
+                    (Cost::IndexRebuild, coercion) => {
+                        let indexes: Vec<String> =
+                            cx.schema.indexes_on(table).filter(|i| i.reads_column(column)).map(|i| i.name.clone()).collect();
+                        if indexes.is_empty() {
+                            continue;
+                        }
+                        format!(
+                            "does not rewrite the table ({}), but rebuilds {} under ACCESS EXCLUSIVE",
+                            coercion.map_or("", |c| c.what),
+                            indexes.join(", ")
+                        )
+                    }
+                    (Cost::Rewrite, _) => {
+                        let zone_hint = matches!(
+                            (parse_type(old).base.as_str(), parse_type(data_type).base.as_str()),
+                            ("timestamp", "timestamptz") | ("timestamptz", "timestamp")
+                        ) && cx.facts.postgres_version >= 12;
+                        let mut why = format!(
+                            "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {old} → {data_type} is not binary-coercible"
+                        );
+                        if zone_hint {
+                            why.push_str(&match timezone {
+                                Some(zone) => format!(" in the session time zone {zone}; it is under SET timezone = 'UTC'"),
+                                None => " unless the session time zone is UTC (SET timezone = 'UTC' before it)".to_string(),
+                            });
+                        }
+                        why
+                    }
+                },
                 (None, None) => format!(
-                    "the migration history does not show the column's old type, so {data_type} cannot be proven safe"
+                    "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE unless the change is binary-coercible, and the migration history does not show the column's old type, so {data_type} cannot be proven safe"
                 ),
             };
-            let message = format!(
-                "changing the type of {table}.{column} rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {reason}"
-            );
-            out.extend(
-                cx.lock_finding(&META, table, message)
-                    .map(|f| f.fact("old type", old.unwrap_or_else(|| "unknown".into()))),
-            );
+            let message = format!("changing the type of {table}.{column} {reason}");
+            out.extend(cx.lock_finding(&META, table, message).map(|f| {
+                let f = f.fact("old type", old.clone().unwrap_or_else(|| "unknown".into()));
+                match timezone {
+                    Some(zone) => f.fact("session time zone", zone),
+                    None => f,
+                }
+            }));
         }
     }
 }
@@ -152,7 +313,8 @@ mod tests {
             "ALTER TABLE t ALTER COLUMN v TYPE character varying(20);",
             "ALTER TABLE t ALTER COLUMN v TYPE varchar;",
             "ALTER TABLE t ALTER COLUMN v TYPE text;",
-            "ALTER TABLE t ALTER COLUMN c TYPE text;",
+            "ALTER TABLE t ALTER COLUMN v TYPE text USING v;",
+            "ALTER TABLE t ALTER COLUMN v TYPE varchar(30) USING v::varchar(30);",
             "ALTER TABLE t ALTER COLUMN s TYPE varchar;",
             "ALTER TABLE t ALTER COLUMN n TYPE numeric(12, 2);",
             "ALTER TABLE t ALTER COLUMN n TYPE numeric;",
@@ -173,9 +335,77 @@ mod tests {
             "ALTER TABLE t ALTER COLUMN n TYPE numeric(8, 2);",
             "ALTER TABLE t ALTER COLUMN v TYPE text USING trim(v);",
             "ALTER TABLE t ALTER COLUMN missing TYPE text;",
+            "ALTER TABLE t ALTER COLUMN c TYPE text;",
         ] {
             assert_eq!(count(sql), 1, "{sql}");
         }
         assert_eq!(count("CREATE TABLE u (a int); ALTER TABLE u ALTER COLUMN a TYPE bigint;"), 0);
+    }
+
+    /// Each row verified on PostgreSQL 15 by comparing `relfilenode` before and after (and the
+    /// index's, for the rebuild column).
+    #[test]
+    fn the_coercion_table_by_version() {
+        let cases: &[(&str, &str, u32, bool, Cost)] = &[
+            ("varchar(10)", "varchar(20)", 15, false, Cost::Nothing),
+            ("varchar(20)", "varchar(10)", 15, false, Cost::Rewrite),
+            ("character varying(10)", "text", 15, false, Cost::Nothing),
+            ("text", "varchar(10)", 15, false, Cost::Rewrite),
+            ("char(3)", "text", 15, false, Cost::Rewrite),
+            ("char(3)", "char(5)", 15, false, Cost::Rewrite),
+            ("numeric(10, 2)", "numeric(12, 2)", 15, false, Cost::Nothing),
+            ("numeric(10,2)", "numeric(12,4)", 15, false, Cost::Rewrite),
+            ("numeric", "numeric(10,2)", 15, false, Cost::Rewrite),
+            ("varbit(5)", "varbit(10)", 15, false, Cost::Nothing),
+            ("bit(5)", "varbit", 15, false, Cost::IndexRebuild),
+            ("bit(5)", "varbit(10)", 15, false, Cost::Rewrite),
+            ("cidr", "inet", 15, false, Cost::Nothing),
+            ("inet", "cidr", 15, false, Cost::Rewrite),
+            ("xml", "text", 15, false, Cost::Nothing),
+            ("timestamp(3)", "timestamp(6)", 15, false, Cost::Nothing),
+            ("timestamp(6)", "timestamp(3)", 15, false, Cost::Rewrite),
+            ("timestamp(3) with time zone", "timestamptz", 15, false, Cost::Nothing),
+            ("interval(3)", "interval", 15, false, Cost::Nothing),
+            ("timestamp", "timestamp with time zone", 15, false, Cost::Rewrite),
+            ("timestamp", "timestamptz", 15, true, Cost::IndexRebuild),
+            ("timestamptz", "timestamp", 15, true, Cost::IndexRebuild),
+            ("timestamp", "timestamptz", 11, true, Cost::Rewrite),
+            ("int", "bigint", 15, false, Cost::Rewrite),
+            ("varchar(10)[]", "varchar(20)[]", 15, false, Cost::Rewrite),
+            ("varchar(10)[]", "text[]", 15, false, Cost::Rewrite),
+            ("integer[]", "int[]", 15, false, Cost::Nothing),
+            ("varchar(10)", "varchar(20)", 8, false, Cost::Rewrite),
+        ];
+        for (from, to, version, utc, cost) in cases {
+            assert_eq!(change_cost(from, to, *version, *utc).0, *cost, "{from} → {to} on {version}, utc {utc}");
+        }
+    }
+
+    #[test]
+    fn a_utc_session_makes_timestamp_to_timestamptz_free_unless_indexed() {
+        let run = |sql: &str| {
+            let found = lint_files(
+                &[
+                    ("001.sql", "CREATE TABLE e (at timestamp, seen timestamp); CREATE INDEX e_seen ON e (seen);"),
+                    ("002.sql", sql),
+                ],
+                "",
+            );
+            of(&found, META.id).iter().map(|f| f.message.clone()).collect::<Vec<_>>()
+        };
+        assert!(run("SET timezone = 'UTC'; ALTER TABLE e ALTER COLUMN at TYPE timestamptz USING at;").is_empty());
+        assert!(run("BEGIN; SET LOCAL TIME ZONE 'Etc/UTC'; ALTER TABLE e ALTER COLUMN at TYPE timestamptz; COMMIT;")
+            .is_empty());
+        let outside = run("ALTER TABLE e ALTER COLUMN at TYPE timestamptz;");
+        assert!(outside[0].contains("SET timezone = 'UTC' before it"), "{outside:?}");
+        let elsewhere = run("SET timezone = 'Europe/London'; ALTER TABLE e ALTER COLUMN at TYPE timestamptz;");
+        assert!(elsewhere[0].contains("in the session time zone Europe/London"), "{elsewhere:?}");
+        let reset = run("SET timezone = 'UTC'; RESET timezone; ALTER TABLE e ALTER COLUMN at TYPE timestamptz;");
+        assert_eq!(reset.len(), 1);
+        let indexed = run("SET timezone = 'UTC'; ALTER TABLE e ALTER COLUMN seen TYPE timestamptz;");
+        assert!(
+            indexed[0].contains("does not rewrite the table") && indexed[0].contains("rebuilds e_seen"),
+            "{indexed:?}"
+        );
     }
 }

@@ -5,9 +5,10 @@ use crate::finding::{Finding, Severity};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
-use crate::schema::Schema;
+use crate::schema::{is_system_catalog, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
+use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
 
@@ -62,6 +63,66 @@ pub struct MigrationState {
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
     pub down: Option<Vec<Ddl>>,
+    /// Settings `SET` earlier in the file; they last for the file (the session).
+    pub session: SessionSettings,
+    /// Settings `SET LOCAL` in the current transaction; they end with it.
+    pub local: SessionSettings,
+    /// Checking the statements of a DO block: they run as one statement, in one transaction,
+    /// under this condition.
+    pub do_block: Option<Branch>,
+}
+
+/// Session settings that change what PostgreSQL does with a statement.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// `SET timezone = …` / `SET TIME ZONE …`.
+    pub timezone: Option<String>,
+    /// `SET search_path = …`, schemas in order.
+    pub search_path: Option<Vec<String>>,
+}
+
+/// `app, "$user", public` or `'app,public'` → the schema names, folded like identifiers.
+fn search_path(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            Some(quoted) => quoted.to_string(),
+            None => s.trim_matches('\'').to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// Whether a time zone setting has a fixed offset of zero (`UTC`, `Etc/UTC`, `GMT`, `Zulu`,
+/// `0`, `+00:00`…): the zones in which PostgreSQL 12+ changes timestamp ↔ timestamptz without a
+/// rewrite (`TimestampTimestampTzRequiresRewrite`).
+pub fn is_utc(zone: &str) -> bool {
+    let zone = zone.trim().trim_matches('\'').to_ascii_lowercase();
+    let zone = zone.strip_prefix("etc/").unwrap_or(&zone);
+    const ZERO: &[&str] = &[
+        "utc",
+        "uct",
+        "gmt",
+        "zulu",
+        "universal",
+        "greenwich",
+        "gmt0",
+        "gmt+0",
+        "gmt-0",
+        "utc0",
+        "z",
+        "0",
+        "+0",
+        "-0",
+        "00:00",
+        "+00:00",
+        "-00:00",
+        "+00",
+        "-00",
+        "interval '0'",
+    ];
+    ZERO.contains(&zone)
 }
 
 /// A lock held until the transaction ends.
@@ -80,7 +141,39 @@ fn timeout_on(value: &str) -> bool {
 
 impl MigrationState {
     pub fn in_transaction(&self) -> bool {
-        self.runner_transaction || self.explicit_transaction
+        self.runner_transaction || self.explicit_transaction || self.do_block.is_some()
+    }
+
+    /// The session time zone, if the migration set one (`SET LOCAL` wins while it lasts).
+    pub fn timezone(&self) -> Option<&str> {
+        self.local.timezone.as_deref().or(self.session.timezone.as_deref())
+    }
+
+    /// The `search_path` the migration set, if any.
+    pub fn search_path(&self) -> Option<&[String]> {
+        self.local.search_path.as_deref().or(self.session.search_path.as_deref())
+    }
+
+    /// `statement` with its relation names resolved through the `search_path` the migration
+    /// set; borrowed unchanged when it set none (the default path resolves to `public`).
+    pub fn resolve<'s>(&self, statement: &'s Statement, schema: &Schema) -> std::borrow::Cow<'s, Statement> {
+        match self.search_path() {
+            Some(path) if path.iter().any(|s| s != "public" && !s.starts_with('$')) => {
+                let mut resolved = statement.clone();
+                resolved.ddl.map_relation_names(&mut |name: &mut Name| *name = schema.resolve(name, path));
+                std::borrow::Cow::Owned(resolved)
+            }
+            _ => std::borrow::Cow::Borrowed(statement),
+        }
+    }
+
+    /// The end of a DO block: its transaction ends with it unless an outer one goes on.
+    pub fn end_do_block(&mut self) {
+        self.do_block = None;
+        if !self.in_transaction() {
+            self.exclusive_lock = None;
+            self.statements_under_lock = 0;
+        }
     }
 
     pub fn has_lock_timeout(&self) -> bool {
@@ -91,17 +184,22 @@ impl MigrationState {
         self.statement_timeout_set || self.statement_timeout_local
     }
 
-    /// Whether `table` existed before this migration (so locking it blocks production traffic).
+    /// Whether `table` (or materialized view) existed before this migration (so locking it
+    /// blocks production traffic).
     pub fn is_existing(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
-            && schema.table(table).is_some_and(|t| t.origin.migration != Some(self.index))
+            && schema.relation_origin(table).is_some_and(|o| o.migration != Some(self.index))
     }
 
     /// Like [`is_existing`](Self::is_existing), but a table the history never showed counts as
-    /// existing: the gate fails closed on what it cannot see.
+    /// existing: the gate fails closed on what it cannot see. System catalogs (`pg_*`,
+    /// `information_schema`) are never tables a migration could block.
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
-        !self.created_tables.contains(table)
-            && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
+        let origin = schema.relation_origin(table);
+        if origin.is_none() && is_system_catalog(table) {
+            return false;
+        }
+        !self.created_tables.contains(table) && origin.is_none_or(|o| o.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {
@@ -109,6 +207,7 @@ impl MigrationState {
         // SET LOCAL ends with the transaction; plain SET lasts the session.
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
+        self.local = SessionSettings::default();
         self.exclusive_lock = None;
         self.statements_under_lock = 0;
     }
@@ -126,8 +225,9 @@ impl MigrationState {
                 self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
             }
         }
+        let does_something = schema.no_op(&statement.ddl).is_none();
         match &statement.ddl {
-            Ddl::CreateTable { name, .. } => {
+            Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
             }
             Ddl::AlterTable { table, actions, .. } => {
@@ -147,6 +247,21 @@ impl MigrationState {
             Ddl::Commit | Ddl::Rollback => self.end_transaction(),
             Ddl::Set { name, value, local } => {
                 let on = timeout_on(value);
+                let in_transaction = self.in_transaction();
+                let settings = if *local { &mut self.local } else { &mut self.session };
+                match name.as_str() {
+                    // Outside a transaction SET LOCAL has no effect.
+                    _ if *local && !in_transaction => {}
+                    "timezone" | "time zone" => {
+                        settings.timezone = (!value.eq_ignore_ascii_case("default")
+                            && !value.eq_ignore_ascii_case("local"))
+                        .then(|| value.trim_matches('\'').to_string())
+                    }
+                    "search_path" => {
+                        settings.search_path = (!value.eq_ignore_ascii_case("default")).then(|| search_path(value))
+                    }
+                    _ => {}
+                }
                 match (name.as_str(), local) {
                     ("lock_timeout", false) => self.lock_timeout_set = on,
                     // Any explicit statement_timeout, even 0 (no limit), is a deliberate choice.
@@ -158,6 +273,14 @@ impl MigrationState {
                 }
             }
             Ddl::Reset { name } => {
+                for settings in [&mut self.session, &mut self.local] {
+                    if name == "timezone" || name == "all" {
+                        settings.timezone = None;
+                    }
+                    if name == "search_path" || name == "all" {
+                        settings.search_path = None;
+                    }
+                }
                 if name == "lock_timeout" || name == "all" {
                     self.lock_timeout_set = false;
                     self.lock_timeout_local = false;
@@ -315,6 +438,7 @@ impl<'a> Context<'a> {
     /// How the statement runs: inside the runner's transaction, an explicit one, or on its own.
     pub fn transaction_fact(&self) -> String {
         match self.migration() {
+            Some(s) if s.do_block.is_some() => "inside a DO block (one statement, one transaction)".into(),
             Some(s) if s.runner_transaction => "the migration runner wraps the file in a transaction".into(),
             Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
             Some(_) => "no transaction (each statement commits on its own)".into(),

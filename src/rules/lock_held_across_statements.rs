@@ -80,6 +80,7 @@ pub fn prolongs_lock(ddl: &Ddl, schema: &Schema, state: &MigrationState) -> bool
         Ddl::Set { .. } | Ddl::Reset { .. } | Ddl::Begin | Ddl::Commit | Ddl::Rollback => false,
         Ddl::CreateView { .. } | Ddl::CreateFunction { .. } | Ddl::CreateTable { .. } => false,
         Ddl::Other(keywords) => !keywords.starts_with("COMMENT"),
+        Ddl::Comment(_) => false,
         Ddl::Update { table, .. } | Ddl::Delete { table, .. } | Ddl::Insert { table } => existing(table),
         Ddl::Query => true,
         Ddl::AlterTable { table, actions, .. } if *table == held.table => {

@@ -4,6 +4,8 @@ mod derive;
 pub mod migrations;
 mod model;
 pub mod naming;
+mod references;
 mod replay;
 
 pub use model::*;
+pub use references::Unknown;

@@ -81,6 +81,19 @@ impl Schema {
         }
     }
 
+    /// `ddl` without its `ALTER TABLE` sub-commands that do nothing (`ADD COLUMN IF NOT EXISTS`
+    /// of a column that is there…), when it has some; `None` when every part does something.
+    pub fn without_no_op_actions(&self, ddl: &Ddl) -> Option<Ddl> {
+        let Ddl::AlterTable { table, if_exists, actions } = ddl else { return None };
+        let kept: Vec<AlterAction> =
+            actions.iter().filter(|a| self.action_no_op(table, a).is_none()).cloned().collect();
+        (kept.len() < actions.len()).then(|| Ddl::AlterTable {
+            table: table.clone(),
+            if_exists: *if_exists,
+            actions: kept,
+        })
+    }
+
     /// Whether an object of `kind` named `name` exists in the model.
     pub fn object_exists(&self, kind: ObjectKind, name: &str) -> bool {
         match kind {

@@ -545,7 +545,85 @@ pub enum Ddl {
     Other(String),
 }
 
+impl Constraint {
+    fn map_relation_names(&mut self, f: &mut dyn FnMut(&mut Name)) {
+        if let ConstraintKind::ForeignKey { references, .. } = &mut self.kind {
+            f(references);
+        }
+    }
+}
+
 impl Ddl {
+    /// Calls `f` on every relation name the statement names (tables, views, indexes,
+    /// sequences), so they can be resolved through a `search_path`.
+    pub fn map_relation_names(&mut self, f: &mut dyn FnMut(&mut Name)) {
+        let relation_kind = |k: &ObjectKind| {
+            matches!(
+                k,
+                ObjectKind::Table
+                    | ObjectKind::Index
+                    | ObjectKind::View
+                    | ObjectKind::MaterializedView
+                    | ObjectKind::Sequence
+            )
+        };
+        match self {
+            Ddl::CreateTable { name, columns, constraints, lineage, .. } => {
+                f(name);
+                lineage
+                    .partition_of
+                    .iter_mut()
+                    .chain(lineage.inherits.iter_mut())
+                    .chain(lineage.like.iter_mut())
+                    .for_each(&mut *f);
+                columns
+                    .iter_mut()
+                    .flat_map(|c| c.constraints.iter_mut())
+                    .chain(constraints.iter_mut())
+                    .for_each(|c| c.map_relation_names(f));
+            }
+            Ddl::AlterTable { table, actions, .. } => {
+                f(table);
+                for action in actions {
+                    match action {
+                        AlterAction::AddConstraint(c) => c.map_relation_names(f),
+                        AlterAction::AddColumn { column, .. } => {
+                            column.constraints.iter_mut().for_each(|c| c.map_relation_names(f))
+                        }
+                        AlterAction::AttachPartition { partition } | AlterAction::DetachPartition { partition, .. } => {
+                            f(partition)
+                        }
+                        AlterAction::Inherit { parent, .. } => f(parent),
+                        _ => {}
+                    }
+                }
+            }
+            Ddl::CreateIndex(index) => f(&mut index.table),
+            Ddl::Drop { kind, names, .. } if relation_kind(kind) => names.iter_mut().for_each(&mut *f),
+            Ddl::Rename { kind, from, .. } if relation_kind(kind) => f(from),
+            Ddl::AlterIndex { name, .. }
+            | Ddl::CreateView { name, .. }
+            | Ddl::RefreshMaterializedView { name, .. }
+            | Ddl::CreateSequence { name, .. } => f(name),
+            Ddl::AlterSequence { name, owned_by, .. } => {
+                f(name);
+                if let Some(Some((table, _))) = owned_by {
+                    f(table);
+                }
+            }
+            Ddl::CreateStatistics { table, .. } => f(table),
+            Ddl::Comment(target) => match target {
+                CommentTarget::Relation { name, .. } => f(name),
+                CommentTarget::Column { table, .. } | CommentTarget::Constraint { table, .. } => f(table),
+                CommentTarget::Other { .. } => {}
+            },
+            Ddl::Update { table, .. } | Ddl::Delete { table, .. } | Ddl::Insert { table } => f(table),
+            Ddl::Truncate { tables } | Ddl::LockTable { tables, .. } => tables.iter_mut().for_each(&mut *f),
+            Ddl::Reindex { kind: ReindexKind::Index | ReindexKind::Table, name, .. } => f(name),
+            _ => {}
+        }
+    }
+
     /// Whether this view says everything Sluice needs about the statement, so its syntax tree
     /// need not be kept (the trees of DDL are most of a migration history's memory). Statements
     /// that contain queries — views, functions, DML, `CREATE TABLE … AS` — keep theirs.

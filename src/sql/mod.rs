@@ -6,6 +6,7 @@ pub mod ddl;
 pub mod from_ast;
 pub mod names;
 pub mod parse;
+pub mod plpgsql;
 pub mod query;
 pub mod recognize;
 pub mod split;
