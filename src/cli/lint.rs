@@ -44,10 +44,13 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let checked =
         sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count()
             + downs.len();
-    report.notes.push(format!(
-        "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
-        sources.migrations.len(),
-        sources.queries.len()
-    ));
+    report.notes.insert(
+        0,
+        format!(
+            "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
+            sources.migrations.len(),
+            sources.queries.len()
+        ),
+    );
     args.output.emit(&report)
 }

@@ -99,6 +99,9 @@ pub struct Index {
     pub table: Name,
     pub unique: bool,
     pub keys: Vec<IndexKey>,
+    /// Its column names (`pg_attribute` of the index): the key column or the expression's name,
+    /// then INCLUDE columns. PostgreSQL names copies of the index (partitions, `LIKE`) from them.
+    pub key_names: Vec<Name>,
     pub predicate: Option<String>,
     /// The constraint this index backs, if any.
     pub constraint: Option<Name>,

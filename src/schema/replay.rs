@@ -12,15 +12,6 @@ use crate::sql::names::{beside, split};
 use crate::sql::parse::Statement;
 use crate::sql::query::{predicate_uses, relations};
 
-/// A column's key name when PostgreSQL clones an index (partitions, `LIKE … INCLUDING INDEXES`):
-/// cloned expressions have no name of their own.
-fn cloned_key_name(key: &IndexKey) -> Name {
-    match key {
-        IndexKey::Column(c) => c.clone(),
-        IndexKey::Expression(_) => "expr".into(),
-    }
-}
-
 impl Schema {
     /// Why `ddl` does nothing at all on this schema (`IF [NOT] EXISTS` on an object that is, or
     /// is not, there), or `None` when it does something.
@@ -216,60 +207,74 @@ impl Schema {
                 }
             }
         }
-        // CHECK constraints are inherited under their own names.
+        // CHECK constraints are inherited under their own names, and partitions get their
+        // parent's foreign keys too.
         for parent in lineage.partition_of.iter().chain(&lineage.inherits) {
-            let checks = self.tables.get(parent).map(|t| t.constraints.clone()).unwrap_or_default();
-            table.constraints.extend(
-                checks
-                    .into_iter()
-                    .filter(|c| matches!(c.kind, ConstraintKind::Check { .. } | ConstraintKind::ForeignKey { .. })),
-            );
+            let partition = lineage.partition_of.as_ref() == Some(parent);
+            let inherited = self.tables.get(parent).map(|t| t.constraints.clone()).unwrap_or_default();
+            table.constraints.extend(inherited.into_iter().filter(|c| match c.kind {
+                ConstraintKind::Check { .. } => true,
+                ConstraintKind::ForeignKey { .. } => partition,
+                _ => false,
+            }));
+        }
+        if let Some(source) = lineage.like.as_ref().filter(|_| lineage.like_constraints) {
+            let checks = self.tables.get(source).map(|t| t.constraints.clone()).unwrap_or_default();
+            table.constraints.extend(checks.into_iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })));
         }
         self.tables.insert(name.to_string(), table);
         if let Some(parent) = &lineage.partition_of {
-            self.clone_indexes(parent, name, origin);
+            self.clone_indexes(parent, name, origin, false);
+        }
+        if let Some(source) = lineage.like.as_ref().filter(|_| lineage.like_indexes) {
+            self.clone_indexes(source, name, origin, false);
         }
     }
 
     /// A partition gets a copy of each of its parent's indexes (and of the constraints they
     /// back), named by PostgreSQL's rules for the partition, unless it already has an
-    /// equivalent one (`ATTACH PARTITION` adopts it).
-    fn clone_indexes(&mut self, parent: &str, partition: &str, origin: &Origin) {
+    /// equivalent one (`ATTACH PARTITION` adopts it). `LIKE … INCLUDING INDEXES` copies them
+    /// the same way.
+    fn clone_indexes(&mut self, parent: &str, partition: &str, origin: &Origin, adopt_equivalent: bool) {
         let parent_indexes: Vec<Index> = self.indexes_on(parent).cloned().collect();
         for index in parent_indexes {
-            let equivalent = self
-                .indexes_on(partition)
-                .any(|i| i.keys == index.keys && i.predicate == index.predicate && i.unique == index.unique);
-            if equivalent {
-                continue;
-            }
-            let backs =
-                index.constraint.as_ref().and_then(|c| self.tables.get(parent)?.constraint(c)).map(|c| c.kind.clone());
-            let purpose = match &backs {
-                Some(ConstraintKind::PrimaryKey { .. }) => IndexPurpose::PrimaryKey,
-                Some(ConstraintKind::Unique { .. } | ConstraintKind::UsingIndex { .. }) => IndexPurpose::Unique,
-                Some(ConstraintKind::Exclusion) => IndexPurpose::Exclusion,
-                _ => IndexPurpose::Plain,
-            };
-            let key_names: Vec<Name> = index.keys.iter().map(cloned_key_name).collect();
-            let name = self.choose_index_name(partition, &key_names, purpose, &[]);
-            let constraint = backs.map(|kind| {
-                let constraint = split(&name).1.to_string();
-                if let Some(t) = self.tables.get_mut(partition) {
-                    t.constraints.push(ConstraintInfo {
-                        name: constraint.clone(),
-                        kind,
-                        not_valid: false,
-                        index: Some(name.clone()),
-                    });
-                }
-                constraint
-            });
-            self.indexes.insert(
-                name.clone(),
-                Index { name, table: partition.to_string(), constraint, origin: origin.clone(), ..index },
-            );
+            self.clone_index(parent, index, partition, origin, adopt_equivalent);
         }
+    }
+
+    /// One index of `parent` copied onto `target`, named for it (see [`Self::clone_indexes`]).
+    fn clone_index(&mut self, parent: &str, index: Index, target: &str, origin: &Origin, adopt_equivalent: bool) {
+        let equivalent = self
+            .indexes_on(target)
+            .any(|i| i.keys == index.keys && i.predicate == index.predicate && i.unique == index.unique);
+        if adopt_equivalent && equivalent {
+            return;
+        }
+        let backs =
+            index.constraint.as_ref().and_then(|c| self.tables.get(parent)?.constraint(c)).map(|c| c.kind.clone());
+        let purpose = match &backs {
+            Some(ConstraintKind::PrimaryKey { .. }) => IndexPurpose::PrimaryKey,
+            Some(ConstraintKind::Unique { .. } | ConstraintKind::UsingIndex { .. }) => IndexPurpose::Unique,
+            Some(ConstraintKind::Exclusion) => IndexPurpose::Exclusion,
+            _ => IndexPurpose::Plain,
+        };
+        let name = self.choose_index_name(target, &index.key_names, purpose, &[]);
+        let constraint = backs.map(|kind| {
+            let constraint = split(&name).1.to_string();
+            if let Some(t) = self.tables.get_mut(target) {
+                t.constraints.push(ConstraintInfo {
+                    name: constraint.clone(),
+                    kind,
+                    not_valid: false,
+                    index: Some(name.clone()),
+                });
+            }
+            constraint
+        });
+        self.indexes.insert(
+            name.clone(),
+            Index { name, table: target.to_string(), constraint, origin: origin.clone(), ..index },
+        );
     }
 
     /// Drops an object of `kind`, with what PostgreSQL drops along with it.
@@ -481,6 +486,7 @@ impl Schema {
                         table: table.to_string(),
                         unique: purpose != IndexPurpose::Exclusion,
                         keys,
+                        key_names: constraint.naming.clone(),
                         predicate: None,
                         constraint: Some(name.clone()),
                         origin: origin.clone(),
@@ -539,22 +545,22 @@ impl Schema {
             Some(name) => beside(&index.table, name),
             None => self.choose_index_name(&index.table, &index.key_names, IndexPurpose::Plain, &[]),
         };
-        self.indexes.insert(
-            name.clone(),
-            Index {
-                name,
-                table: index.table.clone(),
-                unique: index.unique,
-                keys: index.keys.clone(),
-                predicate: index.predicate.clone(),
-                constraint: None,
-                origin: origin.clone(),
-            },
-        );
-        // An index on a partitioned table is built on each partition too.
+        let created = Index {
+            name: name.clone(),
+            table: index.table.clone(),
+            unique: index.unique,
+            keys: index.keys.clone(),
+            key_names: index.key_names.clone(),
+            predicate: index.predicate.clone(),
+            constraint: None,
+            origin: origin.clone(),
+        };
+        self.indexes.insert(name, created.clone());
+        // An index on a partitioned table is built on each partition too (or adopts an
+        // equivalent one the partition has).
         let partitions: Vec<Name> = self.partitions_of(&index.table).map(|t| t.name.clone()).collect();
         for partition in partitions {
-            self.clone_indexes(&index.table, &partition, origin);
+            self.clone_index(&index.table, created.clone(), &partition, origin, true);
         }
     }
 
@@ -718,7 +724,7 @@ impl Schema {
                 if let Some(p) = self.tables.get_mut(partition) {
                     p.partition_of = Some(table.clone());
                 }
-                self.clone_indexes(table, partition, origin);
+                self.clone_indexes(table, partition, origin, true);
             }
             AlterAction::DetachPartition { partition, .. } => {
                 if let Some(p) = self.tables.get_mut(partition) {
@@ -924,6 +930,7 @@ mod tests {
         let schema = replay(
             "CREATE TABLE events (id bigint, at timestamptz, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
              CREATE INDEX ON events (at);
+             CREATE INDEX ON events (lower(id::text));
              CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
              CREATE TABLE events_2025 (id bigint, at timestamptz);
              ALTER TABLE events ATTACH PARTITION events_2025 FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');",
@@ -934,10 +941,13 @@ mod tests {
             index_names(&schema),
             [
                 "events_2024_at_idx",
+                "events_2024_lower_idx",
                 "events_2024_pkey",
                 "events_2025_at_idx",
+                "events_2025_lower_idx",
                 "events_2025_pkey",
                 "events_at_idx",
+                "events_lower_idx",
                 "events_pkey"
             ]
         );

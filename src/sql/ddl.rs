@@ -358,6 +358,10 @@ pub struct TableLineage {
     pub partitioned: bool,
     /// `(LIKE source …)`: the columns are copied from it.
     pub like: Option<Name>,
+    /// `INCLUDING INDEXES` (or `ALL`): its indexes and PRIMARY KEY / UNIQUE / EXCLUDE constraints too.
+    pub like_indexes: bool,
+    /// `INCLUDING CONSTRAINTS` (or `ALL`): its CHECK constraints too.
+    pub like_constraints: bool,
 }
 
 /// What an `ALTER INDEX` other than a rename does.

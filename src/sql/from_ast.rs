@@ -403,6 +403,7 @@ fn create_table(t: &ast::CreateTable) -> Ddl {
                 }
                 None => None,
             },
+            ..TableLineage::default()
         },
     }
 }

@@ -10,3 +10,4 @@ pub mod plpgsql;
 pub mod query;
 pub mod recognize;
 pub mod split;
+pub mod types;

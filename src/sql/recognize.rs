@@ -690,8 +690,22 @@ fn reparse_without_noise(tokens: &[&Token]) -> Option<Ddl> {
                 0
             }
         });
-        if like.is_some() {
-            return like;
+        if let Some(Ddl::CreateTable { mut lineage, name, if_not_exists, columns, constraints, from_query }) = like {
+            // What `INCLUDING … / EXCLUDING …` say to copy besides the columns, in order.
+            for i in 0..tokens.len() {
+                let including = word_at(tokens, i, "INCLUDING");
+                if !(including || word_at(tokens, i, "EXCLUDING")) {
+                    continue;
+                }
+                let what = tokens.get(i + 1).map(|t| t.to_string().to_ascii_uppercase()).unwrap_or_default();
+                if what == "ALL" || what == "INDEXES" {
+                    lineage.like_indexes = including;
+                }
+                if what == "ALL" || what == "CONSTRAINTS" {
+                    lineage.like_constraints = including;
+                }
+            }
+            return Some(Ddl::CreateTable { name, if_not_exists, columns, constraints, from_query, lineage });
         }
         // `CREATE INDEX … ON ONLY parent`: the index on the partitioned table alone.
         return reparse_without(tokens, |t, i| {
