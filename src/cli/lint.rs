@@ -52,5 +52,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
             sources.queries.len()
         ),
     );
+    if args.output.explain {
+        report.notes.push(sources.tool.clone());
+    }
     args.output.emit(&report)
 }

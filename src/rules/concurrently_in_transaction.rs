@@ -61,13 +61,7 @@ impl Rule for ConcurrentlyInTransaction {
             _ if detach_concurrently => "DETACH PARTITION CONCURRENTLY",
             _ => return,
         };
-        let why = if state.do_block.is_some() {
-            "inside a DO block, which runs as one statement in a transaction".to_string()
-        } else if state.explicit_transaction {
-            "inside BEGIN … COMMIT".to_string()
-        } else {
-            "in a file the migration runner wraps in a transaction".to_string()
-        };
+        let why = state.transaction_phrase().unwrap_or_default();
         out.push(
             cx.finding(
                 &META,

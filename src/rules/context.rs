@@ -11,6 +11,7 @@ use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A parsed file and the path findings name.
 #[derive(Debug)]
@@ -45,8 +46,13 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
-    /// The migration runner wraps the whole file in a transaction.
-    pub runner_transaction: bool,
+    /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
+    /// file, a changeset or every migration; or the implicit one of a multi-statement query
+    /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
+    pub runner_transaction: Option<Arc<RunnerTransaction>>,
+    /// The tool's transaction (by key) that a COMMIT in the file already ended: the rest of its
+    /// unit runs outside any transaction.
+    pub committed_runner: Option<usize>,
     /// Inside an explicit `BEGIN … COMMIT`.
     pub explicit_transaction: bool,
     /// `SET lock_timeout` (session-wide) ran earlier in the file.
@@ -125,6 +131,32 @@ pub fn is_utc(zone: &str) -> bool {
     ZERO.contains(&zone)
 }
 
+/// A transaction the migration tool opens, or PostgreSQL opens for a multi-statement string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunnerTransaction {
+    /// Statements with the same key share the transaction.
+    pub key: usize,
+    /// PostgreSQL's implicit transaction of a multi-statement query string, not the tool's
+    /// BEGIN … COMMIT: a COMMIT inside the string starts a new one for the statements after it.
+    pub implicit: bool,
+    /// Completes "CREATE INDEX CONCURRENTLY …": "in a file the migration runner wraps in a transaction".
+    pub phrase: String,
+    /// For `--explain`.
+    pub fact: String,
+}
+
+impl RunnerTransaction {
+    /// The tool wraps the whole file in BEGIN … COMMIT.
+    pub fn whole_file() -> RunnerTransaction {
+        RunnerTransaction {
+            key: 0,
+            implicit: false,
+            phrase: "in a file the migration runner wraps in a transaction".into(),
+            fact: "the migration runner wraps the file in a transaction".into(),
+        }
+    }
+}
+
 /// A lock held until the transaction ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
@@ -141,7 +173,7 @@ fn timeout_on(value: &str) -> bool {
 
 impl MigrationState {
     pub fn in_transaction(&self) -> bool {
-        self.runner_transaction || self.explicit_transaction || self.do_block.is_some()
+        self.runner_transaction.is_some() || self.explicit_transaction || self.do_block.is_some()
     }
 
     /// The session time zone, if the migration set one (`SET LOCAL` wins while it lasts).
@@ -173,6 +205,35 @@ impl MigrationState {
         if !self.in_transaction() {
             self.exclusive_lock = None;
             self.statements_under_lock = 0;
+        }
+    }
+
+    /// Where the statement runs, completing "CREATE INDEX CONCURRENTLY …": inside BEGIN … COMMIT,
+    /// or the tool's (or the implicit) transaction; `None` outside any.
+    pub fn transaction_phrase(&self) -> Option<String> {
+        if self.do_block.is_some() {
+            return Some("inside a DO block, which runs as one statement in a transaction".into());
+        }
+        if self.explicit_transaction {
+            return Some("inside BEGIN … COMMIT".into());
+        }
+        self.runner_transaction.as_ref().map(|t| t.phrase.clone())
+    }
+
+    /// Moves to the transaction the tool puts the next statement in: when it differs from the
+    /// current one, the current one has ended (the tool committed, or the query string ended),
+    /// and with it the locks and `SET LOCAL`s it held. A BEGIN inside a query string outlives it.
+    pub fn enter_runner_transaction(&mut self, next: Option<Arc<RunnerTransaction>>) {
+        let key = |t: &Option<Arc<RunnerTransaction>>| t.as_ref().map(|t| t.key);
+        if self.committed_runner.is_some() && self.committed_runner == key(&next) {
+            return;
+        }
+        self.committed_runner = None;
+        if key(&self.runner_transaction) != key(&next) {
+            if self.runner_transaction.is_some() && !self.explicit_transaction {
+                self.end_transaction();
+            }
+            self.runner_transaction = next;
         }
     }
 
@@ -244,7 +305,15 @@ impl MigrationState {
                 }
             }
             Ddl::Begin => self.explicit_transaction = true,
-            Ddl::Commit | Ddl::Rollback => self.end_transaction(),
+            Ddl::Commit | Ddl::Rollback => {
+                self.end_transaction();
+                // COMMIT ends the tool's BEGIN … COMMIT too: what follows in the unit autocommits.
+                // In a multi-statement string, PostgreSQL opens a new implicit transaction instead.
+                if let Some(t) = self.runner_transaction.as_ref().filter(|t| !t.implicit) {
+                    self.committed_runner = Some(t.key);
+                    self.runner_transaction = None;
+                }
+            }
             Ddl::Set { name, value, local } => {
                 let on = timeout_on(value);
                 let in_transaction = self.in_transaction();
@@ -439,8 +508,8 @@ impl<'a> Context<'a> {
     pub fn transaction_fact(&self) -> String {
         match self.migration() {
             Some(s) if s.do_block.is_some() => "inside a DO block (one statement, one transaction)".into(),
-            Some(s) if s.runner_transaction => "the migration runner wraps the file in a transaction".into(),
             Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
+            Some(MigrationState { runner_transaction: Some(t), .. }) => t.fact.clone(),
             Some(_) => "no transaction (each statement commits on its own)".into(),
             None => "not a migration".into(),
         }

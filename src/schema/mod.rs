@@ -6,6 +6,7 @@ mod model;
 pub mod naming;
 mod references;
 mod replay;
+pub mod tools;
 
 pub use model::*;
 pub use references::Unknown;
