@@ -31,16 +31,20 @@ nullable column, backfill, and build the constraint concurrently.",
     bad: "\
 -- migration: 001_events.sql
 CREATE TABLE events (id bigint PRIMARY KEY, payload jsonb);
+CREATE FUNCTION random_shard() RETURNS smallint LANGUAGE sql AS $$ SELECT (random() * 16)::smallint $$;
 -- migration: 002_event_uuid.sql
 SET lock_timeout = '5s';
-ALTER TABLE events ADD COLUMN public_id uuid DEFAULT gen_random_uuid();",
+ALTER TABLE events ADD COLUMN public_id uuid DEFAULT gen_random_uuid();
+ALTER TABLE events ADD COLUMN shard smallint NOT NULL DEFAULT random_shard();",
     good: "\
 -- migration: 001_events.sql
 CREATE TABLE events (id bigint PRIMARY KEY, payload jsonb);
+CREATE FUNCTION default_region() RETURNS text STABLE LANGUAGE sql AS $$ SELECT 'eu' $$;
 -- migration: 002_event_uuid.sql
 SET lock_timeout = '5s';
 ALTER TABLE events ADD COLUMN public_id uuid;
 ALTER TABLE events ALTER COLUMN public_id SET DEFAULT gen_random_uuid();
+ALTER TABLE events ADD COLUMN region text NOT NULL DEFAULT default_region();
 -- migration: 003_backfill_event_uuid.sql
 SET statement_timeout = '60s';
 UPDATE events SET public_id = gen_random_uuid() WHERE id BETWEEN 1 AND 10000 AND public_id IS NULL;",

@@ -5,7 +5,7 @@ use crate::finding::{Finding, Severity};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
-use crate::schema::{is_system_catalog, Schema};
+use crate::schema::{is_system_catalog, is_tool_table, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::plpgsql::Branch;
@@ -254,10 +254,11 @@ impl MigrationState {
 
     /// Like [`is_existing`](Self::is_existing), but a table the history never showed counts as
     /// existing: the gate fails closed on what it cannot see. System catalogs (`pg_*`,
-    /// `information_schema`) are never tables a migration could block.
+    /// `information_schema`) and the migration tool's own bookkeeping table are never tables a
+    /// migration could block the application on.
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
         let origin = schema.relation_origin(table);
-        if origin.is_none() && is_system_catalog(table) {
+        if origin.is_none() && (is_system_catalog(table) || is_tool_table(table)) {
             return false;
         }
         !self.created_tables.contains(table) && origin.is_none_or(|o| o.migration != Some(self.index))
@@ -660,5 +661,150 @@ impl<'a> Context<'a> {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{lint_files, lint_with, of, Setup};
+
+    fn rules_on(files: &[(&str, &str)]) -> Vec<(String, usize, String)> {
+        lint_with(files, &Setup::default()).into_iter().map(|f| (f.rule, f.line, f.message)).collect()
+    }
+
+    #[test]
+    fn utc_zones_are_those_with_a_fixed_zero_offset() {
+        for zone in ["UTC", "'utc'", "Etc/UTC", "GMT", "Zulu", "0", "+00:00", "Etc/Universal"] {
+            assert!(is_utc(zone), "{zone}");
+        }
+        for zone in ["Europe/London", "America/New_York", "CET", "+01:00", "local"] {
+            assert!(!is_utc(zone), "{zone}");
+        }
+    }
+
+    #[test]
+    fn search_path_is_followed() {
+        let base =
+            "CREATE SCHEMA app; CREATE TABLE app.orders (id bigint, status text); CREATE TABLE orders (id bigint);";
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "SET search_path = app, public;\nCREATE INDEX orders_status ON orders (status);"),
+        ]);
+        let index = found.iter().find(|(r, ..)| r == "create-index-non-concurrently").expect("flagged");
+        assert!(index.2.contains("existing table app.orders"), "{}", index.2);
+        // Without the SET, the same name is public.orders, which has no status column but exists.
+        let found = rules_on(&[("001.sql", base), ("002.sql", "CREATE INDEX orders_status ON orders (status);")]);
+        let index = found.iter().find(|(r, ..)| r == "create-index-non-concurrently").expect("flagged");
+        assert!(index.2.contains("existing table orders"), "{}", index.2);
+        // A table created through the path in the same migration is new.
+        let found = rules_on(&[
+            ("001.sql", "CREATE SCHEMA app;"),
+            (
+                "002.sql",
+                "SET search_path TO app;\nCREATE TABLE events (id bigint);\nCREATE INDEX events_id ON events (id);",
+            ),
+        ]);
+        assert!(of_rule(&found, "create-index-non-concurrently").is_empty(), "{found:?}");
+    }
+
+    fn of_rule<'f>(found: &'f [(String, usize, String)], rule: &str) -> Vec<&'f (String, usize, String)> {
+        found.iter().filter(|(r, ..)| r == rule).collect()
+    }
+
+    #[test]
+    fn statements_that_do_nothing_are_not_flagged() {
+        let base = "CREATE TABLE t (id bigint, a int); CREATE INDEX t_a ON t (a);";
+        for sql in [
+            "CREATE INDEX IF NOT EXISTS t_a ON t (a);",
+            "ALTER TABLE t ADD COLUMN IF NOT EXISTS a int NOT NULL DEFAULT random();",
+            "DROP INDEX IF EXISTS never_created;",
+            "ALTER TABLE IF EXISTS never_created ADD COLUMN b int DEFAULT random();",
+            "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY);",
+            "ALTER TABLE t DROP COLUMN IF EXISTS b;",
+        ] {
+            let loud: Vec<_> = lint_files(&[("001.sql", base), ("002.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.severity >= crate::finding::Severity::Warning)
+                .map(|f| (f.rule, f.message))
+                .collect();
+            assert!(loud.is_empty(), "{sql}: {loud:?}");
+        }
+        // The table a no-op CREATE TABLE IF NOT EXISTS names is still the existing one.
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "CREATE TABLE IF NOT EXISTS t (id bigint);\nCREATE INDEX t_id ON t (id);"),
+        ]);
+        assert_eq!(of_rule(&found, "create-index-non-concurrently").len(), 1, "{found:?}");
+        // Only the sub-commands that do nothing are left out.
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "ALTER TABLE t ADD COLUMN IF NOT EXISTS a int DEFAULT random(), ADD COLUMN IF NOT EXISTS r float8 DEFAULT random();"),
+        ]);
+        let volatile = of_rule(&found, "add-column-volatile-default");
+        assert_eq!(volatile.len(), 1);
+        assert!(volatile[0].2.contains("column r"), "{volatile:?}");
+    }
+
+    #[test]
+    fn relations_created_in_the_migration_are_new_whatever_their_kind() {
+        let base = "CREATE TABLE t (id bigint, a int);";
+        for sql in [
+            "CREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t WITH NO DATA;\nCREATE UNIQUE INDEX ON mv (id);",
+            "CREATE TABLE t2 AS SELECT * FROM t;\nCREATE INDEX ON t2 (a);",
+            "SELECT id, a INTO t3 FROM t;\nCREATE INDEX ON t3 (a);",
+            "CREATE TABLE p (id bigint, a int) PARTITION BY RANGE (a);\nCREATE TABLE p1 PARTITION OF p FOR VALUES FROM (1) TO (10);\nCREATE INDEX ON p1 (id);",
+            "CREATE TABLE child (b int) INHERITS (t);\nCREATE INDEX ON child (b);",
+        ] {
+            let found = rules_on(&[("001.sql", base), ("002.sql", sql)]);
+            assert!(of_rule(&found, "create-index-non-concurrently").is_empty(), "{sql}: {found:?}");
+        }
+        // In a later migration they exist.
+        let found = rules_on(&[
+            ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t;"),
+            ("002.sql", "SET lock_timeout = '1s';\nCREATE UNIQUE INDEX ON mv (id);\nREFRESH MATERIALIZED VIEW mv;"),
+        ]);
+        let index = of_rule(&found, "create-index-non-concurrently");
+        assert!(index[0].2.contains("mv_id_idx on existing table mv"), "{index:?}");
+    }
+
+    #[test]
+    fn refresh_without_concurrently_takes_access_exclusive() {
+        let found = rules_on(&[
+            ("001.sql", "CREATE TABLE t (id bigint); CREATE MATERIALIZED VIEW mv AS SELECT id FROM t;"),
+            ("002.sql", "REFRESH MATERIALIZED VIEW mv;\nREFRESH MATERIALIZED VIEW CONCURRENTLY mv;"),
+        ]);
+        let timeouts = of_rule(&found, "missing-lock-timeout");
+        assert!(timeouts.iter().any(|(_, line, m)| *line == 1 && m.contains("ACCESS EXCLUSIVE on mv")), "{timeouts:?}");
+        assert!(timeouts.iter().any(|(_, line, m)| *line == 2 && m.contains("EXCLUSIVE on mv")), "{timeouts:?}");
+    }
+
+    #[test]
+    fn system_catalogs_and_tool_tables_are_never_existing_tables() {
+        let found = rules_on(&[(
+            "001.sql",
+            "LOCK TABLE pg_catalog.pg_class IN ACCESS EXCLUSIVE MODE;\nALTER TABLE schema_migrations ADD COLUMN data_version int;\nTRUNCATE pg_statistic;",
+        )]);
+        assert!(found.iter().all(|(r, ..)| r != "missing-lock-timeout"), "{found:?}");
+    }
+
+    #[test]
+    fn statements_inside_do_blocks_are_checked_and_marked() {
+        let found = rules_on(&[
+            ("001.sql", "CREATE TABLE t (id bigint, a int);"),
+            (
+                "002.sql",
+                "DO $$\nBEGIN\n  IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 't_a') THEN\n    CREATE INDEX t_a ON t (a);\n  END IF;\nEND $$;",
+            ),
+        ]);
+        let index = of_rule(&found, "create-index-non-concurrently");
+        assert_eq!(index.len(), 1, "{found:?}");
+        assert_eq!(index[0].1, 4, "the finding points at the statement inside the block");
+        assert!(
+            index[0].2.ends_with("(inside a DO block, conditionally: only when its IF/CASE branch is taken)"),
+            "{}",
+            index[0].2
+        );
+        assert!(of_rule(&found, "unparsed-statement").is_empty(), "fully checked: {found:?}");
     }
 }

@@ -19,16 +19,16 @@ any long-running query on the table, and every read and write queues behind it: 
     bad: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-CREATE INDEX orders_status ON orders (status);
+CREATE INDEX ON orders (status);
 -- migration: 002_drop_status_index.sql
-DROP INDEX orders_status;",
+DROP INDEX orders_status_idx;",
     good: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-CREATE INDEX orders_status ON orders (status);
+CREATE INDEX ON orders (status);
 -- migration: 002_drop_status_index.sql
 SET lock_timeout = '5s';
-DROP INDEX CONCURRENTLY orders_status;",
+DROP INDEX CONCURRENTLY orders_status_idx;",
     equivalents:
         "squawk: require-concurrent-index-deletion; strong_migrations: remove_index (algorithm: :concurrently)",
 };
@@ -83,6 +83,20 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].message.contains("the migration history never created index mystery_idx"), "{}", f[0].message);
         assert!(!f[0].message.contains('('), "no placeholder: {}", f[0].message);
+        // The names PostgreSQL gives: generated for an unnamed index, truncated to 63 bytes.
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE reserved_crate_names (name text);\nCREATE UNIQUE INDEX ON reserved_crate_names (canon_crate_name(name));"),
+                ("002.sql", "DROP INDEX reserved_crate_names_canon_crate_name_idx;"),
+                ("003.sql", "CREATE TABLE post_aggregates (a int);\nCREATE INDEX idx_post_aggregates_featured_community_newest_comment_time_necro ON post_aggregates (a);"),
+                ("004.sql", "DROP INDEX idx_post_aggregates_featured_community_newest_comment_time_necr;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 2);
+        assert!(messages[0].contains("ACCESS EXCLUSIVE lock on reserved_crate_names,"), "{}", messages[0]);
+        assert!(messages[1].contains("ACCESS EXCLUSIVE lock on post_aggregates,"), "{}", messages[1]);
         // IF EXISTS of an index the history never created: PostgreSQL does nothing.
         let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
         assert!(of(&found, META.id).is_empty());

@@ -189,6 +189,29 @@ pub fn is_system_catalog(name: &str) -> bool {
     }
 }
 
+/// The tables migration tools keep their own bookkeeping in (golang-migrate and dbmate
+/// `schema_migrations`, diesel `__diesel_schema_migrations`, Flyway `flyway_schema_history`,
+/// sqlx `_sqlx_migrations`, goose `goose_db_version`, refinery `refinery_schema_history`, Prisma
+/// `_prisma_migrations`, Liquibase `databasechangelog[lock]`, Drizzle and Atlas in their own
+/// schemas): the tool creates them, so they are not unknown, and only the tool uses them, so
+/// locking them blocks no application traffic.
+pub fn is_tool_table(name: &str) -> bool {
+    const TABLES: &[&str] = &[
+        "schema_migrations",
+        "__diesel_schema_migrations",
+        "flyway_schema_history",
+        "_sqlx_migrations",
+        "goose_db_version",
+        "refinery_schema_history",
+        "_prisma_migrations",
+        "databasechangelog",
+        "databasechangeloglock",
+        "drizzle.__drizzle_migrations",
+        "atlas_schema_revisions.atlas_schema_revisions",
+    ];
+    TABLES.contains(&name)
+}
+
 impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.get(name)

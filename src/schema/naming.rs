@@ -5,7 +5,7 @@
 //! compares them with a real server.
 
 use super::model::Schema;
-use crate::sql::ddl::Name;
+use crate::sql::ddl::{Constraint, ConstraintKind, CreateIndex, Name};
 use crate::sql::names::{self, beside, make_object_name, name_addition};
 
 /// What an index is for, which decides the label PostgreSQL gives it.
@@ -75,6 +75,36 @@ impl Schema {
                 return candidate;
             }
             pass += 1;
+        }
+    }
+
+    /// The name of the index `CREATE INDEX` builds: its own (in its table's schema), or the one
+    /// PostgreSQL generates. Qualified like every relation name of the model.
+    pub fn index_name(&self, index: &CreateIndex) -> Name {
+        match &index.name {
+            Some(name) => names::beside(&index.table, name),
+            None => self.choose_index_name(&index.table, &index.key_names, IndexPurpose::Plain, &[]),
+        }
+    }
+
+    /// The name a constraint added to `table` gets: its own, or the one PostgreSQL generates
+    /// (`chosen` are names generated earlier in the same command). For PRIMARY KEY, UNIQUE and
+    /// EXCLUDE it is also the name of the index built for it.
+    pub fn constraint_name(&self, table: &str, constraint: &Constraint, chosen: &[Name]) -> Name {
+        if let Some(name) = &constraint.name {
+            return name.clone();
+        }
+        let index =
+            |purpose| names::split(&self.choose_index_name(table, &constraint.naming, purpose, &[])).1.to_string();
+        match &constraint.kind {
+            ConstraintKind::PrimaryKey { .. } => index(IndexPurpose::PrimaryKey),
+            ConstraintKind::Unique { .. } => index(IndexPurpose::Unique),
+            ConstraintKind::Exclusion => index(IndexPurpose::Exclusion),
+            ConstraintKind::UsingIndex { index, .. } => names::split(index).1.to_string(),
+            ConstraintKind::ForeignKey { .. } => self.choose_constraint_name(table, &constraint.naming, "fkey", chosen),
+            ConstraintKind::Check { .. } | ConstraintKind::Other => {
+                self.choose_constraint_name(table, &constraint.naming, "check", chosen)
+            }
         }
     }
 

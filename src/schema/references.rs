@@ -1,7 +1,7 @@
 //! The objects a statement needs to exist: when the model does not know one, the verdicts on
 //! it rest on assumptions (an unknown table counts as large), and the report says so.
 
-use super::model::{is_system_catalog, Schema};
+use super::model::{is_system_catalog, is_tool_table, Schema};
 use crate::sql::ddl::{AlterAction, CommentTarget, Ddl, Name, ObjectKind, ReindexKind};
 
 /// An object a statement refers to that the migration history never created.
@@ -20,7 +20,7 @@ impl Schema {
         }
         let mut out: Vec<Unknown> = Vec::new();
         let mut need = |kind: &'static str, name: &Name, known: bool| {
-            if !known && !is_system_catalog(name) && !out.iter().any(|u| u.name == *name) {
+            if !known && !is_system_catalog(name) && !is_tool_table(name) && !out.iter().any(|u| u.name == *name) {
                 out.push(Unknown { kind, name: name.clone() });
             }
         };
@@ -62,7 +62,7 @@ impl Schema {
                     }
                 }
             }
-            Ddl::Rename { kind, from, .. } => match kind {
+            Ddl::Rename { kind, from, if_exists: false, .. } => match kind {
                 ObjectKind::Index => need("index", from, self.indexes.contains_key(from)),
                 ObjectKind::Sequence => need("sequence", from, self.sequences.contains_key(from)),
                 ObjectKind::View | ObjectKind::MaterializedView => need(kind.as_str(), from, relation(from)),

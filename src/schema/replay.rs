@@ -50,6 +50,9 @@ impl Schema {
             Ddl::AlterSequence { name, if_exists: true, .. } if !self.sequences.contains_key(name) => {
                 Some(format!("sequence {name} does not exist"))
             }
+            Ddl::Rename { kind, from, if_exists: true, .. } if !self.object_exists(*kind, from) => {
+                Some(format!("{} {from} does not exist", kind.as_str()))
+            }
             _ => None,
         }
     }
@@ -138,7 +141,7 @@ impl Schema {
                     self.drop(*kind, name, *cascade);
                 }
             }
-            Ddl::Rename { kind, from, to } => {
+            Ddl::Rename { kind, from, to, .. } => {
                 let to = beside(from, split(to).1);
                 match kind {
                     ObjectKind::Index
@@ -466,19 +469,16 @@ impl Schema {
             ConstraintKind::Exclusion => Some(IndexPurpose::Exclusion),
             _ => None,
         };
-        let (name, backing) = match (&constraint.kind, index_purpose) {
+        let name = self.constraint_name(table, constraint, chosen);
+        let backing = match (&constraint.kind, index_purpose) {
             (_, Some(purpose)) => {
-                let index = match &constraint.name {
-                    Some(name) => beside(table, name),
-                    None => self.choose_index_name(table, &constraint.naming, purpose, &[]),
-                };
+                let index = beside(table, &name);
                 let keys = match &constraint.kind {
                     ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } => {
                         columns.iter().cloned().map(IndexKey::Column).collect()
                     }
                     _ => constraint.naming.iter().cloned().map(IndexKey::Column).collect(),
                 };
-                let name = split(&index).1.to_string();
                 self.indexes.insert(
                     index.clone(),
                     Index {
@@ -492,12 +492,11 @@ impl Schema {
                         origin: origin.clone(),
                     },
                 );
-                (name, Some(index))
+                Some(index)
             }
             (ConstraintKind::UsingIndex { index, .. }, None) => {
                 // PostgreSQL renames the index to the constraint's name.
                 let existing = beside(table, index);
-                let name = constraint.name.clone().unwrap_or_else(|| split(index).1.to_string());
                 let renamed = beside(table, &name);
                 if let Some(mut found) = self.indexes.remove(&existing) {
                     found.name = renamed.clone();
@@ -505,22 +504,9 @@ impl Schema {
                     found.unique = true;
                     self.indexes.insert(renamed.clone(), found);
                 }
-                (name, Some(renamed))
+                Some(renamed)
             }
-            (ConstraintKind::ForeignKey { .. }, None) => (
-                constraint
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| self.choose_constraint_name(table, &constraint.naming, "fkey", chosen)),
-                None,
-            ),
-            _ => (
-                constraint
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| self.choose_constraint_name(table, &constraint.naming, "check", chosen)),
-                None,
-            ),
+            _ => None,
         };
         let t = self.tables.get_mut(table)?;
         if let ConstraintKind::PrimaryKey { columns } = &constraint.kind {
@@ -541,10 +527,7 @@ impl Schema {
     }
 
     fn create_index(&mut self, index: &CreateIndex, origin: &Origin) {
-        let name = match &index.name {
-            Some(name) => beside(&index.table, name),
-            None => self.choose_index_name(&index.table, &index.key_names, IndexPurpose::Plain, &[]),
-        };
+        let name = self.index_name(index);
         let created = Index {
             name: name.clone(),
             table: index.table.clone(),

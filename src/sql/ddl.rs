@@ -457,6 +457,8 @@ pub enum Ddl {
         kind: ObjectKind,
         from: Name,
         to: Name,
+        /// `ALTER INDEX IF EXISTS …`: nothing happens when it is not there.
+        if_exists: bool,
     },
     AlterIndex {
         name: Name,

@@ -443,13 +443,14 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             cascade: matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
         },
         Statement::AlterIndex { name, operation: AlterIndexOperation::RenameIndex { index_name } } => {
-            Ddl::Rename { kind: ObjectKind::Index, from: object(name), to: names::last(index_name) }
+            Ddl::Rename { kind: ObjectKind::Index, from: object(name), to: names::last(index_name), if_exists: false }
         }
         Statement::AlterView(v) => match &v.operation {
             AlterViewOperation::RenameTo { new_name } => Ddl::Rename {
                 kind: if v.materialized { ObjectKind::MaterializedView } else { ObjectKind::View },
                 from: object(&v.name),
                 to: names::last(new_name),
+                if_exists: v.if_exists,
             },
             _ => Ddl::Other(leading.to_string()),
         },

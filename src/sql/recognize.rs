@@ -448,12 +448,12 @@ fn drop_statistics(c: &mut Cursor) -> Option<Ddl> {
 }
 
 fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
-    c.eat(&["IF", "EXISTS"]);
+    let if_exists = c.eat(&["IF", "EXISTS"]);
     let from = c.name()?;
     if !c.eat(&["RENAME", "TO"]) {
         return None;
     }
-    Some(Ddl::Rename { kind, from, to: names::split(&c.name()?).1.to_string() })
+    Some(Ddl::Rename { kind, from, to: names::split(&c.name()?).1.to_string(), if_exists })
 }
 
 /// `ALTER INDEX [IF EXISTS] name RENAME TO … | SET (…) | RESET (…) | SET TABLESPACE … |
