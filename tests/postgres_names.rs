@@ -6,7 +6,10 @@
 mod plan_support;
 
 use plan_support::require_postgres;
+use sluice::lint::{final_schema, MigrationSource, Sources};
 use sluice::plan::server::{Server, ServerOptions};
+use sluice::rules::SourceFile;
+use sluice::schema::migrations::Migration;
 use sluice::schema::Schema;
 use sluice::sql::catalog;
 use sluice::sql::ddl::Volatility;
@@ -78,6 +81,31 @@ CREATE INDEX ON t (a);
 CREATE SEQUENCE loose_seq;
 DROP TABLE IF EXISTS never_created;
 CREATE INDEX IF NOT EXISTS t_a_idx1 ON t (a);
+CREATE TABLE Ärger (Größe int UNIQUE);
+CREATE TABLE owner_t (a int);
+CREATE SEQUENCE owned_seq;
+ALTER SEQUENCE owned_seq OWNED BY owner_t.a;
+ALTER SEQUENCE loose_seq RESTART WITH 5;
+ALTER SEQUENCE loose_seq AS bigint MAXVALUE 100000;
+DROP TABLE owner_t;
+CREATE STATISTICS crate_stats ON name, kind FROM reserved_crate_names;
+COMMENT ON CONSTRAINT named_check ON reserved_crate_names IS 'kind is never empty';
+COMMENT ON FUNCTION canon_crate_name(text) IS 'lower case';
+ALTER TABLE copy_of ALTER CONSTRAINT copy_of_ref_fkey DEFERRABLE INITIALLY DEFERRED;
+SET search_path = app, public;
+CREATE TABLE in_app (a int UNIQUE);
+CREATE INDEX ON events (kind);
+RESET search_path;
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'from_do') THEN
+    CREATE TABLE from_do (a int PRIMARY KEY);
+  END IF;
+  CREATE INDEX ON from_do (a);
+END $$;
+CREATE TABLE dropped_with_view (a int);
+CREATE VIEW depends AS SELECT a FROM dropped_with_view;
+DROP TABLE dropped_with_view CASCADE;
 "#;
 
 /// (schema, relation, kind) of every relation in the user schemas.
@@ -129,8 +157,17 @@ fn generated_names_and_relations_match_postgres() {
         file.statements.iter().all(|s| s.parse_error.is_none() || s.fully_recognized),
         "every statement understood"
     );
-    let mut model = Schema::default();
-    model.apply_all(&file.statements, "history.sql", Some(0));
+    // Replayed by the engine, as `sluice lint` replays a one-file history: search_path, DO blocks.
+    let migration = Migration {
+        version: "001".into(),
+        name: "history".into(),
+        up: "001_history.sql".into(),
+        ..Migration::default()
+    };
+    let up = SourceFile::parse("001_history.sql", HISTORY.to_string());
+    let sources =
+        Sources { migrations: vec![MigrationSource::whole_file(migration, up, None, false)], ..Sources::default() };
+    let model: Schema = final_schema(&sources);
 
     runtime().block_on(async {
         let mut server = Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");

@@ -293,6 +293,27 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     report
 }
 
+/// The schema the whole history builds, replayed as `lint` replays it (search_path, DO blocks,
+/// the tool's transactions) without checking anything.
+pub fn final_schema(sources: &Sources) -> Schema {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[] };
+    let mut schema = Schema::default();
+    let mut coverage = Coverage::default();
+    if let Some(dump) = &sources.schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+    for (index, source) in sources.migrations.iter().enumerate() {
+        let mut state = MigrationState { index, ..MigrationState::default() };
+        let mut replay = Replay { file: &source.up, facts: &facts, check: false, findings: Vec::new() };
+        for (position, statement) in source.up.parsed.statements.iter().enumerate() {
+            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
+            replay.statement(statement, &mut schema, &mut state, &mut coverage);
+        }
+    }
+    schema
+}
+
 /// Lints the down (rollback) file of migration `index` as a down migration: against the schema
 /// as it stands after that migration, where everything the history created already exists.
 pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {

@@ -667,7 +667,7 @@ impl<'a> Context<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::{lint_files, lint_with, of, Setup};
+    use crate::rules::testing::{lint_files, lint_with, Setup};
 
     fn rules_on(files: &[(&str, &str)]) -> Vec<(String, usize, String)> {
         lint_with(files, &Setup::default()).into_iter().map(|f| (f.rule, f.line, f.message)).collect()
