@@ -1,6 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
+use crate::schema::Schema;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ObjectKind};
 
 pub struct ConstraintWithoutRollback;
@@ -54,14 +55,14 @@ struct Addition {
     what: String,
 }
 
-fn additions(ddl: &Ddl) -> Vec<Addition> {
+fn additions(ddl: &Ddl, schema: &Schema) -> Vec<Addition> {
     match ddl {
         Ddl::CreateIndex(i) => vec![Addition {
             table: i.table.clone(),
             name: i.name.clone(),
             index: true,
             columns: i.keys.iter().filter_map(|k| k.column().map(str::to_string)).collect(),
-            what: format!("index {}", i.name.as_deref().unwrap_or("(unnamed)")),
+            what: format!("index {}", schema.index_name(i)),
         }],
         Ddl::AlterTable { table, actions, .. } => actions
             .iter()
@@ -76,7 +77,7 @@ fn additions(ddl: &Ddl) -> Vec<Addition> {
                         | ConstraintKind::ForeignKey { columns, .. } => columns.clone(),
                         _ => Vec::new(),
                     },
-                    what: format!("constraint {}", c.name.as_deref().unwrap_or("(unnamed)")),
+                    what: format!("constraint {}", schema.constraint_name(table, c, &[])),
                 }),
                 _ => None,
             })
@@ -109,7 +110,7 @@ impl Rule for ConstraintWithoutRollback {
         if !state.layout_has_down {
             return;
         }
-        for addition in additions(&cx.statement.ddl) {
+        for addition in additions(&cx.statement.ddl, cx.schema) {
             if !cx.is_existing_table(&addition.table) {
                 continue;
             }
