@@ -2,7 +2,9 @@
 //! just before it, then checks query files against the final schema. Source-agnostic: the
 //! files come from disk (`sluice lint`) or from git blobs (`sluice check`).
 
+pub mod baseline;
 pub mod load;
+pub mod since;
 mod suppress;
 
 use crate::config::RuleLevel;
@@ -263,6 +265,9 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         }
         if replay.check {
             let mut file_findings = replay.findings;
+            for rule in rules::REGISTRY {
+                rule.finish_file(file, &mut file_findings);
+            }
             file_findings.extend(tokenizer_finding(file));
             findings.extend(suppress::apply(file, file_findings));
         }
@@ -347,6 +352,9 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         replay.statement(statement, &mut schema, &mut state, &mut coverage);
     }
     let mut found = replay.findings;
+    for rule in rules::REGISTRY {
+        rule.finish_file(file, &mut found);
+    }
     found.extend(tokenizer_finding(file));
     let mut report =
         Report { findings: apply_levels(suppress::apply(file, found), &settings.levels), notes: coverage.notes() };

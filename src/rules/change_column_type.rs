@@ -51,6 +51,12 @@ ALTER TABLE orders ALTER COLUMN placed_at TYPE timestamptz;",
     equivalents: "squawk: changing-column-type; strong_migrations: change_column; eugene: E5",
 };
 
+/// Whether changing `from` to `to` only updates the catalog (no rewrite, no index rebuild) on
+/// PostgreSQL 15 outside a UTC session.
+pub fn is_binary_coercible(from: &str, to: &str) -> bool {
+    change_cost(from, to, 15, false).0 == Cost::Nothing
+}
+
 impl Rule for ChangeColumnType {
     fn meta(&self) -> &'static RuleMeta {
         &META

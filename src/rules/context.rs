@@ -46,6 +46,9 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
+    /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
+    /// what production still has until this migration runs.
+    pub dropped_indexes: Vec<crate::schema::Index>,
     /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
     /// file, a changeset or every migration; or the implicit one of a multi-statement query
     /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
@@ -61,10 +64,9 @@ pub struct MigrationState {
     /// `SET LOCAL lock_timeout` in the current transaction (ends at COMMIT / ROLLBACK).
     pub lock_timeout_local: bool,
     pub statement_timeout_local: bool,
-    /// The ACCESS EXCLUSIVE lock on an existing table taken earlier in the current transaction.
-    pub exclusive_lock: Option<HeldLock>,
-    /// Statements that did real work while `exclusive_lock` was held.
-    pub statements_under_lock: usize,
+    /// The strongest write-blocking lock (SHARE or stronger) on an existing table taken earlier in
+    /// the current transaction: held until COMMIT.
+    pub held_lock: Option<HeldLock>,
     /// Some migration of the layout has a down (rollback) migration.
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
@@ -161,6 +163,7 @@ impl RunnerTransaction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
     pub table: Name,
+    pub mode: super::locks::Lock,
     /// Line of the statement that took it.
     pub line: usize,
 }
@@ -203,8 +206,7 @@ impl MigrationState {
     pub fn end_do_block(&mut self) {
         self.do_block = None;
         if !self.in_transaction() {
-            self.exclusive_lock = None;
-            self.statements_under_lock = 0;
+            self.held_lock = None;
         }
     }
 
@@ -270,24 +272,25 @@ impl MigrationState {
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
         self.local = SessionSettings::default();
-        self.exclusive_lock = None;
-        self.statements_under_lock = 0;
+        self.held_lock = None;
     }
 
     /// Updates the state after `statement` ran; `schema` is the schema before it.
     pub fn observe(&mut self, statement: &Statement, schema: &Schema) {
-        if super::lock_held_across_statements::prolongs_lock(&statement.ddl, schema, self) {
-            self.statements_under_lock += 1;
-        }
-        if self.in_transaction() && self.exclusive_lock.is_none() {
-            let taken = super::locks::table_locks(&statement.ddl, schema)
+        if self.in_transaction() {
+            let strongest = super::locks::table_locks(&statement.ddl, schema)
                 .into_iter()
-                .find(|(t, l)| *l == super::locks::Lock::AccessExclusive && self.may_exist(t, schema));
-            if let Some((table, _)) = taken {
-                self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
+                // A lock on a view blocks only the queries reading it while it is replaced: not held work.
+                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema) && !schema.views.contains_key(t))
+                .min_by_key(|(_, l)| std::cmp::Reverse(*l));
+            if let Some((table, mode)) = strongest {
+                if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
+                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line });
+                }
             }
         }
         let does_something = schema.no_op(&statement.ddl).is_none();
+        self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
             Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
@@ -363,6 +366,26 @@ impl MigrationState {
             _ => {}
         }
     }
+}
+
+/// The indexes `ddl` drops, as `schema` (before it) has them: `DROP INDEX`, or dropping the
+/// constraint an index backs.
+fn dropped_indexes(ddl: &Ddl, schema: &Schema) -> Vec<crate::schema::Index> {
+    let names: Vec<&Name> = match ddl {
+        Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => names.iter().collect(),
+        Ddl::AlterTable { table, actions, .. } => actions
+            .iter()
+            .filter_map(|a| match a {
+                AlterAction::DropConstraint { name, .. } => schema
+                    .table(table)
+                    .and_then(|t| t.constraints.iter().find(|c| &c.name == name))
+                    .and_then(|c| c.index.as_ref()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter().filter_map(|n| schema.indexes.get(n).cloned()).collect()
 }
 
 /// Whether the statement comes from a migration or from a query file.
@@ -770,13 +793,27 @@ mod tests {
 
     #[test]
     fn refresh_without_concurrently_takes_access_exclusive() {
-        let found = rules_on(&[
-            ("001.sql", "CREATE TABLE t (id bigint); CREATE MATERIALIZED VIEW mv AS SELECT id FROM t;"),
-            ("002.sql", "REFRESH MATERIALIZED VIEW mv;\nREFRESH MATERIALIZED VIEW CONCURRENTLY mv;"),
-        ]);
-        let timeouts = of_rule(&found, "missing-lock-timeout");
-        assert!(timeouts.iter().any(|(_, line, m)| *line == 1 && m.contains("ACCESS EXCLUSIVE on mv")), "{timeouts:?}");
-        assert!(timeouts.iter().any(|(_, line, m)| *line == 2 && m.contains("EXCLUSIVE on mv")), "{timeouts:?}");
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint); CREATE MATERIALIZED VIEW mv AS SELECT id FROM t;"),
+                ("002.sql", "REFRESH MATERIALIZED VIEW mv;"),
+                ("003.sql", "REFRESH MATERIALIZED VIEW CONCURRENTLY mv;"),
+            ],
+            &Setup::default(),
+        );
+        let timeouts: Vec<(&str, &str)> = found
+            .iter()
+            .filter(|f| f.rule == "missing-lock-timeout")
+            .map(|f| (f.file.as_str(), f.message.as_str()))
+            .collect();
+        assert!(
+            timeouts.iter().any(|(file, m)| *file == "002.sql" && m.contains("takes ACCESS EXCLUSIVE on mv")),
+            "{timeouts:?}"
+        );
+        assert!(
+            timeouts.iter().any(|(file, m)| *file == "003.sql" && m.contains("takes EXCLUSIVE on mv")),
+            "{timeouts:?}"
+        );
     }
 
     #[test]

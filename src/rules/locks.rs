@@ -15,7 +15,14 @@ pub fn index_table(schema: &Schema, index: &str) -> Option<Name> {
 /// The table a lock on an index's table falls on: the table, or — for an index the history never
 /// created — a description of it that reads as a table name in messages ("the table of index x").
 pub fn index_lock_target(schema: &Schema, index: &str) -> Name {
-    index_table(schema, index).unwrap_or_else(|| format!("the table of index {index}"))
+    index_table(schema, index).unwrap_or_else(|| format!("{UNKNOWN_INDEX_TABLE}{index}"))
+}
+
+const UNKNOWN_INDEX_TABLE: &str = "the table of index ";
+
+/// Whether `table` stands for the unknown table of an index the history never showed.
+pub fn is_unknown_index_table(table: &str) -> bool {
+    table.starts_with(UNKNOWN_INDEX_TABLE)
 }
 
 fn action_lock(action: &AlterAction) -> Lock {
@@ -30,8 +37,8 @@ fn action_lock(action: &AlterAction) -> Lock {
     }
 }
 
-/// The tables a statement locks and the strongest mode it takes on each. A statement that does
-/// nothing (`IF [NOT] EXISTS` on an object that is, or is not, there) locks nothing.
+/// The tables (and views) a statement locks and the strongest mode it takes on each. A statement
+/// that does nothing (`IF [NOT] EXISTS` on an object that is, or is not, there) locks nothing.
 pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
     let mut out: Vec<(Name, Lock)> = Vec::new();
     if schema.no_op(ddl).is_some() {
@@ -54,10 +61,21 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                 );
             }
         }
-        Ddl::Drop { kind: kind @ (ObjectKind::Table | ObjectKind::MaterializedView), names, if_exists, .. } => {
+        // Views are relations too: dropping or replacing one waits for every query reading it.
+        Ddl::Drop {
+            kind: kind @ (ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView),
+            names,
+            if_exists,
+            ..
+        } => {
             for name in names.iter().filter(|n| exists(*kind, n, *if_exists)) {
                 add(name.clone(), Lock::AccessExclusive);
             }
+        }
+        Ddl::CreateView { name, .. } if schema.views.contains_key(name) => add(name.clone(), Lock::AccessExclusive),
+        // CREATE TRIGGER takes SHARE ROW EXCLUSIVE; DROP TRIGGER removes it under ACCESS EXCLUSIVE.
+        Ddl::Trigger { table, drop } => {
+            add(table.clone(), if *drop { Lock::AccessExclusive } else { Lock::ShareRowExclusive })
         }
         Ddl::Truncate { tables } => {
             for name in tables {
@@ -113,6 +131,16 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                         if *concurrently { Lock::ShareUpdateExclusive } else { Lock::AccessExclusive },
                     ),
                     _ => {}
+                }
+            }
+        }
+        // A new table's foreign keys lock the tables they reference (adding the checking triggers).
+        Ddl::CreateTable { name, columns, constraints, .. } => {
+            for c in columns.iter().flat_map(|c| &c.constraints).chain(constraints) {
+                if let ConstraintKind::ForeignKey { references, .. } = &c.kind {
+                    if references != name {
+                        add(references.clone(), Lock::ShareRowExclusive);
+                    }
                 }
             }
         }
@@ -175,6 +203,18 @@ mod tests {
             [("a".into(), Lock::AccessExclusive), ("b".into(), Lock::AccessExclusive)]
         );
         assert!(locks("UPDATE t SET a = 1").is_empty());
+        assert_eq!(
+            locks("CREATE TRIGGER t_audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION audit()"),
+            [("t".into(), Lock::ShareRowExclusive)]
+        );
+        assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t"), [("t".into(), Lock::AccessExclusive)]);
+        assert_eq!(locks("DROP VIEW v, w"), [("v".into(), Lock::AccessExclusive), ("w".into(), Lock::AccessExclusive)]);
+        assert!(locks("CREATE OR REPLACE VIEW v AS SELECT 1").is_empty(), "a view the schema does not have is new");
+        assert_eq!(
+            locks("CREATE TABLE t (id bigint PRIMARY KEY, o bigint REFERENCES orgs, p bigint REFERENCES t, FOREIGN KEY (o) REFERENCES users (id))"),
+            [("orgs".into(), Lock::ShareRowExclusive), ("users".into(), Lock::ShareRowExclusive)],
+            "a new table's foreign keys lock what they reference"
+        );
     }
 
     #[test]

@@ -545,6 +545,11 @@ pub enum Ddl {
         /// The mode as PostgreSQL spells it: `ACCESS EXCLUSIVE`, `SHARE ROW EXCLUSIVE`…
         mode: String,
     },
+    /// `CREATE [OR REPLACE] TRIGGER … ON table` or `DROP TRIGGER … ON table`: a lock on the table.
+    Trigger {
+        table: Name,
+        drop: bool,
+    },
     /// A plain query (`SELECT`, `WITH`, `VALUES`).
     Query,
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).
@@ -625,6 +630,7 @@ impl Ddl {
             },
             Ddl::Update { table, .. } | Ddl::Delete { table, .. } | Ddl::Insert { table } => f(table),
             Ddl::Truncate { tables } | Ddl::LockTable { tables, .. } => tables.iter_mut().for_each(&mut *f),
+            Ddl::Trigger { table, .. } => f(table),
             Ddl::Reindex { kind: ReindexKind::Index | ReindexKind::Table, name, .. } => f(name),
             _ => {}
         }
@@ -655,7 +661,8 @@ impl Ddl {
             | Ddl::Begin
             | Ddl::Commit
             | Ddl::Rollback
-            | Ddl::Truncate { .. } => true,
+            | Ddl::Truncate { .. }
+            | Ddl::Trigger { .. } => true,
             _ => false,
         }
     }

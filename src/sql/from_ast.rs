@@ -531,6 +531,11 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 _ => String::new(),
             },
         },
+        Statement::CreateTrigger(t) => Ddl::Trigger { table: object(&t.table_name), drop: false },
+        Statement::DropTrigger(t) => match &t.table_name {
+            Some(table) => Ddl::Trigger { table: object(table), drop: true },
+            None => Ddl::Other(leading.to_string()),
+        },
         Statement::Truncate(t) => Ddl::Truncate { tables: t.table_names.iter().map(|t| object(&t.name)).collect() },
         Statement::Lock(l) => Ddl::LockTable {
             tables: l.tables.iter().map(|t| object(&t.name)).collect(),
