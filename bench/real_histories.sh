@@ -69,6 +69,7 @@ fetch() { # name owner/repo commit
   git -C "$dir" checkout --quiet --force "$3"
 }
 
+: > "$work/index"
 echo "sluice: $("$SLUICE" --version)"
 for entry in "${histories[@]}"; do
   IFS='|' read -r name slug commit dir layout <<<"$entry"
