@@ -110,7 +110,8 @@ impl Rule for UnparsedStatement {
             Ddl::Other(keywords) if keywords.is_empty() => {
                 "Sluice could not read this statement: its locks and its effect on the schema were not checked (the rest of the file was)".to_string()
             }
-            Ddl::Other(_) | Ddl::Do => format!(
+            Ddl::Do => "the body of this DO block is not a dollar-quoted string ($$ … $$), so Sluice did not read its statements: their locks and effects were not checked (the rest of the file was)".to_string(),
+            Ddl::Other(_) => format!(
                 "Sluice does not know what {kind} does: its locks and its effect on the schema were not checked (the rest of the file was)"
             ),
             _ => format!(
@@ -205,6 +206,14 @@ END $$;";
             f[0].message
         );
         assert!(f[0].message.contains("line 6: `CALL tidy_up()` runs a procedure"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_do_block_with_a_single_quoted_body_says_it_was_not_read() {
+        let found = lint_files(&[("001.sql", "DO 'BEGIN PERFORM 1; END';")], "");
+        let f = found.iter().find(|f| f.rule == META.id).expect("reported");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("not a dollar-quoted string"), "{}", f.message);
     }
 
     #[test]
