@@ -298,19 +298,17 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     report
 }
 
-/// The schema the whole history builds, replayed as `lint` replays it (search_path, DO blocks,
-/// the tool's transactions) without checking anything.
-pub fn final_schema(sources: &Sources) -> Schema {
-    let policies = Policies::default();
-    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[] };
+/// Replays the first `count` migrations (after the schema dump) without checking anything, as
+/// `lint` replays them: search_path, DO blocks, the tool's transactions.
+fn replay_unchecked(sources: &Sources, facts: &Facts, count: usize) -> Schema {
     let mut schema = Schema::default();
     let mut coverage = Coverage::default();
     if let Some(dump) = &sources.schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
-    for (index, source) in sources.migrations.iter().enumerate() {
+    for (index, source) in sources.migrations.iter().enumerate().take(count) {
         let mut state = MigrationState { index, ..MigrationState::default() };
-        let mut replay = Replay { file: &source.up, facts: &facts, check: false, findings: Vec::new() };
+        let mut replay = Replay { file: &source.up, facts, check: false, findings: Vec::new() };
         for (position, statement) in source.up.parsed.statements.iter().enumerate() {
             state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
             replay.statement(statement, &mut schema, &mut state, &mut coverage);
@@ -319,24 +317,20 @@ pub fn final_schema(sources: &Sources) -> Schema {
     schema
 }
 
+/// The schema the whole history builds.
+pub fn final_schema(sources: &Sources) -> Schema {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[] };
+    replay_unchecked(sources, &facts, sources.migrations.len())
+}
+
 /// Lints the down (rollback) file of migration `index` as a down migration: against the schema
 /// as it stands after that migration, where everything the history created already exists.
 pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
     let facts =
         Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
-    let mut schema = Schema::default();
+    let mut schema = replay_unchecked(sources, &facts, index + 1);
     let mut coverage = Coverage::default();
-    if let Some(dump) = &sources.schema_dump {
-        schema.apply_all(&dump.parsed.statements, &dump.display, None);
-    }
-    for (i, source) in sources.migrations.iter().enumerate().take(index + 1) {
-        let mut state = MigrationState { index: i, ..MigrationState::default() };
-        let mut replay = Replay { file: &source.up, facts: &facts, check: false, findings: Vec::new() };
-        for (position, statement) in source.up.parsed.statements.iter().enumerate() {
-            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
-            replay.statement(statement, &mut schema, &mut state, &mut coverage);
-        }
-    }
     let source = &sources.migrations[index];
     let Some(file) = &source.down else { return Report::default() };
     let mut state = MigrationState {

@@ -177,6 +177,10 @@ pub struct Schema {
     pub schemas: BTreeSet<Name>,
     /// Extended statistics objects and their table.
     pub statistics: BTreeMap<Name, Name>,
+    /// Some table ever was a partition or an inheritance child: only then do ALTER TABLE and
+    /// CREATE INDEX look for descendants (a scan of every table, which long histories without
+    /// partitions need not pay).
+    pub has_descendants: bool,
 }
 
 /// System catalogs are never "existing tables" a migration could block: `pg_catalog.*`,
@@ -273,7 +277,8 @@ impl Schema {
 
     /// The partitions of a partitioned table.
     pub fn partitions_of<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Table> + 'a {
-        self.tables.values().filter(move |t| t.partition_of.as_deref() == Some(table))
+        let any = self.has_descendants;
+        self.tables.values().filter(move |t| any && t.partition_of.as_deref() == Some(table))
     }
 
     /// Resolves an unqualified relation name through `search_path` (schemas in order): the first

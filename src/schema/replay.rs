@@ -159,7 +159,9 @@ impl Schema {
                     ast.map(|ast| relations(ast).into_iter().filter(|r| r != name).collect()).unwrap_or_default();
                 if *materialized {
                     let derived = ast.map(|ast| query_columns(ast, self, columns)).unwrap_or_default();
-                    self.drop_relation(name, false);
+                    if self.relation_exists(name) {
+                        self.drop_relation(name, false);
+                    }
                     let mut table = Table::new(name.clone(), RelationKind::MaterializedView, origin.clone());
                     table.columns = derived;
                     self.tables.insert(name.clone(), table);
@@ -197,7 +199,10 @@ impl Schema {
     }
 
     fn create_table(&mut self, name: &str, lineage: &TableLineage, origin: &Origin) {
-        self.drop_relation(name, false);
+        if self.relation_exists(name) {
+            self.drop_relation(name, false);
+        }
+        self.has_descendants |= lineage.partition_of.is_some() || !lineage.inherits.is_empty();
         let kind = if lineage.partitioned { RelationKind::PartitionedTable } else { RelationKind::Table };
         let mut table = Table::new(name.to_string(), kind, origin.clone());
         table.partition_of = lineage.partition_of.clone();
@@ -551,6 +556,9 @@ impl Schema {
     /// inheritance children (PostgreSQL recurses unless `ONLY`).
     fn with_descendants(&self, table: &str) -> Vec<Name> {
         let mut out = vec![table.to_string()];
+        if !self.has_descendants {
+            return out;
+        }
         let mut i = 0;
         while i < out.len() {
             let current = out[i].clone();
@@ -704,6 +712,7 @@ impl Schema {
                 }
             }
             AlterAction::AttachPartition { partition } => {
+                self.has_descendants = true;
                 if let Some(p) = self.tables.get_mut(partition) {
                     p.partition_of = Some(table.clone());
                 }
@@ -715,6 +724,7 @@ impl Schema {
                 }
             }
             AlterAction::Inherit { parent, inherit } => {
+                self.has_descendants |= *inherit;
                 if let Some(t) = self.tables.get_mut(table.as_str()) {
                     t.inherits.retain(|p| p != parent);
                     if *inherit {
