@@ -437,7 +437,10 @@ pub struct UniqueAddition {
     pub keys: Vec<IndexKey>,
     /// "UNIQUE constraint", "PRIMARY KEY", "unique index".
     pub what: &'static str,
+    /// The name the statement gives it; `None` when PostgreSQL generates one.
     pub name: Option<Name>,
+    /// The name it has in the database: its own, or the one PostgreSQL generates.
+    pub pg_name: Name,
     /// Added by the CREATE TABLE of its own table.
     pub with_new_table: bool,
 }
@@ -449,6 +452,11 @@ impl UniqueAddition {
 
     pub fn describe_keys(&self) -> String {
         self.keys.iter().map(IndexKey::display).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `UNIQUE constraint accounts_email_key (email)`: what, its name, its keys.
+    pub fn describe(&self) -> String {
+        format!("{} {} ({})", self.what, self.pg_name, self.describe_keys())
     }
 }
 
@@ -656,7 +664,8 @@ impl<'a> Context<'a> {
                     ),
                     _ => return None,
                 };
-                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), with_new_table })
+                let pg_name = self.schema.constraint_name(table, c, &[]);
+                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), pg_name, with_new_table })
             };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
@@ -664,6 +673,7 @@ impl<'a> Context<'a> {
                 keys: index.keys.clone(),
                 what: "unique index",
                 name: index.name.clone(),
+                pg_name: self.schema.index_name(index),
                 with_new_table: false,
             }],
             Ddl::AlterTable { table, actions, .. } => actions
