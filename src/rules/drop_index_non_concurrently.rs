@@ -12,7 +12,9 @@ pub static META: RuleMeta = RuleMeta {
     category: Category::MigrationSafety,
     summary: "DROP INDEX without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on the index's table",
     what: "Flags `DROP INDEX` without `CONCURRENTLY` when the index belongs to a table that existed before this \
-migration (or to a table the history never showed). Severity follows the table's size.",
+migration (or to a table the history never showed). Severity follows the table's size. A `DROP INDEX` of an \
+index the history already dropped (explicitly, or with its table, view or materialized view) is an error: \
+PostgreSQL stops the migration there.",
     why: "A plain DROP INDEX takes ACCESS EXCLUSIVE on the table. It is quick once granted, but it queues behind \
 any long-running query on the table, and every read and write queues behind it: a brief outage on a busy table.",
     fix: "Use `DROP INDEX CONCURRENTLY` (outside a transaction), with a `SET lock_timeout` before it.",
@@ -44,6 +46,11 @@ impl Rule for DropIndexNonConcurrently {
         };
         // `DROP INDEX IF EXISTS` of an index the history never created does nothing.
         for name in names.iter().filter(|n| !if_exists || cx.schema.indexes.contains_key(*n)) {
+            if let Some(gone) = dropped_earlier(cx, name) {
+                let help = "Remove this DROP INDEX (or make it DROP INDEX IF EXISTS): what it drops is already gone.";
+                out.push(cx.finding(&META, gone).help(help).fact("index", name.as_str()));
+                continue;
+            }
             let table = index_lock_target(cx.schema, name);
             let mut message = format!(
                 "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
@@ -56,6 +63,21 @@ impl Rule for DropIndexNonConcurrently {
             out.extend(cx.lock_finding(&META, &table, message).map(|f| f.fact("index", name.as_str())));
         }
     }
+}
+
+/// The message for an index the history created and already dropped: PostgreSQL stops the
+/// migration with `index "…" does not exist`.
+fn dropped_earlier(cx: &Context, name: &str) -> Option<String> {
+    if cx.schema.indexes.contains_key(name) {
+        return None;
+    }
+    let how = match cx.schema.dropped_indexes.get(name)? {
+        Some(relation) => format!("it was dropped with {relation}"),
+        None => "an earlier DROP INDEX dropped it".to_string(),
+    };
+    Some(format!(
+        "DROP INDEX {name} fails: the index no longer exists ({how}), so PostgreSQL stops the migration with `index \"{name}\" does not exist`"
+    ))
 }
 
 #[cfg(test)]
@@ -97,6 +119,25 @@ mod tests {
         assert_eq!(messages.len(), 2);
         assert!(messages[0].contains("ACCESS EXCLUSIVE lock on reserved_crate_names,"), "{}", messages[0]);
         assert!(messages[1].contains("ACCESS EXCLUSIVE lock on post_aggregates,"), "{}", messages[1]);
+        // An index dropped with its materialized view, or by an earlier DROP INDEX, is not unknown.
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int);\nCREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t;\nCREATE INDEX mv_a ON mv (a);\nCREATE INDEX t_a ON t (a);"),
+                ("002.sql", "DROP MATERIALIZED VIEW mv;\nDROP INDEX mv_a;"),
+                ("003.sql", "DROP INDEX CONCURRENTLY t_a;"),
+                ("004.sql", "DROP INDEX t_a;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert_eq!(
+            messages[0],
+            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with mv), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
+        );
+        assert!(messages[1]
+            .starts_with("DROP INDEX t_a fails: the index no longer exists (an earlier DROP INDEX dropped it)"));
+        assert!(of(&found, META.id).iter().all(|f| f.severity == Severity::Error && f.help.starts_with("Remove")));
         // IF EXISTS of an index the history never created: PostgreSQL does nothing.
         let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
         assert!(of(&found, META.id).is_empty());

@@ -181,6 +181,10 @@ pub struct Schema {
     /// CREATE INDEX look for descendants (a scan of every table, which long histories without
     /// partitions need not pay).
     pub has_descendants: bool,
+    /// Indexes the history created and then dropped, with the relation whose drop took them
+    /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
+    /// finding says why rather than calling the index unknown.
+    pub dropped_indexes: BTreeMap<Name, Option<Name>>,
 }
 
 /// System catalogs are never "existing tables" a migration could block: `pg_catalog.*`,

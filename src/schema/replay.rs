@@ -290,7 +290,9 @@ impl Schema {
         match kind {
             ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => self.drop_relation(name, cascade),
             ObjectKind::Index => {
-                self.indexes.remove(name);
+                if self.indexes.remove(name).is_some() {
+                    self.dropped_indexes.insert(name.to_string(), None);
+                }
             }
             ObjectKind::Sequence => {
                 self.sequences.remove(name);
@@ -326,7 +328,12 @@ impl Schema {
         let partitions: Vec<Name> = self.partitions_of(name).map(|t| t.name.clone()).collect();
         self.tables.remove(name);
         self.views.remove(name);
-        self.indexes.retain(|_, i| i.table != name);
+        let taken_along: Vec<Name> =
+            self.indexes.iter().filter(|(_, i)| i.table == name).map(|(n, _)| n.clone()).collect();
+        for index in taken_along {
+            self.indexes.remove(&index);
+            self.dropped_indexes.insert(index, Some(name.to_string()));
+        }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, _)| t != name));
         self.statistics.retain(|_, t| t != name);
         for partition in partitions {
