@@ -60,6 +60,9 @@ pub struct Settings {
     pub postgres_version: u32,
     pub levels: BTreeMap<String, RuleLevel>,
     pub policies: Policies,
+    /// The files are a change under review (`sluice check`), not a whole project: rules about
+    /// who must approve a change (`domain-review-required`) apply.
+    pub under_review: bool,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -237,8 +240,12 @@ impl Replay<'_> {
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
-    let facts =
-        Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
     let mut coverage = Coverage::default();
@@ -298,15 +305,21 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     report
 }
 
-/// Replays the first `count` migrations (after the schema dump) without checking anything, as
-/// `lint` replays them: search_path, DO blocks, the tool's transactions.
-fn replay_unchecked(sources: &Sources, facts: &Facts, count: usize) -> Schema {
+/// The schema a dump and migrations build, replayed as `lint` replays them (search_path, DO
+/// blocks, the tool's transactions) without checking anything.
+pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[], under_review: false };
+    replay_unchecked(schema_dump, migrations, &facts)
+}
+
+fn replay_unchecked(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], facts: &Facts) -> Schema {
     let mut schema = Schema::default();
     let mut coverage = Coverage::default();
-    if let Some(dump) = &sources.schema_dump {
+    if let Some(dump) = schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
-    for (index, source) in sources.migrations.iter().enumerate().take(count) {
+    for (index, source) in migrations.iter().enumerate() {
         let mut state = MigrationState { index, ..MigrationState::default() };
         let mut replay = Replay { file: &source.up, facts, check: false, findings: Vec::new() };
         for (position, statement) in source.up.parsed.statements.iter().enumerate() {
@@ -319,17 +332,19 @@ fn replay_unchecked(sources: &Sources, facts: &Facts, count: usize) -> Schema {
 
 /// The schema the whole history builds.
 pub fn final_schema(sources: &Sources) -> Schema {
-    let policies = Policies::default();
-    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[] };
-    replay_unchecked(sources, &facts, sources.migrations.len())
+    replay(sources.schema_dump.as_ref(), &sources.migrations)
 }
 
 /// Lints the down (rollback) file of migration `index` as a down migration: against the schema
 /// as it stands after that migration, where everything the history created already exists.
 pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
-    let facts =
-        Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
-    let mut schema = replay_unchecked(sources, &facts, index + 1);
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
+    let mut schema = replay_unchecked(sources.schema_dump.as_ref(), &sources.migrations[..=index], &facts);
     let mut coverage = Coverage::default();
     let source = &sources.migrations[index];
     let Some(file) = &source.down else { return Report::default() };
