@@ -106,6 +106,10 @@ END $$;
 CREATE TABLE dropped_with_view (a int);
 CREATE VIEW depends AS SELECT a FROM dropped_with_view;
 DROP TABLE dropped_with_view CASCADE;
+CREATE TABLE captcha_answer (id serial PRIMARY KEY, uuid uuid NOT NULL UNIQUE);
+ALTER TABLE captcha_answer DROP COLUMN id, ADD PRIMARY KEY (uuid), DROP CONSTRAINT captcha_answer_uuid_key;
+CREATE TABLE swapped_key (a int NOT NULL, b int, c int UNIQUE, CONSTRAINT swapped_key_pkey UNIQUE (b));
+ALTER TABLE swapped_key ADD PRIMARY KEY (a), ADD UNIQUE (c), DROP CONSTRAINT swapped_key_pkey, DROP CONSTRAINT swapped_key_c_key;
 "#;
 
 /// (schema, relation, kind) of every relation in the user schemas.

@@ -46,7 +46,7 @@ impl Rule for AddPrimaryKeyBlocking {
             let ConstraintKind::PrimaryKey { columns } = &c.kind else {
                 continue;
             };
-            let name = cx.schema.constraint_name(table, c, &[]);
+            let name = cx.added_constraint_name(table, c);
             let message = format!(
                 "PRIMARY KEY {name} ({}) on existing table {table} builds its unique index under ACCESS EXCLUSIVE, blocking reads and writes",
                 columns.join(", ")
@@ -86,5 +86,18 @@ mod tests {
         );
         let message = &of(&found, META.id)[0].message;
         assert!(message.starts_with("PRIMARY KEY t_pkey (id) on existing table t"), "{message}");
+        // PostgreSQL runs the statement's drops first: the name they free is taken again.
+        let found = lint_files(
+            &[
+                ("001.sql", "CREATE TABLE captcha_answer (id serial PRIMARY KEY, uuid uuid NOT NULL UNIQUE);"),
+                (
+                    "002.sql",
+                    "ALTER TABLE captcha_answer ADD PRIMARY KEY (uuid), DROP COLUMN id, DROP CONSTRAINT captcha_answer_uuid_key;",
+                ),
+            ],
+            "",
+        );
+        let message = &of(&found, META.id)[0].message;
+        assert!(message.starts_with("PRIMARY KEY captcha_answer_pkey (uuid)"), "{message}");
     }
 }

@@ -107,7 +107,7 @@ fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
                         ConstraintKind::Check { expression } => vec![expression.clone()],
                         _ => Vec::new(),
                     },
-                    what: format!("constraint {}", schema.constraint_name(table, c, &[])),
+                    what: format!("constraint {}", schema.added_constraint_name(table, actions, c)),
                 }),
                 _ => None,
             })

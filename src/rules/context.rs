@@ -652,6 +652,15 @@ impl<'a> Context<'a> {
             .collect()
     }
 
+    /// The name PostgreSQL gives a constraint this statement adds to `table` (after the
+    /// statement's own drops, which PostgreSQL runs first).
+    pub fn added_constraint_name(&self, table: &str, constraint: &crate::sql::ddl::Constraint) -> Name {
+        match &self.statement.ddl {
+            Ddl::AlterTable { actions, .. } => self.schema.added_constraint_name(table, actions, constraint),
+            _ => self.schema.constraint_name(table, constraint, &[]),
+        }
+    }
+
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
@@ -666,7 +675,7 @@ impl<'a> Context<'a> {
                     ),
                     _ => return None,
                 };
-                let pg_name = self.schema.constraint_name(table, c, &[]);
+                let pg_name = self.added_constraint_name(table, c);
                 Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), pg_name, with_new_table })
             };
         match &self.statement.ddl {

@@ -129,7 +129,7 @@ impl Schema {
             }
             Ddl::AlterTable { table, actions, .. } => {
                 let mut table = table.clone();
-                for action in actions {
+                for action in in_postgres_order(actions) {
                     if self.action_no_op(&table, action).is_none() {
                         self.alter(&mut table, action, origin);
                     }
@@ -621,6 +621,24 @@ impl Schema {
         }
     }
 
+    /// The name a constraint an `ALTER TABLE` with `actions` adds to `table` gets. PostgreSQL
+    /// runs the command's drops first, so a name they free (`DROP COLUMN id, ADD PRIMARY KEY
+    /// (uuid)` frees `<table>_pkey`) is taken again.
+    pub fn added_constraint_name(&self, table: &str, actions: &[AlterAction], constraint: &Constraint) -> Name {
+        let drops: Vec<&AlterAction> = actions.iter().filter(|a| is_drop(a)).collect();
+        if constraint.name.is_some() || drops.is_empty() {
+            return self.constraint_name(table, constraint, &[]);
+        }
+        let mut after = self.clone();
+        let mut target = table.to_string();
+        for drop in drops {
+            if after.action_no_op(&target, drop).is_none() {
+                after.alter(&mut target, drop, &Origin::default());
+            }
+        }
+        after.constraint_name(table, constraint, &[])
+    }
+
     fn alter(&mut self, table: &mut Name, action: &AlterAction, origin: &Origin) {
         match action {
             AlterAction::AddColumn { column, .. } => {
@@ -768,6 +786,16 @@ fn constraint_reads(kind: &ConstraintKind, column: &str) -> bool {
     }
 }
 
+fn is_drop(action: &AlterAction) -> bool {
+    matches!(action, AlterAction::DropColumn { .. } | AlterAction::DropConstraint { .. })
+}
+
+/// The sub-commands of an `ALTER TABLE` in the order PostgreSQL runs them: its drops first
+/// (`AT_PASS_DROP`), then the rest as written.
+fn in_postgres_order(actions: &[AlterAction]) -> impl Iterator<Item = &AlterAction> {
+    actions.iter().filter(|a| is_drop(a)).chain(actions.iter().filter(|a| !is_drop(a)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -829,6 +857,17 @@ mod tests {
              CREATE INDEX idx_post_aggregates_featured_community_newest_comment_time_necro ON post_aggregates (featured_community, newest_comment_time_necro);",
         );
         assert_eq!(index_names(&schema), ["idx_post_aggregates_featured_community_newest_comment_time_necr"]);
+    }
+
+    #[test]
+    fn an_alter_table_drops_before_it_adds_as_postgresql_does() {
+        let schema = replay(
+            "CREATE TABLE t (a int NOT NULL, b int, CONSTRAINT t_pkey UNIQUE (b));
+             ALTER TABLE t ADD PRIMARY KEY (a), DROP CONSTRAINT t_pkey;",
+        );
+        let names: Vec<&str> = schema.table("t").unwrap().constraints.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["t_pkey"]);
+        assert_eq!(index_names(&schema), ["t_pkey"]);
     }
 
     #[test]
