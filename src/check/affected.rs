@@ -147,7 +147,7 @@ fn touched(ddl: &Ddl, schema: &Schema) -> Vec<Name> {
             ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => names.clone(),
             _ => Vec::new(),
         },
-        Ddl::Rename { kind, from, to } => match kind {
+        Ddl::Rename { kind, from, to, .. } => match kind {
             ObjectKind::Index => index_table(from).into_iter().collect(),
             ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => vec![from.clone(), to.clone()],
             _ => Vec::new(),

@@ -41,7 +41,18 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    let (mut sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    // A down file named on the command line is linted as the rollback it is, not as a query file.
+    let downs: Vec<usize> = sources
+        .migrations
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.down.as_ref().is_some_and(|d| selection.contains(&d.display)))
+        .map(|(i, _)| i)
+        .collect();
+    let down_displays: Vec<String> =
+        downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|d| d.display.clone())).collect();
+    sources.queries.retain(|q| !down_displays.contains(&q.display));
     let since = since_version(&args, &loaded);
     let replayed_only = match &since {
         Some(since) => since::replayed_only(&sources.migrations, since)?,
@@ -51,13 +62,22 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         !replayed_only.contains(display) && (selection.is_empty() || load::is_selected(display, &selection))
     };
     let mut report = lint::lint(&sources, &settings, &selected);
+    for &index in &downs {
+        let down = lint::lint_down(&sources, &settings, index);
+        report.findings.extend(down.findings);
+    }
+    report.sort();
     let checked =
-        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count();
-    report.notes.push(format!(
-        "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
-        sources.migrations.len(),
-        sources.queries.len()
-    ));
+        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count()
+            + downs.len();
+    report.notes.insert(
+        0,
+        format!(
+            "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
+            sources.migrations.len(),
+            sources.queries.len()
+        ),
+    );
     if args.output.explain {
         report.notes.push(sources.tool.clone());
     }

@@ -13,6 +13,8 @@ use crate::policy::Policies;
 use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile};
 use crate::schema::migrations::Migration;
 use crate::schema::{Origin, Schema};
+use crate::sql::parse::Statement;
+use crate::sql::plpgsql::Block;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -84,16 +86,140 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
         .collect()
 }
 
-/// The schema a dump and migrations build: the dump, then every statement each migration's tool sends.
-pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
-    let mut schema = Schema::default();
-    if let Some(dump) = schema_dump {
-        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+/// What the engine read of the migrations it checked: the parse-or-recognize rate, and the
+/// objects statements referred to that the history never created.
+#[derive(Debug, Default)]
+struct Coverage {
+    statements: usize,
+    parsed: usize,
+    recognized: usize,
+    do_blocks: usize,
+    do_statements: usize,
+    /// "table foo (file:line)".
+    unknown: Vec<String>,
+}
+
+impl Coverage {
+    fn count(&mut self, statement: &Statement) {
+        self.statements += 1;
+        if statement.parse_error.is_none() {
+            self.parsed += 1;
+        } else if statement.fully_recognized {
+            self.recognized += 1;
+        }
+        if let Some(block) = &statement.block {
+            self.do_blocks += 1;
+            self.do_statements += block.statements.len();
+        }
     }
-    for (index, source) in migrations.iter().enumerate() {
-        schema.apply_all(&source.up.parsed.statements, &source.up.display, Some(index));
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.statements > 0 {
+            let understood = self.parsed + self.recognized;
+            let mut note = format!(
+                "Migration statements checked: {}; read by the SQL parser: {}; understood by Sluice's recognizer: {}; not understood: {} ({:.2}% understood)",
+                self.statements,
+                self.parsed,
+                self.recognized,
+                self.statements - understood,
+                100.0 * understood as f64 / self.statements as f64
+            );
+            if self.do_blocks > 0 {
+                note.push_str(&format!(
+                    "; {} statement(s) inside {} DO block(s) checked one by one",
+                    self.do_statements, self.do_blocks
+                ));
+            }
+            notes.push(note + ".");
+        }
+        if !self.unknown.is_empty() {
+            let shown: Vec<&str> = self.unknown.iter().take(10).map(String::as_str).collect();
+            let more = self.unknown.len().saturating_sub(shown.len());
+            notes.push(format!(
+                "{} reference(s) to objects the migration history never created, so Sluice assumed the worst about them (an unknown table counts as large): {}{}. A schema dump (`[migrations] schema_dump`) gives Sluice what came before the history.",
+                self.unknown.len(),
+                shown.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            ));
+        }
+        notes
     }
-    schema
+}
+
+/// One migration file being replayed: checks each statement (when `check`), then applies it.
+struct Replay<'a> {
+    file: &'a SourceFile,
+    facts: &'a Facts<'a>,
+    check: bool,
+    findings: Vec<Finding>,
+}
+
+impl Replay<'_> {
+    fn statement(
+        &mut self,
+        statement: &Statement,
+        schema: &mut Schema,
+        state: &mut MigrationState,
+        coverage: &mut Coverage,
+    ) {
+        let statement = state.resolve(statement, schema);
+        if self.check {
+            coverage.count(&statement);
+            for unknown in schema.unknown_references(&statement.ddl) {
+                coverage
+                    .unknown
+                    .push(format!("{} {} ({}:{})", unknown.kind, unknown.name, self.file.display, statement.span.line));
+            }
+            self.check(&statement, schema, state, &mut |f| f);
+        }
+        state.observe(&statement, schema);
+        let origin =
+            Origin { file: self.file.display.clone(), line: statement.span.line, migration: Some(state.index) };
+        schema.apply(&statement, &origin);
+        if let Some(block) = &statement.block {
+            self.do_block(block, schema, state, &origin);
+        }
+    }
+
+    /// Runs every rule on a statement. A statement that does nothing (`IF [NOT] EXISTS` on an
+    /// object that is, or is not, there) is not checked at all, and its sub-commands that do
+    /// nothing are left out.
+    fn check(
+        &mut self,
+        statement: &Statement,
+        schema: &Schema,
+        state: &MigrationState,
+        mark: &mut dyn FnMut(Finding) -> Finding,
+    ) {
+        if schema.no_op(&statement.ddl).is_some() {
+            return;
+        }
+        let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
+        let statement = effective.as_ref().unwrap_or(statement);
+        let mut found = Vec::new();
+        let cx = Context { file: self.file, statement, schema, role: Role::Migration(state), facts: self.facts };
+        check_statement(&cx, &mut found);
+        self.findings.extend(found.into_iter().map(mark));
+    }
+
+    /// The statements of a DO block run as one statement: in one transaction, each under the
+    /// condition of its branch, which every finding on them says.
+    fn do_block(&mut self, block: &Block, schema: &mut Schema, state: &mut MigrationState, origin: &Origin) {
+        for inner in &block.statements {
+            state.do_block = Some(inner.branch);
+            let statement = state.resolve(&inner.statement, schema);
+            if self.check {
+                self.check(&statement, schema, state, &mut |mut finding| {
+                    finding.message = format!("{} ({})", finding.message, inner.branch.describe());
+                    finding
+                });
+            }
+            state.observe(&statement, schema);
+            schema.apply(&statement, &Origin { line: statement.span.line, ..origin.clone() });
+        }
+        state.end_do_block();
+    }
 }
 
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
@@ -107,6 +233,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
+    let mut coverage = Coverage::default();
     if let Some(dump) = &sources.schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
@@ -114,7 +241,6 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
     for (index, source) in sources.migrations.iter().enumerate() {
         let file = &source.up;
-        let check = selected(&file.display);
         let down = source.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
             index,
@@ -123,20 +249,14 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             down,
             ..MigrationState::default()
         };
-        let mut file_findings = source.findings.clone();
+        let mut replay =
+            Replay { file, facts: &facts, check: selected(&file.display), findings: source.findings.clone() };
         for (position, statement) in file.parsed.statements.iter().enumerate() {
             state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
-            if check {
-                let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
-                check_statement(&cx, &mut file_findings);
-            }
-            state.observe(statement, &schema);
-            schema.apply(
-                statement,
-                &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) },
-            );
+            replay.statement(statement, &mut schema, &mut state, &mut coverage);
         }
-        if check {
+        if replay.check {
+            let mut file_findings = replay.findings;
             for rule in rules::REGISTRY {
                 rule.finish_file(file, &mut file_findings);
             }
@@ -167,7 +287,74 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
     findings.extend(query_findings);
 
     let findings = apply_levels(findings, &settings.levels);
-    let mut report = Report { findings, notes: Vec::new() };
+    let mut report = Report { findings, notes: coverage.notes() };
+    report.sort();
+    report
+}
+
+/// The schema a dump and migrations build, replayed as `lint` replays them (search_path, DO
+/// blocks, the tool's transactions) without checking anything.
+pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[], under_review: false };
+    replay_unchecked(schema_dump, migrations, &facts)
+}
+
+fn replay_unchecked(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], facts: &Facts) -> Schema {
+    let mut schema = Schema::default();
+    let mut coverage = Coverage::default();
+    if let Some(dump) = schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+    for (index, source) in migrations.iter().enumerate() {
+        let mut state = MigrationState { index, ..MigrationState::default() };
+        let mut replay = Replay { file: &source.up, facts, check: false, findings: Vec::new() };
+        for (position, statement) in source.up.parsed.statements.iter().enumerate() {
+            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
+            replay.statement(statement, &mut schema, &mut state, &mut coverage);
+        }
+    }
+    schema
+}
+
+/// The schema the whole history builds.
+pub fn final_schema(sources: &Sources) -> Schema {
+    replay(sources.schema_dump.as_ref(), &sources.migrations)
+}
+
+/// Lints the down (rollback) file of migration `index` as a down migration: against the schema
+/// as it stands after that migration, where everything the history created already exists.
+pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
+    let mut schema = replay_unchecked(sources.schema_dump.as_ref(), &sources.migrations[..=index], &facts);
+    let mut coverage = Coverage::default();
+    let source = &sources.migrations[index];
+    let Some(file) = &source.down else { return Report::default() };
+    let mut state = MigrationState {
+        // No migration created anything the rollback touches: it all exists in production.
+        index: usize::MAX,
+        migration: Some(source.migration.clone()),
+        ..MigrationState::default()
+    };
+    // The tool runs the rollback the way it runs the migration.
+    state.enter_runner_transaction(source.transactions.first().cloned().flatten());
+    let mut replay = Replay { file, facts: &facts, check: true, findings: Vec::new() };
+    for statement in &file.parsed.statements {
+        replay.statement(statement, &mut schema, &mut state, &mut coverage);
+    }
+    let mut found = replay.findings;
+    for rule in rules::REGISTRY {
+        rule.finish_file(file, &mut found);
+    }
+    let mut findings = suppress::apply(file, found);
+    // After suppression: nothing hides what was not read.
+    findings.extend(unread_text::findings(file));
+    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
     report.sort();
     report
 }

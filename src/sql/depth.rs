@@ -191,12 +191,26 @@ pub fn is_too_deep(error: &ParserError) -> bool {
 /// Parses one expression (the recognizer's index keys and predicates) within the same limits;
 /// `None` when it cannot.
 pub fn parse_expression(text: &str) -> Option<ast::Expr> {
+    let mut parser = bounded_parser(text)?;
+    let expr = parser.parse_expr().ok()?;
+    (parser.peek_token().token == Token::EOF).then_some(expr)
+}
+
+/// Parses exactly one statement (the recognizer's rewritten text), `;` after it allowed, within
+/// the same limits; `None` when it cannot.
+pub fn parse_statement(text: &str) -> Option<ast::Statement> {
+    let mut parser = bounded_parser(text)?;
+    let statement = parser.parse_statement().ok()?;
+    while parser.consume_token(&Token::SemiColon) {}
+    (parser.peek_token().token == Token::EOF).then_some(statement)
+}
+
+/// A parser over `text`, or `None` when it does not tokenize or is too deep to parse safely.
+fn bounded_parser(text: &str) -> Option<Parser<'static>> {
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, text).tokenize_with_location().ok()?;
     let tokens: Vec<TokenWithSpan> = tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
     check(&tokens).ok()?;
-    let mut parser = parser(tokens);
-    let expr = parser.parse_expr().ok()?;
-    (parser.peek_token().token == Token::EOF).then_some(expr)
+    Some(parser(tokens))
 }
 
 #[cfg(test)]

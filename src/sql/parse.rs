@@ -5,13 +5,13 @@
 use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
 use super::split::{split, Comment, RawStatement, Span, Unread};
-use super::{from_ast, recognize};
+use super::{from_ast, plpgsql, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Statement {
     pub span: Span,
     /// The syntax tree, for statements that contain queries (views, functions, DML, plain
@@ -26,6 +26,8 @@ pub struct Statement {
     /// For unparsed statements: the recognizer understood every token.
     pub fully_recognized: bool,
     pub leading_comments: Vec<Comment>,
+    /// For `DO` blocks: the SQL statements of the body, each parsed on its own.
+    pub block: Option<Box<plpgsql::Block>>,
 }
 
 #[derive(Debug)]
@@ -62,12 +64,13 @@ struct Refused {
     too_deep: Option<TooDeep>,
 }
 
-fn parse_statement(text: &str, raw: RawStatement) -> Statement {
+pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
     let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
     // Too deep: not parsed at all, and the tokens are still here for the recognizer.
     if let Err(too_deep) = depth::check(&raw.tokens) {
         return unparsed(
+            text,
             raw.span,
             &raw.tokens,
             Refused { error: too_deep.to_string(), too_deep: Some(too_deep) },
@@ -87,27 +90,38 @@ fn parse_statement(text: &str, raw: RawStatement) -> Statement {
                 ddl,
                 fully_recognized: false,
                 leading_comments: raw.leading_comments,
+                block: None,
             }
         }
         Err(refused) => {
             // The parser consumed the tokens; failures are rare, so tokenize the text again.
             let tokens = if drop_index_concurrently { raw_tokens } else { retokenize(text, &raw.span) };
-            unparsed(raw.span, &tokens, refused, raw.leading_comments)
+            unparsed(text, raw.span, &tokens, refused, raw.leading_comments)
         }
     }
 }
 
-/// A statement only the recognizer read.
-fn unparsed(span: Span, tokens: &[TokenWithSpan], refused: Refused, leading_comments: Vec<Comment>) -> Statement {
+/// A statement only the recognizer read (and, for a `DO` block, the statements of its body).
+fn unparsed(
+    text: &str,
+    span: Span,
+    tokens: &[TokenWithSpan],
+    refused: Refused,
+    leading_comments: Vec<Comment>,
+) -> Statement {
     let recognized = recognize::recognize(tokens);
+    let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span)).flatten().map(Box::new);
+    let complete =
+        recognized.complete && (recognized.ddl != Ddl::Do || block.as_ref().is_some_and(|b| b.fully_checked()));
     Statement {
         span,
         ast: None,
         parse_error: Some(refused.error),
         too_deep: refused.too_deep,
         ddl: recognized.ddl,
-        fully_recognized: recognized.complete,
+        fully_recognized: complete,
         leading_comments,
+        block,
     }
 }
 
@@ -124,7 +138,17 @@ fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Res
     let mut parser = depth::parser(tokens);
     let statement = parser.parse_statement().map_err(refused)?;
     let next = parser.peek_token();
-    if next.token != Token::EOF {
+    // `CREATE MATERIALIZED VIEW / TABLE … AS … WITH [NO] DATA`: sqlparser stops before the
+    // clause, which only says whether the relation is filled now; the statement is whole.
+    let mut rest = Vec::new();
+    let after = loop {
+        match parser.next_token().token {
+            Token::Word(w) => rest.push(w.value.to_ascii_uppercase()),
+            other => break other,
+        }
+    };
+    let with_data = after == Token::EOF && (rest == ["WITH", "DATA"] || rest == ["WITH", "NO", "DATA"]);
+    if next.token != Token::EOF && !with_data {
         return Err(Refused {
             error: format!(
                 "Expected: end of statement, found: {} at Line: {}, Column: {}",
