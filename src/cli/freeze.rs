@@ -6,10 +6,10 @@ use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
 use crate::freeze::overrides::Overrides;
 use crate::freeze::time::{parse_instant, parse_zone, utc_string};
+use crate::freeze::zone::Zone;
 use crate::freeze::{self, audit, ics, FreezeOptions};
 use crate::report::freeze as render;
 use chrono::{DateTime, Duration, Utc};
-use chrono_tz::Tz;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -118,7 +118,7 @@ struct Context {
     options: FreezeOptions,
     calendar: Calendar,
     overrides: Overrides,
-    tz: Option<Tz>,
+    tz: Option<Zone>,
     format: FreezeFormat,
 }
 

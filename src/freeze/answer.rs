@@ -11,8 +11,8 @@ use super::expand::Occurrence;
 use super::overrides::{Override, Overrides};
 use super::time::utc_string;
 use crate::error::Result;
+use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, Utc};
-use chrono_tz::Tz;
 
 /// `freeze status`: the decision for one deploy at one instant.
 pub struct StatusAnswer<'a> {
@@ -54,7 +54,7 @@ pub struct OccurrenceRow<'a> {
     pub occurrence: &'a Occurrence,
     pub window: &'a Window,
     pub event: Option<&'a Event>,
-    pub tz: Tz,
+    pub tz: Zone,
 }
 
 impl ListAnswer<'_> {
@@ -329,7 +329,10 @@ expires_at = "2026-05-16T12:00:00Z"
         assert_eq!(
             rows,
             // In start order: the count freeze from 2026-05-16 00:00 BST, the night from 22:00 EDT.
-            [("count-freeze", Some("count"), chrono_tz::Europe::London), ("night", None, chrono_tz::America::New_York)]
+            [
+                ("count-freeze", Some("count"), Zone::named("Europe/London").unwrap()),
+                ("night", None, Zone::named("America/New_York").unwrap())
+            ]
         );
         // Staging is outside the count freeze's scope.
         let staging = Query { env: Some("staging"), service: None };

@@ -7,8 +7,8 @@ use super::duration::IsoDuration;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
 use crate::error::{parse_toml, read_text, Error, Result};
+use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
-use chrono_tz::Tz;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -38,7 +38,10 @@ struct RawWhen {
     timezone: Option<String>,
     start: Option<String>,
     end: Option<String>,
-    rrule: Option<String>,
+    rrule: Option<OneOrMany>,
+    rdate: Option<Vec<String>>,
+    exdate: Option<Vec<String>>,
+    instances: Option<Vec<RawInstance>>,
     from: Option<String>,
     start_time: Option<String>,
     end_time: Option<String>,
@@ -52,6 +55,9 @@ macro_rules! when_of {
             start: $raw.start.clone(),
             end: $raw.end.clone(),
             rrule: $raw.rrule.clone(),
+            rdate: $raw.rdate.clone(),
+            exdate: $raw.exdate.clone(),
+            instances: $raw.instances.clone(),
             from: $raw.from.clone(),
             start_time: $raw.start_time.clone(),
             end_time: $raw.end_time.clone(),
@@ -73,7 +79,13 @@ struct RawEvent {
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
-    rrule: Option<String>,
+    rrule: Option<OneOrMany>,
+    #[serde(default)]
+    rdate: Option<Vec<String>>,
+    #[serde(default)]
+    exdate: Option<Vec<String>>,
+    #[serde(default)]
+    instances: Option<Vec<RawInstance>>,
     #[serde(default)]
     from: Option<String>,
     #[serde(default)]
@@ -110,7 +122,13 @@ struct RawWindow {
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
-    rrule: Option<String>,
+    rrule: Option<OneOrMany>,
+    #[serde(default)]
+    rdate: Option<Vec<String>>,
+    #[serde(default)]
+    exdate: Option<Vec<String>>,
+    #[serde(default)]
+    instances: Option<Vec<RawInstance>>,
     #[serde(default)]
     from: Option<String>,
     #[serde(default)]
@@ -119,6 +137,34 @@ struct RawWindow {
     end_time: Option<String>,
     #[serde(default)]
     duration: Option<String>,
+}
+
+/// One RRULE, or several (an imported event may have more than one).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn rules(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(r) => vec![r.as_str()],
+            OneOrMany::Many(rs) => rs.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// An occurrence with its own times: `{ start, end }`, optionally `replaces` the start of the
+/// occurrence it moves (iCalendar's RECURRENCE-ID).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInstance {
+    #[serde(default)]
+    replaces: Option<String>,
+    start: String,
+    end: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,14 +205,13 @@ pub enum Length {
 #[derive(Clone, Debug)]
 pub enum Schedule {
     /// One interval, in local wall-clock time.
-    Once {
-        start: NaiveDateTime,
-        end: NaiveDateTime,
-    },
+    Once { start: NaiveDateTime, end: NaiveDateTime },
     Recurring {
         rule: Box<Recurrence>,
         start_time: NaiveTime,
         length: Length,
+        /// Occurrences with their own start and end (moved occurrences, RDATE periods).
+        instances: Vec<(NaiveDateTime, NaiveDateTime)>,
     },
 }
 
@@ -174,7 +219,7 @@ pub enum Schedule {
 pub struct Event {
     pub id: String,
     pub name: String,
-    pub tz: Tz,
+    pub tz: Zone,
     pub schedule: Schedule,
     /// The file it was declared in (the calendar, or an imported `.ics`) and its line there.
     pub file: PathBuf,
@@ -238,7 +283,7 @@ pub struct AnchoredEvents {
 #[derive(Clone, Debug)]
 pub enum Anchor {
     Events(AnchoredEvents),
-    Own { tz: Tz, schedule: Schedule },
+    Own { tz: Zone, schedule: Schedule },
 }
 
 #[derive(Clone, Debug)]
@@ -258,7 +303,7 @@ impl Window {
     }
 
     /// The zone its times are shown in.
-    pub fn display_tz(&self, calendar: &Calendar) -> Tz {
+    pub fn display_tz(&self, calendar: &Calendar) -> Zone {
         match &self.anchor {
             Anchor::Own { tz, .. } => *tz,
             Anchor::Events(a) => a
@@ -277,7 +322,7 @@ pub struct Calendar {
     pub path: PathBuf,
     /// SHA-256 of the file's bytes, for the audit log.
     pub digest: String,
-    pub default_tz: Tz,
+    pub default_tz: Zone,
     pub events: Vec<Event>,
     pub windows: Vec<Window>,
 }
@@ -302,7 +347,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
     let line = |span: std::ops::Range<usize>| starts.partition_point(|&s| s <= span.start);
     let default_tz = match &raw.timezone {
         Some(tz) => parse_zone(tz.get_ref()).map_err(|m| Error::invalid(path, Some(line(tz.span())), m))?,
-        None => Tz::UTC,
+        None => Zone::utc(),
     };
 
     let mut events = Vec::new();
@@ -331,7 +376,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
             Some(name) => parse_zone(name).map_err(entry)?,
             None => default_tz,
         };
-        let schedule = schedule(&when).map_err(entry)?;
+        let schedule = schedule(&when, Owner::Event).map_err(entry)?;
         events.push(Event {
             id: e.id.clone(),
             name: e.name.clone().unwrap_or_else(|| e.id.clone()),
@@ -385,6 +430,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
                     ("start", when.start.is_some()),
                     ("end", when.end.is_some()),
                     ("rrule", when.rrule.is_some()),
+                    ("rdate", when.rdate.is_some()),
+                    ("exdate", when.exdate.is_some()),
+                    ("instances", when.instances.is_some()),
                     ("from", when.from.is_some()),
                     ("start_time", when.start_time.is_some()),
                     ("end_time", when.end_time.is_some()),
@@ -407,7 +455,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
                     Some(name) => parse_zone(name).map_err(entry)?,
                     None => default_tz,
                 };
-                Anchor::Own { tz, schedule: schedule(&when).map_err(entry)? }
+                Anchor::Own { tz, schedule: schedule(&when, Owner::Window).map_err(entry)? }
             }
         };
         let environments = Scope::new(w.environments.clone()).map_err(|m| entry(format!("environments: {m}")))?;
@@ -506,16 +554,28 @@ fn anchor_events(
     Ok(AnchoredEvents { pattern: pattern.to_string(), once, once_max_len, recurring, lead, lag })
 }
 
-/// Builds a schedule from the when-keys: either `start` + `end`, or `rrule` + `start_time` + one of
-/// `end_time` / `duration` (with an optional `from` date).
-fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
-    match (&when.rrule, &when.start, &when.end) {
-        (None, Some(start), Some(end)) => {
+/// What a schedule belongs to: an event may last no time at all (it still anchors lead and lag),
+/// a window may not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Event,
+    Window,
+}
+
+/// Builds a schedule from the when-keys: either `start` + `end`, or a recurrence — `rrule` (one
+/// or a list) with `start_time` and an optional `from` date, and/or `rdate` dates — with one of
+/// `end_time` / `duration`, optional `exdate` and `instances`.
+fn schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, String> {
+    let recurring = when.rrule.is_some() || when.rdate.is_some();
+    match (recurring, &when.start, &when.end) {
+        (false, Some(start), Some(end)) => {
             for (key, set) in [
                 ("start_time", when.start_time.is_some()),
                 ("end_time", when.end_time.is_some()),
                 ("duration", when.duration.is_some()),
                 ("from", when.from.is_some()),
+                ("exdate", when.exdate.is_some()),
+                ("instances", when.instances.is_some()),
             ] {
                 if set {
                     return Err(format!("`{key}` belongs to recurring entries (with `rrule`), not to `start`/`end`"));
@@ -523,49 +583,77 @@ fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
             }
             let s = parse_local(start).map_err(|m| format!("start: {m}"))?;
             let e = parse_local(end).map_err(|m| format!("end: {m}"))?;
-            if e <= s {
+            if e < s || (e == s && owner == Owner::Window) {
                 return Err(format!("end `{end}` is not after start `{start}` (intervals are [start, end))"));
             }
             Ok(Schedule::Once { start: s, end: e })
         }
-        (None, Some(_), None) => Err("`start` without `end`".into()),
-        (None, None, Some(_)) => Err("`end` without `start`".into()),
-        (None, None, None) => {
+        (false, Some(_), None) => Err("`start` without `end`".into()),
+        (false, None, Some(_)) => Err("`end` without `start`".into()),
+        (false, None, None) => {
             Err("no times: give `start` and `end`, or `rrule` with `start_time` and `end_time`/`duration`, or `event`"
                 .into())
         }
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+        (true, Some(_), _) | (true, _, Some(_)) => {
             Err("`rrule` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`".into())
         }
-        (Some(rule), None, None) => {
-            let start_time = match &when.start_time {
-                Some(t) => parse_time_of_day(t).map_err(|m| format!("start_time: {m}"))?,
-                None => return Err("`rrule` needs `start_time`".into()),
-            };
-            let length = match (&when.end_time, &when.duration) {
-                (Some(t), None) => {
-                    let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
-                    if end == start_time {
-                        return Err(format!("end_time `{t}` equals start_time: the window would be empty"));
-                    }
-                    Length::EndTime(end)
-                }
-                (None, Some(d)) => {
-                    let d = IsoDuration::parse(d).map_err(|m| format!("duration: {m}"))?;
-                    if d.is_zero() {
-                        return Err("duration is zero: the window would be empty".into());
-                    }
-                    Length::Duration(d)
-                }
-                (Some(_), Some(_)) => return Err("give `end_time` or `duration`, not both".into()),
-                (None, None) => return Err("`rrule` needs `end_time` or `duration`".into()),
-            };
-            let from = parse_local(when.from.as_deref().unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
-            let dtstart = from.date().and_time(start_time);
-            let rule = Recurrence::parse(rule, dtstart).map_err(|m| format!("rrule {m}"))?;
-            Ok(Schedule::Recurring { rule: Box::new(rule), start_time, length })
-        }
+        (true, None, None) => recurring_schedule(when, owner),
     }
+}
+
+fn recurring_schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, String> {
+    let rules = when.rrule.as_ref().map(OneOrMany::rules).unwrap_or_default();
+    let dates = |key: &str, values: &Option<Vec<String>>| -> std::result::Result<Vec<NaiveDateTime>, String> {
+        values.iter().flatten().map(|v| parse_local(v).map_err(|m| format!("{key}: {m}"))).collect()
+    };
+    let rdates = dates("rdate", &when.rdate)?;
+    let exdates = dates("exdate", &when.exdate)?;
+    let start_time = match (&when.start_time, rules.is_empty()) {
+        (Some(t), _) => parse_time_of_day(t).map_err(|m| format!("start_time: {m}"))?,
+        (None, false) => return Err("`rrule` needs `start_time`".into()),
+        (None, true) => rdates.iter().min().map(|t| t.time()).unwrap_or(NaiveTime::MIN),
+    };
+    if rules.is_empty() && rdates.is_empty() && when.instances.is_none() {
+        return Err("`rrule` is an empty list and there is no `rdate`: the entry would never occur".into());
+    }
+    let empty = "the window would be empty";
+    let length = match (&when.end_time, &when.duration) {
+        (Some(t), None) => {
+            let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
+            if end == start_time && owner == Owner::Window {
+                return Err(format!("end_time `{t}` equals start_time: {empty}"));
+            }
+            Length::EndTime(end)
+        }
+        (None, Some(d)) => {
+            let d = IsoDuration::parse(d).map_err(|m| format!("duration: {m}"))?;
+            if d.is_zero() && owner == Owner::Window {
+                return Err(format!("duration is zero: {empty}"));
+            }
+            Length::Duration(d)
+        }
+        (Some(_), Some(_)) => return Err("give `end_time` or `duration`, not both".into()),
+        (None, None) => return Err("a recurring entry needs `end_time` or `duration`".into()),
+    };
+    let from = parse_local(when.from.as_deref().unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
+    let dtstart = from.date().and_time(start_time);
+    let mut instances = Vec::new();
+    let mut exdates = exdates;
+    for (n, i) in when.instances.iter().flatten().enumerate() {
+        let at = |key: &str, m: String| format!("instances[{n}].{key}: {m}");
+        let s = parse_local(&i.start).map_err(|m| at("start", m))?;
+        let e = parse_local(&i.end).map_err(|m| at("end", m))?;
+        if e < s || (e == s && owner == Owner::Window) {
+            return Err(at("end", format!("`{}` is not after start `{}`", i.end, i.start)));
+        }
+        if let Some(r) = &i.replaces {
+            exdates.push(parse_local(r).map_err(|m| at("replaces", m))?);
+        }
+        instances.push((s, e));
+    }
+    let mut rule = Recurrence::new(&rules, dtstart, rdates, exdates).map_err(|m| format!("rrule {m}"))?;
+    rule.counts_from_default = when.from.is_none() && rule.has_count();
+    Ok(Schedule::Recurring { rule: Box::new(rule), start_time, length, instances })
 }
 
 #[cfg(test)]

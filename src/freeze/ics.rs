@@ -11,15 +11,15 @@ use super::expand::Occurrence;
 use super::recur::Recurrence;
 use super::time::{parse_zone, utc_string};
 use crate::error::{read_text, Error, Result};
+use crate::freeze::zone::Zone;
 use chrono::{DateTime, NaiveDateTime, NaiveTime, Utc};
-use chrono_tz::Tz;
 use icalendar::{CalendarDateTime, Component, DatePerhapsTime, EventLike};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 /// Reads the VEVENTs of an `.ics` file as events with ids `{prefix}{UID}`; `tz` is used for
 /// floating times and all-day dates.
-pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
+pub fn import(path: &Path, prefix: &str, tz: Zone) -> Result<Vec<Event>> {
     let text = read_text(path)?;
     let parsed = catch_unwind(AssertUnwindSafe(|| text.parse::<icalendar::Calendar>()))
         .map_err(|_| {
@@ -54,7 +54,7 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
                 let (end_local, end_zone, _) = local_of(&end, zone).map_err(at)?;
                 if end_zone != zone {
                     // Keep one zone per event: read the end in the start's zone.
-                    super::time::resolve_local(end_zone, end_local).with_timezone(&zone).naive_local()
+                    zone.local(end_zone.instant(end_local))
                 } else {
                     end_local
                 }
@@ -82,6 +82,7 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
                     rule: Box::new(Recurrence::parse(rule, start_local).map_err(|m| at(format!("RRULE {m}")))?),
                     start_time: start_local.time(),
                     length: Length::Duration(length),
+                    instances: Vec::new(),
                 }
             }
         };
@@ -98,11 +99,11 @@ pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
 }
 
 /// A DTSTART/DTEND as local wall-clock time, its zone, and whether it is an all-day date.
-fn local_of(value: &DatePerhapsTime, default: Tz) -> std::result::Result<(NaiveDateTime, Tz, bool), String> {
+fn local_of(value: &DatePerhapsTime, default: Zone) -> std::result::Result<(NaiveDateTime, Zone, bool), String> {
     match value {
         DatePerhapsTime::Date(d) => Ok((d.and_time(NaiveTime::MIN), default, true)),
         DatePerhapsTime::DateTime(CalendarDateTime::Floating(t)) => Ok((*t, default, false)),
-        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => Ok((t.naive_utc(), Tz::UTC, false)),
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => Ok((t.naive_utc(), Zone::utc(), false)),
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
             let zone = parse_zone(tzid.trim_matches('"')).map_err(|m| format!("TZID: {m}"))?;
             Ok((*date_time, zone, false))
@@ -170,7 +171,7 @@ BEGIN:VEVENT\r\nUID:monthly\r\nDTSTART;TZID=America/New_York:20260105T060000\r\n
 END:VCALENDAR\r\n",
         )
         .unwrap();
-        let events = import(&file, "survey-", Tz::UTC).unwrap();
+        let events = import(&file, "survey-", Zone::utc()).unwrap();
         let ids: Vec<_> = events.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["survey-spring-count", "survey-june-day", "survey-utc-one", "survey-monthly"]);
         assert_eq!(events[0].name, "Spring Bird Count");
@@ -192,12 +193,12 @@ END:VCALENDAR\r\n",
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("bad.ics");
         std::fs::write(&file, "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nDTSTART;TZID=Eastern Standard Time:20260308T023000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").unwrap();
-        let e = import(&file, "", Tz::UTC).unwrap_err().to_string();
+        let e = import(&file, "", Zone::utc()).unwrap_err().to_string();
         assert!(e.contains(":2: VEVENT `x`: TZID: unknown time zone `Eastern Standard Time`"), "{e}");
         // 02:30 on the New York spring-forward day does not exist: imported, not a panic.
         std::fs::write(&file, "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:gap\r\nDTSTART;TZID=America/New_York:20260308T023000\r\nDTEND;TZID=America/New_York:20260308T040000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").unwrap();
-        assert_eq!(import(&file, "", Tz::UTC).unwrap().len(), 1);
+        assert_eq!(import(&file, "", Zone::utc()).unwrap().len(), 1);
         std::fs::write(&file, "this is not a calendar").unwrap();
-        assert!(import(&file, "", Tz::UTC).unwrap_err().to_string().contains("not a valid iCalendar file"));
+        assert!(import(&file, "", Zone::utc()).unwrap_err().to_string().contains("not a valid iCalendar file"));
     }
 }

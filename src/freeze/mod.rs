@@ -18,7 +18,9 @@ pub mod expand;
 pub mod ics;
 pub mod overrides;
 pub mod recur;
+pub mod rrule_parts;
 pub mod time;
+pub mod zone;
 
 pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
 

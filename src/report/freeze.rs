@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::freeze::answer::{LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
 use crate::freeze::decide::NextOpen;
 use crate::freeze::time::{local_string, utc_string};
+use crate::freeze::zone::Zone;
 use crate::freeze::{entry_json, next_open_string};
-use chrono_tz::Tz;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use serde_json::json;
 use std::path::Path;
@@ -210,7 +210,7 @@ pub fn next_open_json(answer: &NextOpenAnswer) -> Result<String> {
 }
 
 /// `tz`: the zone local times are shown in.
-pub fn next_open_text(answer: &NextOpenAnswer, tz: Tz) -> String {
+pub fn next_open_text(answer: &NextOpenAnswer, tz: Zone) -> String {
     match answer.next {
         NextOpen::At(t) => format!(
             "next open: {} ({}), open until {}\n",
