@@ -4,9 +4,11 @@
 //! [`Error::Invalid`] naming the file, the line and the entry: the gate fails closed.
 
 use super::duration::IsoDuration;
+use super::ics::ImportNote;
+use super::input::read_regular_text;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
-use crate::error::{parse_toml, read_text, Error, Result};
+use crate::error::{parse_toml, Error, Result};
 use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -325,6 +327,8 @@ pub struct Calendar {
     pub default_tz: Zone,
     pub events: Vec<Event>,
     pub windows: Vec<Window>,
+    /// What imported `.ics` files said that Sluice read toward more freeze (for `freeze lint`).
+    pub import_notes: Vec<ImportNote>,
 }
 
 impl Calendar {
@@ -335,7 +339,7 @@ impl Calendar {
 
 /// Loads and validates a calendar file.
 pub fn load(path: &Path) -> Result<Calendar> {
-    let text = read_text(path)?;
+    let text = read_regular_text(path)?;
     parse(path, &text)
 }
 
@@ -387,6 +391,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         });
     }
 
+    let mut import_notes = Vec::new();
     for spanned in &raw.calendar {
         let at = line(spanned.span());
         let c = spanned.get_ref();
@@ -396,13 +401,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
             None => default_tz,
         };
         let file = path.parent().unwrap_or(Path::new(".")).join(&c.file);
-        if !file.is_file() {
+        if !file.exists() {
             return Err(entry(format!("no such file {}", file.display())));
         }
-        for event in super::ics::import(&file, c.id_prefix.as_deref().unwrap_or(""), tz)? {
+        let imported = super::ics::import(&file, c.id_prefix.as_deref().unwrap_or(""), tz)?;
+        for event in imported.events {
             note_id(&event.id, &event.file, event.line, "imported event")?;
             events.push(event);
         }
+        import_notes.extend(imported.notes);
     }
 
     let mut windows = Vec::new();
@@ -477,6 +484,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         default_tz,
         events,
         windows,
+        import_notes,
     })
 }
 

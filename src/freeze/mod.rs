@@ -16,10 +16,12 @@ pub mod decide;
 pub mod duration;
 pub mod expand;
 pub mod ics;
+pub mod input;
 pub mod overrides;
 pub mod recur;
 pub mod rrule_parts;
 pub mod time;
+pub mod vtimezone;
 pub mod zone;
 
 pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};

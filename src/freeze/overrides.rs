@@ -6,7 +6,8 @@
 //! loaded so it can be reported, but it never lifts anything.
 
 use super::calendar::{Calendar, Scope};
-use crate::error::{line_of_offset, parse_toml, read_text, Result};
+use super::input::read_regular_text;
+use crate::error::{line_of_offset, parse_toml, Result};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -115,7 +116,7 @@ pub struct Overrides {
 
 /// Loads an overrides file, validating each override against `calendar` and `max_hours`.
 pub fn load(path: &Path, calendar: &Calendar, max_hours: u32) -> Result<Overrides> {
-    let text = read_text(path)?;
+    let text = read_regular_text(path)?;
     parse(path, &text, calendar, max_hours)
 }
 

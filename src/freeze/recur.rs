@@ -27,6 +27,8 @@ enum Until {
 /// EXDATEs, all in wall-clock time.
 #[derive(Clone, Debug)]
 pub struct Recurrence {
+    /// Where the rules start (wall clock): `from` + `start_time`, or an iCalendar DTSTART.
+    pub dtstart: NaiveDateTime,
     pub rules: Vec<Rule>,
     /// Sorted.
     pub rdates: Vec<NaiveDateTime>,
@@ -53,7 +55,7 @@ impl Recurrence {
         rdates.dedup();
         exdates.sort_unstable();
         exdates.dedup();
-        Ok(Recurrence { rules, rdates, exdates, counts_from_default: false })
+        Ok(Recurrence { dtstart, rules, rdates, exdates, counts_from_default: false })
     }
 
     /// The rules as written, `;`-joined rules separated by ` + `.

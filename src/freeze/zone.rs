@@ -98,7 +98,15 @@ impl Zone {
         if let Some(zone) = INTERNED.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
             return Ok(*zone);
         }
-        let tz = DATABASE.get(name).map_err(|_| unknown_zone(name, None))?;
+        let tz = match DATABASE.get(name) {
+            Ok(tz) => tz,
+            // A POSIX TZ string with a DST rule (`<EST>5<EDT>,M3.2.0,M11.1.0`), as `sluice freeze
+            // import` writes for a zone an iCalendar file defines in a VTIMEZONE.
+            Err(_) if name.contains(",M") || name.contains(",J") => {
+                TimeZone::posix(name).map_err(|e| format!("`{name}` is not a valid POSIX TZ string: {e}"))?
+            }
+            Err(_) => return Err(unknown_zone(name, None)),
+        };
         // The database matches names case-insensitively; a calendar read by other tools too
         // must spell them as IANA does.
         if let Some(canonical) = tz.iana_name().filter(|c| *c != name) {
