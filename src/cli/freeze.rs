@@ -5,7 +5,7 @@ use crate::freeze::calendar::Calendar;
 use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
 use crate::freeze::overrides::Overrides;
-use crate::freeze::time::{parse_instant, parse_zone, utc_string};
+use crate::freeze::time::{parse_instant_noted, parse_zone, utc_string};
 use crate::freeze::zone::Zone;
 use crate::freeze::{self, audit, ics, FreezeOptions};
 use crate::report::freeze as render;
@@ -94,6 +94,20 @@ pub enum FreezeCommand {
         #[arg(long)]
         strict: bool,
     },
+    /// Convert an iCalendar (.ics) file into `[[event]]` entries for freeze.toml (on stdout, or -o).
+    Import {
+        /// The .ics file.
+        file: PathBuf,
+        /// Prefix for the event ids (`{prefix}{UID}`).
+        #[arg(long, value_name = "P", default_value = "")]
+        id_prefix: String,
+        /// IANA zone for floating times and all-day dates [default: UTC].
+        #[arg(long, value_name = "ZONE", default_value = "UTC")]
+        timezone: String,
+        /// Write here instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Write the expanded windows as an iCalendar (.ics) file to subscribe to.
     Export {
         #[command(flatten)]
@@ -120,6 +134,8 @@ struct Context {
     overrides: Overrides,
     tz: Option<Zone>,
     format: FreezeFormat,
+    /// What was said about the question (a local time in a DST gap, read as adjusted).
+    notes: Vec<String>,
 }
 
 impl Context {
@@ -131,7 +147,9 @@ impl Context {
         // Files are named relative to the working directory in output, as a user would type them.
         let options = FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref())
             .relative_to(&cwd);
-        if !options.calendar.is_file() {
+        // `exists`, not `is_file`: a FIFO or a directory given as the calendar is refused by the
+        // loader, naming what it is.
+        if !options.calendar.exists() {
             return Err(Error::Usage(format!(
                 "{}: no such calendar; pass --calendar FILE or set [freeze] calendar in sluice.toml",
                 options.calendar.display()
@@ -140,18 +158,22 @@ impl Context {
         let (calendar, overrides) = options.load()?;
         let tz =
             common.tz.as_deref().map(|z| parse_zone(z).map_err(|m| Error::Usage(format!("--tz: {m}")))).transpose()?;
-        Ok(Context { options, calendar, overrides, tz, format: common.format })
+        Ok(Context { options, calendar, overrides, tz, format: common.format, notes: Vec::new() })
     }
 
-    fn instant(&self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    fn instant(&mut self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
         match value {
             None => Ok(default),
-            Some(v) => parse_instant(v, self.tz).map_err(|m| Error::Usage(format!("{flag}: {m}"))),
+            Some(v) => {
+                let read = parse_instant_noted(v, self.tz).map_err(|m| Error::Usage(format!("{flag}: {m}")))?;
+                self.notes.extend(read.note.map(|n| format!("{flag} {v}: {n}")));
+                Ok(read.at)
+            }
         }
     }
 
     /// `--from` (default `start`) and `--to` (default `span` after `--from`), which must come later.
-    fn range(&self, from: Option<&str>, to: Option<&str>, start: DateTime<Utc>, span: Duration) -> Result<Range> {
+    fn range(&mut self, from: Option<&str>, to: Option<&str>, start: DateTime<Utc>, span: Duration) -> Result<Range> {
         let from = self.instant("--from", from, start)?;
         let to = self.instant("--to", to, from + span)?;
         if to <= from {
@@ -174,26 +196,47 @@ fn query(scope: &ScopeArgs) -> Query<'_> {
     Query { env: scope.env.as_deref(), service: scope.service.as_deref() }
 }
 
+/// Writes `text` to `output`, or to stdout.
+fn write_out(output: Option<&std::path::Path>, text: &str, what: &str) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text)
+                .map_err(|e| Error::invalid(path, None, format!("cannot write the {what}: {e}")))?;
+            eprintln!("wrote the {what} to {}", path.display());
+            Ok(())
+        }
+        None => super::print_stdout(text),
+    }
+}
+
 pub fn run(command: FreezeCommand) -> Result<ExitCode> {
     match command {
+        FreezeCommand::Import { file, id_prefix, timezone, output } => {
+            let tz = parse_zone(&timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
+            let imported = ics::import(&file, &id_prefix, tz)?;
+            write_out(output.as_deref(), &render::import_toml(&imported, &file), "[[event]] entries")?;
+            Ok(ExitCode::SUCCESS)
+        }
         FreezeCommand::Status { common, scope, at } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let at = cx.instant("--at", at.as_deref(), Utc::now())?;
-            let answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
+            let mut answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
+            answer.notes = cx.notes.clone();
             let (cal, log) = (&cx.calendar, &cx.options.audit_log);
             audit::log_if_overridden(log, cal, &cx.overrides, answer.query, &answer.status, "freeze status")?;
-            cx.print(|| render::status_json(&answer), || render::status_table(&answer, log))?;
+            cx.print(|| render::status_json(&answer), || render::status_table(&answer, log, cx.tz))?;
             Ok(if answer.status.frozen { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         FreezeCommand::List { common, scope, from, to } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let (from, to) = cx.range(from.as_deref(), to.as_deref(), Utc::now(), Duration::days(30))?;
-            let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            let mut answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            answer.notes = cx.notes.clone();
             cx.print(|| render::list_json(&answer), || render::list_table(&answer))?;
             Ok(ExitCode::SUCCESS)
         }
         FreezeCommand::NextOpen { common, scope, after, min_duration } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let after = cx.instant("--after", after.as_deref(), Utc::now())?;
             let min = IsoDuration::parse(&min_duration).map_err(|m| Error::Usage(format!("--min-duration: {m}")))?;
             if min.months > 0 {
@@ -201,7 +244,8 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
                     "--min-duration: months and years have no fixed length; use days (P30D)".into(),
                 ));
             }
-            let answer = freeze::next_open(&cx.calendar, &cx.overrides, query(&scope), after, min)?;
+            let mut answer = freeze::next_open(&cx.calendar, &cx.overrides, query(&scope), after, min)?;
+            answer.notes = cx.notes.clone();
             let tz = cx.tz.unwrap_or(cx.calendar.default_tz);
             cx.print(|| render::next_open_json(&answer), || render::next_open_text(&answer, tz))?;
             Ok(if matches!(answer.next, NextOpen::At(_)) { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -213,7 +257,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             Ok(if strict && !answer.warnings.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         FreezeCommand::Export { common, scope, from, to, output } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let (from, to) =
                 cx.range(from.as_deref(), to.as_deref(), Utc::now() - Duration::days(7), Duration::days(365))?;
             let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;

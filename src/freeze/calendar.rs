@@ -574,7 +574,7 @@ enum Owner {
 /// or a list) with `start_time` and an optional `from` date, and/or `rdate` dates — with one of
 /// `end_time` / `duration`, optional `exdate` and `instances`.
 fn schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, String> {
-    let recurring = when.rrule.is_some() || when.rdate.is_some();
+    let recurring = when.rrule.is_some() || when.rdate.is_some() || when.instances.is_some();
     match (recurring, &when.start, &when.end) {
         (false, Some(start), Some(end)) => {
             for (key, set) in [

@@ -75,6 +75,13 @@ impl<'a> Decider<'a> {
         Decider { calendar, overrides, query }
     }
 
+    /// The same question with no override in force: for answers about the future (when the
+    /// freeze ends, the next open window), which no audit line covers.
+    pub fn without_overrides(&self) -> Decider<'a> {
+        static NONE: Overrides = Overrides { path: None, list: Vec::new() };
+        Decider { calendar: self.calendar, overrides: &NONE, query: self.query }
+    }
+
     fn applies(&self, window: usize) -> bool {
         self.calendar.windows[window].applies_to(self.query.env, self.query.service)
     }
@@ -140,7 +147,10 @@ impl<'a> Decider<'a> {
         }
         used.sort_unstable();
         used.dedup();
-        let next_open = if frozen { self.next_open(at, Duration::zero())? } else { NextOpen::At(at) };
+        // Overrides decide only the instant asked about (and that decision is audited); when the
+        // freeze ends is always computed without them.
+        let next_open =
+            if frozen { self.without_overrides().next_open(at, Duration::zero())? } else { NextOpen::At(at) };
         Ok(Status {
             at,
             frozen,
@@ -441,9 +451,10 @@ expires_at = "2026-05-16T13:00:00Z"
         assert!(status(CAL, Some(OVR), "production", "planner-web", "2026-05-16T10:00:00Z").frozen);
         assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T13:00:00Z").frozen);
         assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:59:00Z").frozen);
-        // Next open honours the override: from 08:00 the first open instant is 09:00.
+        // When the freeze ends is computed without overrides (only the decision at the asked
+        // instant uses them, and is audited): from 08:00 it is the end of the freeze.
         let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:00:00Z");
-        assert_eq!(s.next_open, NextOpen::At(t("2026-05-16T09:00:00Z")));
+        assert_eq!(s.next_open, NextOpen::At(t("2026-05-18T23:00:00Z")));
         // It does not lift a window it does not name.
         let both = CAL.replace("end = \"2026-06-01T18:00\"", "end = \"2026-06-01T18:00\"\n")
             + "\n[[window]]\nid = \"extra\"\nkind = \"deny\"\nstart = \"2026-05-16T09:30\"\nend = \"2026-05-16T10:30\"\n";
