@@ -9,6 +9,7 @@ use crate::freeze::time::{parse_instant_noted, parse_zone, utc_string};
 use crate::freeze::zone::Zone;
 use crate::freeze::{self, audit, ics, FreezeOptions};
 use crate::report::freeze as render;
+use crate::report::freeze_calendar as render_calendar;
 use chrono::{DateTime, Duration, Utc};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +36,24 @@ pub struct CommonArgs {
     #[arg(long, value_enum, default_value_t = FreezeFormat::Table)]
     pub format: FreezeFormat,
     /// IANA zone for times given without an offset (`--at 2026-05-16T10:00 --tz Europe/London`).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PictureFormat {
+    #[default]
+    Html,
+    Svg,
+}
+
+/// The options of `freeze calendar`: those of every command but `--format` (it has its own).
+#[derive(clap::Args, Debug, Clone)]
+pub struct CalendarArgs {
+    /// The calendar [default: policies/freeze.toml, or `[freeze] calendar` in sluice.toml].
+    #[arg(long, value_name = "FILE")]
+    pub calendar: Option<PathBuf>,
+    /// IANA zone whose days the grid shows [default: the calendar's `timezone`].
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
 }
@@ -104,6 +123,25 @@ pub enum FreezeCommand {
         /// IANA zone for floating times and all-day dates [default: UTC].
         #[arg(long, value_name = "ZONE", default_value = "UTC")]
         timezone: String,
+        /// Write here instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// A picture of the freezes: a month grid (`--format html`, one self-contained page) or a
+    /// timeline (`--format svg`).
+    Calendar {
+        #[command(flatten)]
+        common: CalendarArgs,
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// The first month shown (a date or time in it) [default: this month].
+        #[arg(long)]
+        from: Option<String>,
+        /// How many months.
+        #[arg(long, default_value_t = 3)]
+        months: u32,
+        #[arg(long, value_enum, default_value_t = PictureFormat::Html)]
+        format: PictureFormat,
         /// Write here instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -256,19 +294,47 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             cx.print(|| render::lint_json(&answer), || render::lint_text(&answer))?;
             Ok(if strict && !answer.warnings.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
+        FreezeCommand::Calendar { common, scope, from, months, format, output } => {
+            if !(1..=36).contains(&months) {
+                return Err(Error::Usage(format!("--months {months}: give 1 to 36")));
+            }
+            let common = CommonArgs {
+                calendar: common.calendar,
+                overrides: None,
+                audit_log: None,
+                format: FreezeFormat::Table,
+                tz: common.tz,
+            };
+            let mut cx = Context::new(&common)?;
+            let zone = cx.tz.unwrap_or(cx.calendar.default_tz);
+            // A `--from` without an offset (`2026-05-01`) is a day in the grid's zone.
+            cx.tz = Some(zone);
+            let start = cx.instant("--from", from.as_deref(), Utc::now())?;
+            let (from, to) = render_calendar::month_range(start, months, zone);
+            let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            let title = match (&scope.service, &scope.env) {
+                (None, None) => "Change freezes".to_string(),
+                (s, e) => format!(
+                    "Change freezes for {} in {}",
+                    s.as_deref().unwrap_or("any service"),
+                    e.as_deref().unwrap_or("any environment")
+                ),
+            };
+            let text = match format {
+                PictureFormat::Html => render_calendar::html(&answer, zone, &title),
+                PictureFormat::Svg => render_calendar::svg(&answer, zone, &title),
+            };
+            write_out(output.as_deref(), &text, "picture")?;
+            Ok(ExitCode::SUCCESS)
+        }
         FreezeCommand::Export { common, scope, from, to, output } => {
             let mut cx = Context::new(&common)?;
             let (from, to) =
                 cx.range(from.as_deref(), to.as_deref(), Utc::now() - Duration::days(7), Duration::days(365))?;
             let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
             let text = ics::export(&cx.calendar, &answer.occurrences, Utc::now());
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-                    eprintln!("wrote {} occurrence(s) to {}", answer.occurrences.len(), path.display());
-                }
-                None => super::print_stdout(&text)?,
-            }
+            let what = format!("{} occurrence(s)", answer.occurrences.len());
+            write_out(output.as_deref(), &text, &what)?;
             Ok(ExitCode::SUCCESS)
         }
     }
