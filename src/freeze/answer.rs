@@ -69,8 +69,7 @@ fn next_freeze(
         let lifted = lifted.map(|e| Entry { state: State::Active, ..e }).collect();
         return Ok(until.map(|u| (u, lifted)));
     }
-    let plain = decider.without_overrides();
-    let Some(&(start, _)) = plain.blocked(at, at + decide::horizon())?.first() else {
+    let Some(start) = decider.without_overrides().next_blocked(at)? else {
         return Ok(None);
     };
     Ok(Some((start, blocking_at(decider, start)?)))
@@ -149,7 +148,7 @@ pub fn next_open<'a>(
     let decider = Decider::new(calendar, overrides, query).without_overrides();
     let next = decider.next_open(after, min)?;
     let open_until = match next {
-        NextOpen::At(t) => decider.blocked(t, t + decide::horizon())?.first().map(|b| b.0),
+        NextOpen::At(t) => decider.next_blocked(t)?,
         NextOpen::NoneWithin(_) => None,
     };
     let blocked_by = match next {

@@ -16,6 +16,9 @@ use chrono::{DateTime, Duration, Utc};
 /// How far ahead `next_open` searches (two years).
 pub const HORIZON_DAYS: i64 = 730;
 
+/// The widening look-ahead of [`Decider::next_open`], ending at the horizon.
+const LOOK_AHEAD_DAYS: [i64; 4] = [2, 16, 120, HORIZON_DAYS];
+
 pub fn horizon() -> Duration {
     Duration::days(HORIZON_DAYS)
 }
@@ -215,21 +218,41 @@ impl<'a> Decider<'a> {
     }
 
     /// The first instant at or after `after` from which deploys are open for at least `min`.
+    ///
+    /// The search looks a few days ahead first and widens up to the horizon only when it must: an
+    /// opening that fits inside a shorter look-ahead is the same opening the full one finds, and
+    /// most answers lie within days, so only the occurrences that can touch them are expanded.
     pub fn next_open(&self, after: DateTime<Utc>, min: Duration) -> Result<NextOpen> {
-        let end = after + horizon();
+        for days in LOOK_AHEAD_DAYS {
+            let end = after + Duration::days(days);
+            if let Some(t) = self.open_within(after, end, min)? {
+                return Ok(NextOpen::At(t));
+            }
+        }
+        Ok(NextOpen::NoneWithin(after + horizon()))
+    }
+
+    /// The first instant in `[after, end)` from which `[t, t + min)` is open and inside `[after, end)`.
+    fn open_within(&self, after: DateTime<Utc>, end: DateTime<Utc>, min: Duration) -> Result<Option<DateTime<Utc>>> {
         let mut cursor = after;
         for (start, stop) in self.blocked(after, end)? {
             let gap = start - cursor;
             if gap > Duration::zero() && gap >= min {
-                return Ok(NextOpen::At(cursor));
+                return Ok(Some(cursor));
             }
             cursor = cursor.max(stop);
         }
-        if end - cursor > Duration::zero() && end - cursor >= min {
-            Ok(NextOpen::At(cursor))
-        } else {
-            Ok(NextOpen::NoneWithin(end))
+        Ok((end - cursor > Duration::zero() && end - cursor >= min).then_some(cursor))
+    }
+
+    /// The start of the first blocked stretch at or after `after`, within the horizon.
+    pub fn next_blocked(&self, after: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+        for days in LOOK_AHEAD_DAYS {
+            if let Some(&(start, _)) = self.blocked(after, after + Duration::days(days))?.first() {
+                return Ok(Some(start));
+            }
         }
+        Ok(None)
     }
 }
 
