@@ -67,15 +67,30 @@ impl RuleLevel {
     }
 }
 
+/// The migration tool that runs the history: it decides the order, how a file is split into
+/// statements and the transactions around them (see `schema::tools`, one file per tool).
+/// `auto` detects it from the directory's marker files and says why under `--explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     #[default]
     Auto,
+    /// Plain `*.sql` files in file-name order, each statement on its own (psql-style runners).
     Flat,
     Flyway,
-    Folder,
+    /// diesel's `<version>_name/up.sql` folders (`folder` is the old name).
+    #[serde(alias = "folder")]
+    Diesel,
     GolangMigrate,
+    Goose,
+    Sqlx,
+    Refinery,
+    Prisma,
+    Drizzle,
+    Liquibase,
+    Sqitch,
+    Atlas,
+    Dbmate,
 }
 
 #[derive(Debug, Clone, Deserialize)]

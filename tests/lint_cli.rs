@@ -234,7 +234,9 @@ fn every_migration_layout_replays_up_migrations_in_order() {
     ]);
     assert_replayed_up_only(flyway.path());
 
+    // `.up.sql` names fit golang-migrate and sqlx: go.mod says which.
     let golang = project(&[
+        ("go.mod", b"module example.com/app\n\nrequire github.com/golang-migrate/migrate/v4 v4.18.1\n"),
         ("migrations/1_create_users.up.sql", CREATE_USERS),
         ("migrations/1_create_users.down.sql", DROP_USERS),
         ("queries/q.sql", LOWER_EMAIL),
@@ -242,7 +244,7 @@ fn every_migration_layout_replays_up_migrations_in_order() {
     assert_replayed_up_only(golang.path());
 
     let dbmate = project(&[
-        ("migrations/20240101000000_create_users.sql", b"-- migrate:up\nCREATE TABLE users (id bigint PRIMARY KEY, email text);\nCREATE INDEX users_email ON users (email);\n\n-- migrate:down\nDROP TABLE users;\n"),
+        ("migrations/20240101000000_create_users.sql", b"-- migrate:up\nCREATE TABLE users (id bigint PRIMARY KEY, email text);\n-- migrate:downgrade notes: not dbmate's down marker, the index below still runs\nCREATE INDEX users_email ON users (email);\n\n-- migrate:down\nDROP TABLE users;\n"),
         ("queries/q.sql", LOWER_EMAIL),
     ]);
     assert_replayed_up_only(dbmate.path());

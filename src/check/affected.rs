@@ -3,7 +3,7 @@
 //! Their verdict may change with no edit to them (the index they need is gone, one they
 //! cannot use appears), so `check` re-checks them and says which migration is why.
 
-use crate::lint::{self, MigrationSource, Sources};
+use crate::lint::{MigrationSource, Sources};
 use crate::schema::{Origin, Schema};
 use crate::sql::ddl::{AlterAction, Ddl, Name, ObjectKind};
 use crate::sql::query::relations;
@@ -47,7 +47,7 @@ fn touched_tables(sources: &Sources, added: &[MigrationSource]) -> BTreeMap<Name
     let base = sources.migrations.len();
     for (index, source) in sources.migrations.iter().chain(added).enumerate() {
         let file = &source.up;
-        for statement in lint::deployed_statements(file) {
+        for statement in &file.parsed.statements {
             if index >= base {
                 for table in touched(&statement.ddl, &schema) {
                     out.entry(table).or_default().insert(file.display.clone());
@@ -97,12 +97,12 @@ mod tests {
     use std::path::PathBuf;
 
     fn migration(name: &str, sql: &str) -> MigrationSource {
-        MigrationSource {
-            migration: Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), down: None },
-            up: SourceFile::parse(name, sql.into()),
-            down: None,
-            in_transaction: true,
-        }
+        MigrationSource::whole_file(
+            Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), ..Migration::default() },
+            SourceFile::parse(name, sql.into()),
+            None,
+            true,
+        )
     }
 
     fn sources() -> Sources {
@@ -122,6 +122,7 @@ mod tests {
                 ),
                 SourceFile::parse("q/sites.sql", "SELECT name FROM sites;".into()),
             ],
+            ..Sources::default()
         }
     }
 

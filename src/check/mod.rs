@@ -14,11 +14,12 @@ mod plans;
 use crate::config::{self, Loaded};
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Report};
-use crate::git::{self, history, ChangeKind, Classifier, FileKind, Oid, Repo, Side};
-use crate::lint::{self, load::runs_in_transaction, MigrationSource, Settings, Sources};
+use crate::git::{self, history, ChangeKind, Classifier, FileKind, GitTree, Oid, Repo, Side};
+use crate::lint::{self, Settings, Sources};
 use crate::policy::Policies;
 use crate::rules::{migration_edited, SourceFile};
 use crate::schema::migrations::{self, Migration};
+use crate::schema::tools::{self, Tree};
 use chrono::{DateTime, FixedOffset};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -120,91 +121,68 @@ pub fn run(options: &Options) -> Result<Report> {
         return Ok(report);
     }
 
-    // Migrations of both sides, in the runner's order.
-    let base_side = Side::Rev(base);
+    // Migrations of both sides, in the order their tool applies them.
     let migrations_dir = loaded.migrations_dir();
-    let dir_prefix = git::relative_dir(repo.root(), &migrations_dir);
-    let base_files = git::read_files(&repo, &base_side, &migrations_dir)?;
-    let head_paths = git::list_files(&repo, &head, &migrations_dir)?;
-    let base_relative: Vec<PathBuf> =
-        base_files.iter().map(|(p, _)| PathBuf::from(git::strip_dir(p, &dir_prefix))).collect();
-    let head_relative: Vec<PathBuf> =
-        head_paths.iter().map(|p| PathBuf::from(git::strip_dir(p, &dir_prefix))).collect();
-    // The layout is the head side's, unless the change removes every migration.
-    let detect_from = if head_relative.is_empty() { &base_relative } else { &head_relative };
-    let (layout, wraps) = lint::load::layout_and_transaction(&loaded, detect_from);
-    let side_list = |relative: &[PathBuf]| -> Vec<SideMigration> {
-        migrations::from_paths(relative, layout)
+    let base_tree = GitTree::open(&repo, Side::Rev(base), &migrations_dir, &loaded.root, true)?;
+    let head_tree = GitTree::open(&repo, head, &migrations_dir, &loaded.root, false)?;
+    // The tool is the head side's, unless the change removes every migration.
+    let detection_tree: &dyn Tree = if head_tree.files().is_empty() { &base_tree } else { &head_tree };
+    let detection = tools::resolve(loaded.config.migrations.layout, detection_tree)?;
+    let layout = detection.layout();
+    let tool_options = lint::load::tool_options(&loaded);
+    let side_list = |tree: &GitTree| -> Result<Vec<SideMigration>> {
+        Ok(detection
+            .tool
+            .order(tree)?
+            .migrations
             .into_iter()
-            .map(|migration| SideMigration { path: git::join_dir(&dir_prefix, &git::slash(&migration.up)), migration })
-            .collect()
+            .map(|migration| SideMigration { path: tree.display(&migration.up), migration })
+            .collect())
     };
-    let base_list = side_list(&base_relative);
-    let head_list = side_list(&head_relative);
+    let base_list = side_list(&base_tree)?;
+    let head_list = side_list(&head_tree)?;
+    // Flyway's repeatables are meant to change: they are not history, and a changed one runs again.
     let entries = |list: &[SideMigration]| -> Vec<history::MigrationEntry> {
-        list.iter().map(|m| (m.migration.version.clone(), m.path.clone())).collect()
+        list.iter().filter(|m| !m.migration.repeatable).map(|m| (m.migration.version.clone(), m.path.clone())).collect()
     };
     let (base_entries, head_entries) = (entries(&base_list), entries(&head_list));
 
     // History: what the change did to migrations that already exist.
-    let base_texts: HashMap<&str, &str> = base_files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let base_texts: HashMap<&str, &str> = base_tree.texts().iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let mut history_findings = history::findings(&base_entries, &head_entries, &changes);
     history_findings.extend(renamed_and_edited(&repo, &head, &changes, &base_entries, &head_entries, &base_texts)?);
 
-    // New to the runner: on head, not on base, and not an old migration moved under its old version.
+    // New to the runner: on head, not on base, and not an old migration moved under its old
+    // version; or a repeatable the change modified.
     let base_paths: BTreeSet<&str> = base_list.iter().map(|m| m.path.as_str()).collect();
     let kept_by_rename = renamed_same_version(&changes, &base_entries, &head_entries);
+    let modified: BTreeSet<&str> =
+        changes.iter().filter(|c| c.kind == ChangeKind::Modified).map(|c| c.path.as_str()).collect();
     let added: Vec<&SideMigration> = head_list
         .iter()
-        .filter(|m| !base_paths.contains(m.path.as_str()) && !kept_by_rename.contains(m.path.as_str()))
+        .filter(|m| {
+            let new = !base_paths.contains(m.path.as_str()) && !kept_by_rename.contains(m.path.as_str());
+            new || (m.migration.repeatable && modified.contains(m.path.as_str()))
+        })
         .collect();
+    let added_paths: BTreeSet<&str> = added.iter().map(|m| m.path.as_str()).collect();
 
     // Parse: the base history in parallel (it is most of the work), then the added files.
-    let metadata = |texts: &HashMap<&str, &str>, m: &SideMigration| -> Option<String> {
-        let up = Path::new(&m.path);
-        (up.file_name()? == "up.sql")
-            .then(|| texts.get(git::slash(&up.with_file_name("metadata.toml")).as_str()).map(|t| t.to_string()))
-            .flatten()
-    };
+    let base_history = migrations::load(&base_tree, layout, &tool_options, None)?;
+    let base_count = base_history.migrations.len();
+    let (base_sources, _) = lint::load::sources_of(base_history);
+    let is_added = |m: &Migration| added_paths.contains(head_tree.display(&m.up).as_str());
+    let head_history = migrations::load(&head_tree, layout, &tool_options, Some(&is_added))?;
+    let changed_paths: BTreeSet<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    let (added_sources, head_notices) = lint::load::sources_of(head_history);
+    // What the tool skips or refuses among the files this change touches.
+    let tool_notices: Vec<Finding> =
+        head_notices.into_iter().filter(|f| changed_paths.contains(f.file.as_str())).collect();
     let mut sources = Sources {
-        schema_dump: read_schema_dump(&repo, &loaded, &base_side, &head)?,
-        migrations: base_list
-            .par_iter()
-            .map(|m| {
-                let text = base_texts.get(m.path.as_str()).copied().unwrap_or_default();
-                let up = SourceFile::parse(m.path.clone(), text.to_string());
-                let in_transaction =
-                    runs_in_transaction(wraps, &m.migration.up, text, metadata(&base_texts, m).as_deref());
-                MigrationSource { migration: m.migration.clone(), up, down: None, in_transaction }
-            })
-            .collect(),
-        queries: Vec::new(),
+        schema_dump: read_schema_dump(&repo, &loaded, &Side::Rev(base), &head)?,
+        migrations: base_sources,
+        ..Sources::default()
     };
-    let base_count = sources.migrations.len();
-    let mut added_sources = Vec::with_capacity(added.len());
-    for m in &added {
-        let text = read_required(&repo, &head, &m.path)?;
-        let down = match &m.migration.down {
-            Some(down) => {
-                let path = git::join_dir(&dir_prefix, &git::slash(down));
-                git::read_file(&repo, &head, &path)?.map(|text| SourceFile::parse(path, text))
-            }
-            None => None,
-        };
-        let metadata_text = match Path::new(&m.path).file_name() {
-            Some(name) if name == "up.sql" => {
-                git::read_file(&repo, &head, &git::slash(&Path::new(&m.path).with_file_name("metadata.toml")))?
-            }
-            _ => None,
-        };
-        let in_transaction = runs_in_transaction(wraps, &m.migration.up, &text, metadata_text.as_deref());
-        added_sources.push(MigrationSource {
-            migration: m.migration.clone(),
-            up: SourceFile::parse(m.path.clone(), text),
-            down,
-            in_transaction,
-        });
-    }
 
     // The head side's query files.
     sources.queries = read_queries(&repo, &head, &loaded, &classifier)?;
@@ -233,7 +211,6 @@ pub fn run(options: &Options) -> Result<Report> {
     };
 
     sources.migrations.extend(added_sources);
-    let added_paths: BTreeSet<&str> = added.iter().map(|m| m.path.as_str()).collect();
     let selected =
         |file: &str| added_paths.contains(file) || changed_queries.contains(file) || affected.contains_key(file);
     let linted = lint::lint(&sources, &settings, &selected);
@@ -252,6 +229,7 @@ pub fn run(options: &Options) -> Result<Report> {
         findings.push(finding);
     }
     findings.extend(lint::apply_levels(history_findings, &settings.levels));
+    findings.extend(lint::apply_levels(tool_notices, &settings.levels));
     let (plan_findings, plan_notes) = plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?;
     findings.extend(lint::apply_levels(plan_findings, &settings.levels));
     findings.extend(freeze_findings);
@@ -409,11 +387,6 @@ fn renamed_and_edited(
         }
     }
     Ok(out)
-}
-
-fn read_required(repo: &Repo, side: &Side, path: &str) -> Result<String> {
-    git::read_file(repo, side, path)?
-        .ok_or_else(|| Error::Other(format!("{path}: listed on the head side but could not be read")))
 }
 
 /// The schema dump the history starts from: the base side's (what production had), else the

@@ -59,14 +59,7 @@ pub(super) fn compare(
 
     let spec = load_spec(repo, head, &loaded.resolve(scale_path))?;
     let base_side = Side::Rev(base);
-    let sides = sources::from_git(
-        repo,
-        &base_side,
-        head,
-        &loaded.migrations_dir(),
-        loaded.config.migrations.layout,
-        &loaded.query_dirs(),
-    )?;
+    let sides = sources::from_git(repo, &base_side, head, loaded, &loaded.query_dirs())?;
     if sides.queries.is_empty() {
         return Ok((Vec::new(), vec!["Plans not compared: there are no query files to plan.".into()]));
     }

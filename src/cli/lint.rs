@@ -32,5 +32,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         sources.migrations.len(),
         sources.queries.len()
     ));
+    if args.output.explain {
+        report.notes.push(sources.tool.clone());
+    }
     args.output.emit(&report)
 }

@@ -1,8 +1,7 @@
 //! `sluice plan`: EXPLAIN plan comparison on a production-scale fixture.
 
 use crate::cli::OutputArgs;
-use crate::config;
-use crate::config::Layout;
+use crate::config::{self, Loaded};
 use crate::error::{Error, Result};
 use crate::git;
 use crate::plan::{self, capacity::Workload, sources, MigrationSql, PlanOptions, QuerySource, ScaleSpec};
@@ -86,7 +85,6 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
     let spec = ScaleSpec::load(&scale)?;
     let query_paths: Vec<PathBuf> =
         if args.queries.is_empty() { loaded.query_dirs() } else { args.queries.iter().map(|q| cwd.join(q)).collect() };
-    let layout = loaded.config.migrations.layout;
     let (root, base, head, queries, base_queries, compared) = match (&args.base_dir, &args.head_dir) {
         (Some(b), Some(h)) => {
             let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
@@ -98,14 +96,13 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 }
             }
             let compared = format!("compared the migrations in {} (base) and {} (head)", b.display(), h.display());
-            (root, migrations(&base_dir, layout)?, migrations(&head_dir, layout)?, queries, None, compared)
+            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, None, compared)
         }
         _ => {
             let repo = git::open(cwd)?;
             let head = git::resolve_head(&repo, args.head.as_deref(), git::in_ci())?;
             let base = git::resolve_base(&repo, args.base.as_deref(), &head)?;
-            let sides =
-                sources::from_git(&repo, &git::Side::Rev(base), &head, &loaded.migrations_dir(), layout, &query_paths)?;
+            let sides = sources::from_git(&repo, &git::Side::Rev(base), &head, loaded, &query_paths)?;
             let head_name = match head {
                 git::Side::WorkTree => "the working tree".to_string(),
                 git::Side::Rev(oid) => oid.to_string()[..10].to_string(),
@@ -175,10 +172,10 @@ fn sql_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// A migrations directory in the runner's order for the configured layout.
-fn migrations(dir: &Path, layout: Layout) -> Result<Vec<MigrationSql>> {
+/// A migrations directory in the order of the project's migration tool.
+fn migrations(dir: &Path, loaded: &Loaded) -> Result<Vec<MigrationSql>> {
     if !dir.is_dir() {
         return Err(Error::Usage(format!("{}: no such migrations directory", dir.display())));
     }
-    sources::dir_migrations(dir, layout)
+    sources::dir_migrations(dir, loaded)
 }

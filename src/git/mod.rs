@@ -7,10 +7,12 @@
 
 mod classify;
 pub mod history;
+mod tree;
 
 pub(crate) use classify::{join_dir, relative_dir, slash, strip_dir};
 pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
+pub use tree::GitTree;
 
 use crate::error::{text_from_bytes, Error, Result};
 use std::path::{Path, PathBuf};
@@ -33,6 +35,12 @@ impl Repo {
     /// The libgit2 handle, for what this module does not wrap.
     pub fn git(&self) -> &git2::Repository {
         &self.git
+    }
+
+    /// A second handle on the same repository (libgit2 handles are not shared between threads).
+    pub fn reopen(&self) -> Result<Repo> {
+        let git = git2::Repository::open(self.git.path()).map_err(git_error("cannot reopen the repository"))?;
+        Ok(Repo { git, root: self.root.clone() })
     }
 
     /// `path` relative to the root, with `/`; `None` when it is outside the repository.
@@ -233,14 +241,11 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
     match side {
         Side::Rev(oid) => {
             let tree = tree_of(repo, *oid)?;
-            let entry = match tree.get_path(Path::new(path)) {
-                Ok(entry) => entry,
-                Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-                Err(e) => return Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
-            };
-            let object = entry.to_object(&repo.git).map_err(git_error(path))?;
-            match object.as_blob() {
-                Some(blob) => text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some),
+            match blob_at(repo, &tree, path, *oid)? {
+                Some(id) => {
+                    let blob = repo.git.find_blob(id).map_err(git_error(path))?;
+                    text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some)
+                }
                 None => Ok(None),
             }
         }
@@ -301,7 +306,12 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
             if !start.is_dir() {
                 return Ok(out);
             }
-            let walker = ignore::WalkBuilder::new(&start).hidden(false).require_git(false).parents(true).build();
+            let walker = ignore::WalkBuilder::new(&start)
+                .hidden(false)
+                .require_git(false)
+                .parents(true)
+                .follow_links(true)
+                .build();
             for entry in walker {
                 let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", start.display())))?;
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -353,7 +363,11 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
                 if entry.kind() == Some(git2::ObjectType::Blob) {
                     match entry.name() {
-                        Ok(name) => blobs.push((join(&prefix, &format!("{parent}{name}")), entry.id())),
+                        Ok(name) => blobs.push((
+                            join(&prefix, &format!("{parent}{name}")),
+                            entry.id(),
+                            entry.filemode() == SYMLINK,
+                        )),
                         Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
                     }
                 }
@@ -365,7 +379,13 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             }
             let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
             let mut out = Vec::with_capacity(blobs.len());
-            for (path, id) in blobs {
+            let root_tree = tree_of(repo, *oid)?;
+            for (path, id, link) in blobs {
+                // A symbolic link is a blob holding its target: replay the file it points at.
+                let id = match link {
+                    true => blob_at(repo, &root_tree, &path, *oid)?.unwrap_or(id),
+                    false => id,
+                };
                 let object = odb.read(id).map_err(git_error(&path))?;
                 let text = text_from_bytes(Path::new(&path), object.data().to_vec())?;
                 out.push((path, text));
@@ -374,6 +394,41 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             Ok(out)
         }
     }
+}
+
+/// Git's file mode for a symbolic link.
+const SYMLINK: i32 = 0o120000;
+
+/// The blob `path` names in `tree`, following symbolic links inside the tree (as a checkout
+/// would): a link to nothing, out of the repository, or in a loop is an error naming it.
+fn blob_at(repo: &Repo, tree: &git2::Tree, path: &str, oid: Oid) -> Result<Option<Oid>> {
+    let mut current = path.to_string();
+    for hop in 0..40 {
+        let entry = match tree.get_path(Path::new(&current)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound && hop == 0 => return Ok(None),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {
+                return Err(Error::Usage(format!(
+                    "{path}: symbolic link to {current}, which does not exist at {}; a migration behind it would be skipped",
+                    short(oid)
+                )))
+            }
+            Err(e) => return Err(Error::Other(format!("git: {current} at {}: {}", short(oid), e.message()))),
+        };
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return Ok(None);
+        }
+        if entry.filemode() != SYMLINK {
+            return Ok(Some(entry.id()));
+        }
+        let blob = repo.git.find_blob(entry.id()).map_err(git_error(&current))?;
+        let target = String::from_utf8_lossy(blob.content()).to_string();
+        let base = Path::new(&current).parent().unwrap_or(Path::new(""));
+        current = crate::schema::tools::tree::normalize(&base.join(&target))
+            .map(|p| slash(&p))
+            .ok_or_else(|| Error::Usage(format!("{path}: symbolic link to {target}, outside the repository")))?;
+    }
+    Err(Error::Usage(format!("{path}: symbolic link loop at {}", short(oid))))
 }
 
 fn join(prefix: &str, rest: &str) -> String {

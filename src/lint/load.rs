@@ -1,11 +1,13 @@
 //! Reading a project's migrations, query files and policies from disk, in parallel.
 
 use super::{MigrationSource, Settings, Sources};
-use crate::config::{Layout, Loaded};
+use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
+use crate::finding::{Finding, Severity};
 use crate::policy::Policies;
-use crate::rules::SourceFile;
-use crate::schema::migrations::{self, Migration};
+use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
+use crate::schema::migrations::{self, History};
+use crate::schema::tools::{script, DiskTree, Options};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -26,66 +28,70 @@ fn read(path: &Path, root: &Path) -> Result<SourceFile> {
     Ok(SourceFile::parse(display_path(path, root), read_text(path)?))
 }
 
-/// Whether the runner wraps this migration in a transaction, honouring the markers runners
-/// use: dbmate wraps every file that has a `-- migrate:up` line unless it says
-/// `transaction:false`; diesel skips the transaction when a `metadata.toml` beside `up.sql`
-/// says `run_in_transaction = false` (`metadata` is that file's text, read from disk or from a
-/// git revision by the caller). Otherwise `default` (the configuration or the layout).
-pub fn runs_in_transaction(default: bool, up: &Path, text: &str, metadata: Option<&str>) -> bool {
-    if let Some(marker) = text.lines().map(str::trim).find(|l| l.starts_with("-- migrate:up")) {
-        return !marker.split_whitespace().any(|w| w == "transaction:false");
+/// What the migration tool needs from sluice.toml.
+pub fn tool_options(loaded: &Loaded) -> Options {
+    Options {
+        transaction_per_file: loaded.config.migrations.transaction_per_file,
+        postgres_version: loaded.config.postgres_version,
     }
-    if up.file_name().is_some_and(|n| n == "up.sql") {
-        let table = metadata.and_then(|m| m.parse::<toml::Table>().ok());
-        if let Some(toml::Value::Boolean(wraps)) = table.as_ref().and_then(|t| t.get("run_in_transaction")) {
-            return *wraps;
-        }
-    }
-    default
 }
 
-/// The `metadata.toml` beside a diesel `up.sql` on disk, when there is one.
-fn metadata_beside(up: &Path) -> Option<String> {
-    if up.file_name().is_some_and(|n| n == "up.sql") {
-        let metadata = up.parent()?.join("metadata.toml");
-        return std::fs::read_to_string(metadata).ok();
-    }
-    None
-}
-
-/// Resolves the layout and the runner's transaction mode for a set of migration files.
-pub fn layout_and_transaction(loaded: &Loaded, files: &[PathBuf]) -> (Layout, bool) {
-    let layout = match loaded.config.migrations.layout {
-        Layout::Auto => migrations::detect(files),
-        other => other,
-    };
-    let wraps = loaded
-        .config
+/// The lint engine's view of a history: each migration parsed as its tool sends it, with the
+/// transaction of each statement, the tool's refusals as findings, and the files it skips.
+pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
+    let notices = history
+        .notices
+        .into_iter()
+        .map(|(file, why)| {
+            Finding::new(RUNNER_REJECTS.id, Severity::Warning, file, why)
+                .help(RUNNER_REJECTS.fix.trim())
+                .fact("migration tool", history.detection.tool.name())
+        })
+        .collect();
+    let tool = history.detection.tool.name();
+    let migrations = history
         .migrations
-        .transaction_per_file
-        .unwrap_or_else(|| migrations::runner_wraps_in_transaction(layout));
-    (layout, wraps)
+        .into_par_iter()
+        .map(|loaded| {
+            let display = loaded.display.clone();
+            let up = script::parse(display.clone(), loaded.text, &loaded.script);
+            let transactions = script::transactions(&up, &loaded.script);
+            let down = loaded.down.map(|(path, text)| SourceFile::parse(path, text));
+            let findings = loaded
+                .script
+                .problems
+                .iter()
+                .map(|problem| {
+                    Finding::new(RUNNER_REJECTS.id, RUNNER_REJECTS.severity, display.clone(), problem.message.clone())
+                        .at(problem.line, 1, problem.line, 1)
+                        .help(RUNNER_REJECTS.fix.trim())
+                        .fact("migration tool", tool)
+                })
+                .collect();
+            MigrationSource { migration: loaded.migration, up, down, transactions, findings }
+        })
+        .collect();
+    (migrations, notices)
+}
+
+/// "goose (db/migrations/00001_init.sql has a `-- +goose Up` annotation)", for `--explain`.
+pub fn describe_tool(history: &History) -> String {
+    let mut text = format!("Migration tool: {} ({})", history.detection.tool.name(), history.detection.reason);
+    if !history.settings.sources.is_empty() {
+        text.push_str(&format!("; read {}", history.settings.sources.join(", ")));
+    }
+    text.push('.');
+    text
 }
 
 /// Reads everything the configuration names, plus `extra` files (linted as query files when
 /// they are neither migrations nor configured queries).
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
     let dir = loaded.migrations_dir();
-    let files = migrations::list_files(&dir)?;
-    let (layout, wraps) = layout_and_transaction(loaded, &files);
-    let list: Vec<Migration> = migrations::from_paths(&files, layout);
-
-    let migrations: Vec<MigrationSource> = list
-        .into_par_iter()
-        .map(|migration| {
-            let up_path = dir.join(&migration.up);
-            let up = read(&up_path, root)?;
-            let down = migration.down.as_ref().map(|d| read(&dir.join(d), root)).transpose()?;
-            let in_transaction =
-                runs_in_transaction(wraps, &up_path, &up.parsed.text, metadata_beside(&up_path).as_deref());
-            Ok(MigrationSource { migration, up, down, in_transaction })
-        })
-        .collect::<Result<_>>()?;
+    let tree = DiskTree::open(&dir, &loaded.root, root)?;
+    let history = migrations::load(&tree, loaded.config.migrations.layout, &tool_options(loaded), None)?;
+    let tool = describe_tool(&history);
+    let (migrations, notices) = sources_of(history);
 
     let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
     let migration_paths: Vec<PathBuf> = migrations.iter().map(|m| dir.join(&m.migration.up)).collect();
@@ -102,7 +108,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
     let policies = Policies::load(&loaded.policies_dir())?;
     let settings =
         Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
-    Ok((Sources { schema_dump, migrations, queries }, settings))
+    Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -129,46 +135,4 @@ pub fn is_selected(display: &str, selection: &[String]) -> bool {
     selection.iter().any(|s| {
         display == s || display.starts_with(&format!("{}/", s.trim_end_matches('/'))) || s == "." || s.is_empty()
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dbmate_markers_decide_for_their_file() {
-        let up = Path::new("db/migrations/20240101_add_index.sql");
-        assert!(runs_in_transaction(false, up, "-- migrate:up\nCREATE INDEX i ON t (a);\n-- migrate:down\n", None));
-        assert!(!runs_in_transaction(
-            true,
-            up,
-            "-- migrate:up transaction:false\nCREATE INDEX CONCURRENTLY i ON t (a);\n",
-            None
-        ));
-        assert!(runs_in_transaction(true, up, "CREATE TABLE t (a int);", None));
-        assert!(!runs_in_transaction(false, up, "CREATE TABLE t (a int);", None));
-    }
-
-    #[test]
-    fn diesel_metadata_toml_decides_beside_up_sql_only() {
-        let up = Path::new("2024-01-01-000000_idx/up.sql");
-        assert!(
-            runs_in_transaction(true, up, "CREATE INDEX a ON t (x);", None),
-            "no metadata.toml: the layout default"
-        );
-        assert!(!runs_in_transaction(true, up, "SELECT 1;", Some("# diesel\nrun_in_transaction = false\n")));
-        assert!(runs_in_transaction(false, up, "SELECT 1;", Some("run_in_transaction = true\n")));
-        assert!(runs_in_transaction(true, Path::new("001_x.sql"), "SELECT 1;", Some("run_in_transaction = false")));
-    }
-
-    #[test]
-    fn metadata_is_read_from_disk_beside_up_sql() {
-        let dir = tempfile::tempdir().unwrap();
-        let folder = dir.path().join("2024-01-01-000000_add_index");
-        std::fs::create_dir_all(&folder).unwrap();
-        let up = folder.join("up.sql");
-        assert_eq!(metadata_beside(&up), None);
-        std::fs::write(folder.join("metadata.toml"), "run_in_transaction = false\n").unwrap();
-        assert_eq!(metadata_beside(&up).as_deref(), Some("run_in_transaction = false\n"));
-    }
 }

@@ -8,20 +8,34 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
-use crate::rules::{self, Context, Facts, MigrationState, Role, SourceFile, UNPARSED_STATEMENT};
+use crate::rules::{self, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile, UNPARSED_STATEMENT};
 use crate::schema::migrations::Migration;
 use crate::schema::{Origin, Schema};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// A migration with its parsed up (and down) file.
+/// A migration with its parsed up (and down) file, and how its tool runs it.
 #[derive(Debug)]
 pub struct MigrationSource {
     pub migration: Migration,
+    /// The statements the tool sends on deploy (see `schema::tools::script::parse`).
     pub up: SourceFile,
     pub down: Option<SourceFile>,
-    /// The runner wraps this file in a transaction.
-    pub in_transaction: bool,
+    /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
+    pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
+    /// What the tool would refuse or break in this file (`runner-rejects-migration`).
+    pub findings: Vec<Finding>,
+}
+
+impl MigrationSource {
+    /// A migration whose runner wraps the whole file in a transaction, or runs each statement on
+    /// its own: the simple case, for tests and callers without a tool.
+    pub fn whole_file(migration: Migration, up: SourceFile, down: Option<SourceFile>, in_transaction: bool) -> Self {
+        let wrap = in_transaction.then(|| Arc::new(RunnerTransaction::whole_file()));
+        let transactions = vec![wrap; up.parsed.statements.len()];
+        MigrationSource { migration, up, down, transactions, findings: Vec::new() }
+    }
 }
 
 /// Everything the linter reads.
@@ -30,6 +44,11 @@ pub struct Sources {
     pub schema_dump: Option<SourceFile>,
     pub migrations: Vec<MigrationSource>,
     pub queries: Vec<SourceFile>,
+    /// Files the migration tool skips or refuses, and what could not be checked (reported
+    /// when their file is selected).
+    pub notices: Vec<Finding>,
+    /// Which migration tool runs the history and why (`--explain`).
+    pub tool: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -37,20 +56,6 @@ pub struct Settings {
     pub postgres_version: u32,
     pub levels: BTreeMap<String, RuleLevel>,
     pub policies: Policies,
-}
-
-/// dbmate keeps both directions in one file; only what precedes `-- migrate:down` runs on deploy.
-fn down_section_start(file: &SourceFile) -> usize {
-    file.parsed
-        .comments
-        .iter()
-        .find(|c| c.text.trim_start_matches('-').trim().starts_with("migrate:down"))
-        .map(|c| line_offset(&file.parsed.text, c.line))
-        .unwrap_or(usize::MAX)
-}
-
-fn line_offset(text: &str, line: usize) -> usize {
-    text.split_inclusive('\n').take(line - 1).map(str::len).sum()
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -89,13 +94,6 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
         .collect()
 }
 
-/// The statements of a migration file that run on deploy: all of them, except a dbmate
-/// file's `-- migrate:down` section.
-pub fn deployed_statements(file: &SourceFile) -> impl Iterator<Item = &crate::sql::parse::Statement> {
-    let down_start = down_section_start(file);
-    file.parsed.statements.iter().take_while(move |s| s.span.start < down_start)
-}
-
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
@@ -107,30 +105,21 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
 
-    let layout_has_down =
-        sources.migrations.iter().any(|m| m.down.is_some() || down_section_start(&m.up) != usize::MAX);
+    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
     for (index, source) in sources.migrations.iter().enumerate() {
         let file = &source.up;
         let check = selected(&file.display);
-        let down_start = down_section_start(file);
-        // The rollback: a down file, or dbmate's `-- migrate:down` section of the same file.
-        let down = match &source.down {
-            Some(down) => Some(down.parsed.statements.iter().map(|s| s.ddl.clone()).collect()),
-            None if down_start != usize::MAX => Some(
-                file.parsed.statements.iter().filter(|s| s.span.start >= down_start).map(|s| s.ddl.clone()).collect(),
-            ),
-            None => None,
-        };
+        let down = source.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
             index,
             migration: Some(source.migration.clone()),
-            runner_transaction: source.in_transaction,
             layout_has_down,
             down,
             ..MigrationState::default()
         };
-        let mut file_findings = Vec::new();
-        for statement in file.parsed.statements.iter().take_while(|s| s.span.start < down_start) {
+        let mut file_findings = source.findings.clone();
+        for (position, statement) in file.parsed.statements.iter().enumerate() {
+            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
             if check {
                 let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
                 check_statement(&cx, &mut file_findings);
@@ -146,6 +135,7 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             findings.extend(suppress::apply(file, file_findings));
         }
     }
+    findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
 
     let query_findings: Vec<Finding> = sources
         .queries

@@ -29,13 +29,32 @@ pub struct MigrationSql {
     pub name: String,
     pub path: PathBuf,
     pub sql: String,
+    /// The statements the migration tool sends, as (line, byte range in `sql`): not a down
+    /// section, a rollback comment or a marker (see `schema::tools`). `None`: every statement.
+    pub deployed: Option<Vec<(usize, std::ops::Range<usize>)>>,
 }
 
 impl MigrationSql {
     pub fn load(path: PathBuf) -> Result<MigrationSql> {
         let sql = crate::error::read_text(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(MigrationSql { name, path, sql })
+        Ok(MigrationSql { name, path, sql, deployed: None })
+    }
+
+    /// The statements to apply, as (line, text).
+    fn statements(&self) -> Result<Vec<(usize, &str)>> {
+        if let Some(deployed) = &self.deployed {
+            return Ok(deployed.iter().map(|(line, range)| (*line, &self.sql[range.clone()])).collect());
+        }
+        let split = crate::sql::split::split(&self.sql);
+        if let Some((message, span)) = &split.tokenizer_error {
+            return Err(Error::invalid(
+                &self.path,
+                Some(span.line),
+                format!("cannot split the file into statements: {message}"),
+            ));
+        }
+        Ok(split.statements.iter().map(|s| (s.span.line, &self.sql[s.span.start..s.span.end])).collect())
     }
 }
 
@@ -43,20 +62,11 @@ impl MigrationSql {
 /// file and line of a statement the server rejects.
 pub async fn apply_migrations(client: &Client, migrations: &[MigrationSql]) -> Result<()> {
     for m in migrations {
-        let split = crate::sql::split::split(&m.sql);
-        if let Some((message, span)) = &split.tokenizer_error {
-            return Err(Error::invalid(
-                &m.path,
-                Some(span.line),
-                format!("cannot split the file into statements: {message}"),
-            ));
-        }
-        for statement in &split.statements {
-            let text = &m.sql[statement.span.start..statement.span.end];
+        for (line, text) in m.statements()? {
             client.batch_execute(text).await.map_err(|e| {
                 Error::invalid(
                     &m.path,
-                    Some(statement.span.line),
+                    Some(line),
                     format!("the fixture server rejected this statement: {}", pg_message(&e)),
                 )
             })?;
@@ -674,7 +684,7 @@ mod tests {
     use super::*;
 
     fn migration(name: &str, sql: &str) -> MigrationSql {
-        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into() }
+        MigrationSql { name: name.into(), path: PathBuf::from(name), sql: sql.into(), deployed: None }
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! check`), read through git without a checkout.
 
 use super::MigrationSql;
-use crate::config::Layout;
+use crate::config::{Layout, Loaded};
 use crate::error::{read_text, Error, Result};
-use crate::git::{self, Repo, Side};
-use crate::schema::migrations;
+use crate::git::{self, GitTree, Repo, Side};
+use crate::lint::load::tool_options;
+use crate::schema::migrations::{self, Loaded as LoadedMigration};
+use crate::schema::tools::{self, DiskTree, Tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -40,64 +42,64 @@ pub struct GitSides {
     pub layout: Layout,
 }
 
-/// The migrations in `dir` on disk in the runner's order for `layout` (down files are never
-/// applied). Each is named by its path relative to `dir`, which for a flat layout is its file
-/// name.
-pub fn dir_migrations(dir: &Path, layout: Layout) -> Result<Vec<MigrationSql>> {
-    migrations::discover(dir, layout)?
+/// A migration as `sluice plan` applies it: the statements its tool sends, in its order.
+fn migration_sql(loaded: LoadedMigration, name: String, path: PathBuf) -> Result<MigrationSql> {
+    let (statements, error) = migrations::deployed_statements(&loaded);
+    if let Some((message, line)) = error {
+        return Err(Error::invalid(&path, Some(line), format!("cannot split the file into statements: {message}")));
+    }
+    Ok(MigrationSql { name, path, sql: loaded.text, deployed: Some(statements) })
+}
+
+/// The migrations in `dir` on disk in the order the project's migration tool applies them, each
+/// reduced to what the tool sends (down files, down sections and rollback comments are never
+/// applied). Each is named by its path relative to `dir`, which for a flat layout is its file name.
+pub fn dir_migrations(dir: &Path, config: &Loaded) -> Result<Vec<MigrationSql>> {
+    let tree = DiskTree::open(dir, &config.root, &config.root)?;
+    let history = migrations::load(&tree, config.config.migrations.layout, &tool_options(config), None)?;
+    history
+        .migrations
         .into_iter()
         .map(|m| {
-            let mut sql = MigrationSql::load(dir.join(&m.up))?;
-            sql.name = git::slash(&m.up);
-            Ok(sql)
+            let name = git::slash(&m.migration.up);
+            let path = dir.join(&m.migration.up);
+            migration_sql(m, name, path)
         })
         .collect()
 }
 
-/// Reads the migrations under `migrations_dir` on both sides and the query files under
-/// `query_paths` (directories or files) on the head side, through git. Paths are absolute or
-/// relative to the repository root; query paths outside the repository are read from disk and
-/// count as present on both sides.
-pub fn from_git(
-    repo: &Repo,
-    base: &Side,
-    head: &Side,
-    migrations_dir: &Path,
-    layout: Layout,
-    query_paths: &[PathBuf],
-) -> Result<GitSides> {
-    let prefix = repo.relative(migrations_dir).ok_or_else(|| {
+/// Reads the migrations under the configured migrations directory on both sides and the query
+/// files under `query_paths` (directories or files) on the head side, through git. Paths are
+/// absolute or relative to the repository root; query paths outside the repository are read
+/// from disk and count as present on both sides.
+pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_paths: &[PathBuf]) -> Result<GitSides> {
+    let migrations_dir = config.migrations_dir();
+    let prefix = repo.relative(&migrations_dir).ok_or_else(|| {
         Error::Usage(format!(
             "{}: the migrations directory is outside the repository {}; compare directories with --base-dir/--head-dir",
             migrations_dir.display(),
             repo.root().display()
         ))
     })?;
-    let base_files = git::read_files(repo, base, migrations_dir)?;
-    let head_files = git::read_files(repo, head, migrations_dir)?;
-    let relative = |files: &[(String, String)]| -> Vec<PathBuf> {
-        files.iter().map(|(p, _)| PathBuf::from(git::strip_dir(p, &prefix))).collect()
-    };
-    let (base_relative, head_relative) = (relative(&base_files), relative(&head_files));
-    let layout = match layout {
-        Layout::Auto if head_relative.is_empty() => migrations::detect(&base_relative),
-        Layout::Auto => migrations::detect(&head_relative),
-        other => other,
-    };
-    let side = |files: &[(String, String)], relative: &[PathBuf]| -> Vec<MigrationSql> {
-        let texts: BTreeMap<&str, &str> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        migrations::from_paths(relative, layout)
+    let base_tree = GitTree::open(repo, *base, &migrations_dir, &config.root, true)?;
+    let head_tree = GitTree::open(repo, *head, &migrations_dir, &config.root, true)?;
+    // The tool is the head side's, unless the head side has no migration left.
+    let detection_tree: &dyn Tree = if head_tree.files().is_empty() { &base_tree } else { &head_tree };
+    let layout = tools::resolve(config.config.migrations.layout, detection_tree)?.layout();
+    let options = tool_options(config);
+    let side = |tree: &GitTree| -> Result<Vec<MigrationSql>> {
+        migrations::load(tree, layout, &options, None)?
+            .migrations
             .into_iter()
             .map(|m| {
-                let name = git::slash(&m.up);
-                let path = git::join_dir(&prefix, &name);
-                let sql = texts.get(path.as_str()).map(|t| t.to_string()).unwrap_or_default();
-                MigrationSql { name, path: PathBuf::from(path), sql }
+                let name = git::slash(&m.migration.up);
+                let path = PathBuf::from(git::join_dir(&prefix, &name));
+                migration_sql(m, name, path)
             })
             .collect()
     };
-    let base_list = side(&base_files, &base_relative);
-    let head_list = side(&head_files, &head_relative);
+    let base_list = side(&base_tree)?;
+    let head_list = side(&head_tree)?;
 
     let mut queries: BTreeMap<String, String> = BTreeMap::new();
     let mut base_queries = BTreeSet::new();
@@ -177,16 +179,15 @@ mod tests {
         write(dir.path(), "db/2024-01-03-000000_c/up.sql", "DROP INDEX b;\n");
         write(dir.path(), "queries/reports/new.sql", "SELECT count(*) FROM a;\n");
         let repo = git::open(dir.path()).unwrap();
-        let sides = from_git(
-            &repo,
-            &Side::Rev(base),
-            &Side::WorkTree,
-            &repo.root().join("db"),
-            Layout::Auto,
-            &[repo.root().join("queries")],
-        )
-        .unwrap();
-        assert_eq!(sides.layout, Layout::Folder);
+        let mut config = crate::config::Loaded {
+            config: crate::config::Config::default(),
+            root: repo.root().to_path_buf(),
+            file: None,
+        };
+        config.config.migrations.dir = PathBuf::from("db");
+        let sides =
+            from_git(&repo, &Side::Rev(base), &Side::WorkTree, &config, &[repo.root().join("queries")]).unwrap();
+        assert_eq!(sides.layout, Layout::Diesel);
         let names = |list: &[MigrationSql]| list.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&sides.base), ["2024-01-01-000000_a/up.sql", "2024-01-02-000000_b/up.sql"]);
         assert_eq!(names(&sides.head)[2], "2024-01-03-000000_c/up.sql");

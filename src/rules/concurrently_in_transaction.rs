@@ -53,11 +53,7 @@ impl Rule for ConcurrentlyInTransaction {
             Ddl::Reindex { concurrently: true, .. } => "REINDEX CONCURRENTLY",
             _ => return,
         };
-        let why = if state.explicit_transaction {
-            "inside BEGIN … COMMIT".to_string()
-        } else {
-            "in a file the migration runner wraps in a transaction".to_string()
-        };
+        let why = state.transaction_phrase().unwrap_or_default();
         out.push(
             cx.finding(
                 &META,

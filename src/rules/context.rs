@@ -10,6 +10,7 @@ use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A parsed file and the path findings name.
 #[derive(Debug)]
@@ -44,8 +45,13 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
-    /// The migration runner wraps the whole file in a transaction.
-    pub runner_transaction: bool,
+    /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
+    /// file, a changeset or every migration; or the implicit one of a multi-statement query
+    /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
+    pub runner_transaction: Option<Arc<RunnerTransaction>>,
+    /// The tool's transaction (by key) that a COMMIT in the file already ended: the rest of its
+    /// unit runs outside any transaction.
+    pub committed_runner: Option<usize>,
     /// Inside an explicit `BEGIN … COMMIT`.
     pub explicit_transaction: bool,
     /// `SET lock_timeout` (session-wide) ran earlier in the file.
@@ -64,6 +70,32 @@ pub struct MigrationState {
     pub down: Option<Vec<Ddl>>,
 }
 
+/// A transaction the migration tool opens, or PostgreSQL opens for a multi-statement string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunnerTransaction {
+    /// Statements with the same key share the transaction.
+    pub key: usize,
+    /// PostgreSQL's implicit transaction of a multi-statement query string, not the tool's
+    /// BEGIN … COMMIT: a COMMIT inside the string starts a new one for the statements after it.
+    pub implicit: bool,
+    /// Completes "CREATE INDEX CONCURRENTLY …": "in a file the migration runner wraps in a transaction".
+    pub phrase: String,
+    /// For `--explain`.
+    pub fact: String,
+}
+
+impl RunnerTransaction {
+    /// The tool wraps the whole file in BEGIN … COMMIT.
+    pub fn whole_file() -> RunnerTransaction {
+        RunnerTransaction {
+            key: 0,
+            implicit: false,
+            phrase: "in a file the migration runner wraps in a transaction".into(),
+            fact: "the migration runner wraps the file in a transaction".into(),
+        }
+    }
+}
+
 /// A lock held until the transaction ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
@@ -80,7 +112,33 @@ fn timeout_on(value: &str) -> bool {
 
 impl MigrationState {
     pub fn in_transaction(&self) -> bool {
-        self.runner_transaction || self.explicit_transaction
+        self.runner_transaction.is_some() || self.explicit_transaction
+    }
+
+    /// Where the statement runs, completing "CREATE INDEX CONCURRENTLY …": inside BEGIN … COMMIT,
+    /// or the tool's (or the implicit) transaction; `None` outside any.
+    pub fn transaction_phrase(&self) -> Option<String> {
+        if self.explicit_transaction {
+            return Some("inside BEGIN … COMMIT".into());
+        }
+        self.runner_transaction.as_ref().map(|t| t.phrase.clone())
+    }
+
+    /// Moves to the transaction the tool puts the next statement in: when it differs from the
+    /// current one, the current one has ended (the tool committed, or the query string ended),
+    /// and with it the locks and `SET LOCAL`s it held. A BEGIN inside a query string outlives it.
+    pub fn enter_runner_transaction(&mut self, next: Option<Arc<RunnerTransaction>>) {
+        let key = |t: &Option<Arc<RunnerTransaction>>| t.as_ref().map(|t| t.key);
+        if self.committed_runner.is_some() && self.committed_runner == key(&next) {
+            return;
+        }
+        self.committed_runner = None;
+        if key(&self.runner_transaction) != key(&next) {
+            if self.runner_transaction.is_some() && !self.explicit_transaction {
+                self.end_transaction();
+            }
+            self.runner_transaction = next;
+        }
     }
 
     pub fn has_lock_timeout(&self) -> bool {
@@ -144,7 +202,15 @@ impl MigrationState {
                 }
             }
             Ddl::Begin => self.explicit_transaction = true,
-            Ddl::Commit | Ddl::Rollback => self.end_transaction(),
+            Ddl::Commit | Ddl::Rollback => {
+                self.end_transaction();
+                // COMMIT ends the tool's BEGIN … COMMIT too: what follows in the unit autocommits.
+                // In a multi-statement string, PostgreSQL opens a new implicit transaction instead.
+                if let Some(t) = self.runner_transaction.as_ref().filter(|t| !t.implicit) {
+                    self.committed_runner = Some(t.key);
+                    self.runner_transaction = None;
+                }
+            }
             Ddl::Set { name, value, local } => {
                 let on = timeout_on(value);
                 match (name.as_str(), local) {
@@ -315,8 +381,8 @@ impl<'a> Context<'a> {
     /// How the statement runs: inside the runner's transaction, an explicit one, or on its own.
     pub fn transaction_fact(&self) -> String {
         match self.migration() {
-            Some(s) if s.runner_transaction => "the migration runner wraps the file in a transaction".into(),
             Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
+            Some(MigrationState { runner_transaction: Some(t), .. }) => t.fact.clone(),
             Some(_) => "no transaction (each statement commits on its own)".into(),
             None => "not a migration".into(),
         }

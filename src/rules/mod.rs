@@ -15,6 +15,7 @@ pub mod plan_cost_increase;
 pub mod plan_regression;
 pub mod plan_unavailable;
 pub mod pool_capacity;
+pub mod runner_rejects_migration;
 
 mod domain_identity_unique;
 mod drop_index_in_use;
@@ -52,7 +53,9 @@ mod unbatched_backfill;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use context::{Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, SourceFile, TableSize};
+pub use context::{
+    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, RunnerTransaction, SourceFile, TableSize,
+};
 pub use meta::{Category, RuleMeta};
 
 use crate::finding::Finding;
@@ -92,6 +95,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &lock_held_across_statements::LockHeldAcrossStatements,
     &unbatched_backfill::UnbatchedBackfill,
     &constraint_without_rollback::ConstraintWithoutRollback,
+    &runner_rejects_migration::RunnerRejectsMigration,
     &prefer_jsonb::PreferJsonb,
     &prefer_timestamptz::PreferTimestamptz,
     &prefer_bigint_primary_key::PreferBigintPrimaryKey,

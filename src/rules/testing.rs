@@ -1,7 +1,7 @@
 //! Test helpers: lint SQL given as strings, the way `sluice lint` would.
 
 use crate::finding::{Finding, Severity};
-use crate::lint::{lint, MigrationSource, Settings, Sources};
+use crate::lint::{lint, Settings, Sources};
 use crate::policy::identity::IdentityPolicy;
 use crate::policy::tables::TablesPolicy;
 use crate::policy::Policies;
@@ -33,9 +33,8 @@ pub struct Setup<'a> {
 pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
     let mut sources = Sources::default();
     for (name, sql) in files {
-        let file = SourceFile::parse(*name, sql.to_string());
         if name.starts_with("queries/") {
-            sources.queries.push(file);
+            sources.queries.push(SourceFile::parse(*name, sql.to_string()));
         } else {
             let version = format!("{:03}", sources.migrations.len() + 1);
             let down = setup
@@ -43,17 +42,18 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(n, sql)| SourceFile::parse(format!("{n}.down"), sql.to_string()));
-            sources.migrations.push(MigrationSource {
-                migration: Migration {
-                    version,
-                    name: name.to_string(),
-                    up: PathBuf::from(name),
-                    down: down.as_ref().map(|d| PathBuf::from(&d.display)),
-                },
-                up: file,
-                down,
-                in_transaction: setup.in_transaction,
-            });
+            let migration = Migration {
+                version,
+                name: name.to_string(),
+                up: PathBuf::from(name),
+                down: down.as_ref().map(|d| PathBuf::from(&d.display)),
+                ..Migration::default()
+            };
+            let mut source = crate::schema::tools::example_migration(migration, name, sql, setup.in_transaction);
+            if down.is_some() {
+                source.down = down;
+            }
+            sources.migrations.push(source);
         }
     }
     let policies = Policies {

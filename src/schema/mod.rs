@@ -3,5 +3,6 @@
 pub mod migrations;
 mod model;
 mod replay;
+pub mod tools;
 
 pub use model::*;

@@ -41,6 +41,12 @@ impl ParsedFile {
 
 pub fn parse_file(text: String) -> ParsedFile {
     let split = split(&text);
+    parse_split(text, split)
+}
+
+/// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
+/// split on its own: see `schema::tools::script`); spans are offsets into `text`.
+pub fn parse_split(text: String, split: super::split::Split) -> ParsedFile {
     let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
     ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
 }

@@ -1,0 +1,406 @@
+//! Migration tools, one file each: how each finds its migrations, orders them, splits a file into
+//! what it sends to PostgreSQL and wraps it in transactions, and where its down files are. Each
+//! file cites the tool's documentation or source the rules were checked against.
+//!
+//! The pipeline every caller uses (`lint`, `check`, `plan`, and `sluice init`): [`resolve`] the
+//! tool (the configured layout, or [`detect`] it from marker files), [`Tool::order`] its
+//! migrations, then [`Tool::script`] each file and parse it with [`script::parse`].
+
+mod atlas;
+mod dbmate;
+mod diesel;
+mod drizzle;
+mod flat;
+mod flyway;
+mod golang_migrate;
+mod goose;
+mod liquibase;
+mod prisma;
+mod refinery;
+pub mod script;
+mod sqitch;
+mod sqlx;
+pub mod tree;
+
+pub use script::{Piece, Problem, Script, Sending, Wrap};
+pub use tree::{DiskTree, Tree};
+
+use super::migrations::Migration;
+use crate::config::Layout;
+use crate::error::{Error, Result};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+/// What a tool knows about one project beyond its files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `[migrations] transaction_per_file` in sluice.toml: overrides the tool's default wrap
+    /// (per-file opt-outs such as `-- +goose NO TRANSACTION` still apply).
+    pub transaction_per_file: Option<bool>,
+    /// The PostgreSQL major version (Flyway runs `ALTER TYPE … ADD VALUE` outside a transaction before 12).
+    pub postgres_version: u32,
+}
+
+/// The migrations of a directory in the order the tool applies them.
+#[derive(Debug, Clone, Default)]
+pub struct Ordered {
+    pub migrations: Vec<Migration>,
+    /// Files the tool ignores or refuses, as (file relative to the migrations directory, why).
+    pub notices: Vec<(PathBuf, String)>,
+    /// Settings read from the tool's configuration (`flyway.conf`, `package.json`), for [`Tool::script`].
+    pub settings: Settings,
+}
+
+/// Tool settings found while ordering, used to script each file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Flyway `mixed = true`: transactional and non-transactional statements may share a script.
+    pub flyway_mixed: bool,
+    /// Prisma ≥ 7.4 splits a script into statements (each in autocommit): the version found.
+    pub prisma_splits: Option<String>,
+    /// Where the settings came from, for `--explain`.
+    pub sources: Vec<String>,
+}
+
+/// How sure a piece of evidence makes the detection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Strength {
+    /// File names only fit the tool's pattern.
+    Names,
+    /// A project manifest names the tool (`go.mod`, `Cargo.toml`, `package.json`, `pom.xml`).
+    Manifest,
+    /// A file only this tool writes or reads (a journal, a plan, `atlas.sum`, its markers).
+    Marker,
+}
+
+/// Why a tool is thought to run a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub strength: Strength,
+    pub reason: String,
+}
+
+/// One migration tool.
+pub trait Tool: Sync {
+    fn layout(&self) -> Layout;
+    /// The tool's name as users know it.
+    fn name(&self) -> &'static str;
+    /// The evidence in `tree` that this tool runs it; `None` when nothing fits.
+    fn evidence(&self, tree: &dyn Tree) -> Result<Option<Evidence>>;
+    /// The migrations in the order the tool applies them.
+    fn order(&self, tree: &dyn Tree) -> Result<Ordered>;
+    /// How the tool runs one migration file.
+    fn script(
+        &self,
+        migration: &Migration,
+        text: &str,
+        tree: &dyn Tree,
+        options: &Options,
+        settings: &Settings,
+    ) -> Result<Script>;
+    /// One line per rule for the README table: order, splitting, transactions, source.
+    fn rules(&self) -> ToolRules;
+}
+
+/// What the README says about a tool, kept beside its code.
+pub struct ToolRules {
+    pub files: &'static str,
+    pub order: &'static str,
+    pub transactions: &'static str,
+    pub source: &'static str,
+}
+
+/// Every tool, in the order detection reports them.
+pub static TOOLS: &[&dyn Tool] = &[
+    &atlas::Atlas,
+    &dbmate::Dbmate,
+    &diesel::Diesel,
+    &drizzle::Drizzle,
+    &flyway::Flyway,
+    &golang_migrate::GolangMigrate,
+    &goose::Goose,
+    &liquibase::Liquibase,
+    &prisma::Prisma,
+    &refinery::Refinery,
+    &sqitch::Sqitch,
+    &sqlx::Sqlx,
+    &flat::Flat,
+];
+
+/// The tool for a layout (`Auto` has none).
+pub fn tool(layout: Layout) -> Option<&'static dyn Tool> {
+    TOOLS.iter().copied().find(|t| t.layout() == layout)
+}
+
+/// The tool chosen for a directory and why.
+#[derive(Clone)]
+pub struct Detection {
+    pub tool: &'static dyn Tool,
+    /// "atlas.sum lists the migration files" / "set by [migrations] layout in sluice.toml".
+    pub reason: String,
+}
+
+impl std::fmt::Debug for Detection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Detection({}: {})", self.tool.name(), self.reason)
+    }
+}
+
+impl Detection {
+    pub fn layout(&self) -> Layout {
+        self.tool.layout()
+    }
+}
+
+/// The configured layout's tool, or the detected one under `auto`.
+pub fn resolve(layout: Layout, tree: &dyn Tree) -> Result<Detection> {
+    match tool(layout) {
+        Some(tool) => Ok(Detection { tool, reason: "set by [migrations] layout in sluice.toml".into() }),
+        None => detect(tree),
+    }
+}
+
+/// Picks the tool that runs `tree` from its marker files: the tools with the strongest evidence
+/// win; two tools with evidence of the same strength are an error listing them (the layout must
+/// then be set), because they would replay the history differently. A directory nothing fits
+/// is a flat one (files in name order, no transaction).
+pub fn detect(tree: &dyn Tree) -> Result<Detection> {
+    let mut found: Vec<(&'static dyn Tool, Evidence)> = Vec::new();
+    for tool in TOOLS.iter().copied().filter(|t| t.layout() != Layout::Flat) {
+        if let Some(evidence) = tool.evidence(tree)? {
+            found.push((tool, evidence));
+        }
+    }
+    let Some(strongest) = found.iter().map(|(_, e)| e.strength).max() else {
+        let reason = if tree.files().iter().any(|f| is_sql(f)) {
+            "no migration tool's marker or naming fits: plain SQL files in file-name order".to_string()
+        } else {
+            "the directory holds no SQL file".to_string()
+        };
+        return Ok(Detection { tool: &flat::Flat, reason });
+    };
+    let mut best: Vec<(&'static dyn Tool, Evidence)> =
+        found.into_iter().filter(|(_, e)| e.strength == strongest).collect();
+    if best.len() == 1 {
+        let (tool, evidence) = best.remove(0);
+        return Ok(Detection { tool, reason: evidence.reason });
+    }
+    let candidates: Vec<String> = best.iter().map(|(t, e)| format!("{} ({})", t.name(), e.reason)).collect();
+    let names: Vec<String> = best.iter().map(|(t, _)| format!("\"{}\"", layout_name(t.layout()))).collect();
+    Err(Error::Usage(format!(
+        "{}: cannot tell which migration tool runs this directory; it fits {}. They replay it differently \
+         (order, statement splitting or transactions), so set [migrations] layout = {} in sluice.toml",
+        tree.display(Path::new("")),
+        candidates.join("; "),
+        names.join(" or ")
+    )))
+}
+
+/// The `layout` value in sluice.toml for a layout.
+pub fn layout_name(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Auto => "auto",
+        Layout::Flat => "flat",
+        Layout::Flyway => "flyway",
+        Layout::Diesel => "diesel",
+        Layout::GolangMigrate => "golang-migrate",
+        Layout::Goose => "goose",
+        Layout::Sqlx => "sqlx",
+        Layout::Refinery => "refinery",
+        Layout::Prisma => "prisma",
+        Layout::Drizzle => "drizzle",
+        Layout::Liquibase => "liquibase",
+        Layout::Sqitch => "sqitch",
+        Layout::Atlas => "atlas",
+        Layout::Dbmate => "dbmate",
+    }
+}
+
+// Helpers shared by the tools.
+
+pub(crate) fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+pub(crate) fn is_sql(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "sql")
+}
+
+/// Files directly in the migrations directory.
+pub(crate) fn top_level(tree: &dyn Tree) -> impl Iterator<Item = &PathBuf> {
+    tree.files().iter().filter(|p| p.components().count() == 1)
+}
+
+/// `0012_add_users` → (`0012`, `add_users`): the leading digits and the rest after `_`.
+pub(crate) fn split_version(stem: &str) -> Option<(&str, &str)> {
+    let digits = stem.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0).then(|| (&stem[..digits], stem[digits..].trim_start_matches(['_', '-'])))
+}
+
+/// Compares digit strings by value without overflow (`10` after `9`, `0010` = `10`).
+pub(crate) fn compare_numbers(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// Whether a project manifest near the migrations (`go.mod`, `Cargo.toml`, `package.json`,
+/// `pom.xml`, `build.gradle(.kts)`) names `needle`: which file, if one does.
+pub(crate) fn manifest_naming(tree: &dyn Tree, manifests: &[&str], needle: &str) -> Result<Option<String>> {
+    for manifest in manifests {
+        if let Some((dir, text)) = tree.nearby(manifest)? {
+            if text.contains(needle) {
+                return Ok(Some(crate::git::slash(&dir.join(manifest))));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The notice for a file that the tool skips.
+pub(crate) fn ignored(path: &Path, why: impl Into<String>) -> (PathBuf, String) {
+    (path.to_path_buf(), why.into())
+}
+
+/// A bad tool file (plan, journal, changelog, config): exit 2 naming the file and line.
+pub(crate) fn invalid(tree: &dyn Tree, relative: &Path, line: Option<usize>, message: impl Into<String>) -> Error {
+    Error::invalid(Path::new(&tree.display(relative)), line, message)
+}
+
+/// The transaction around a whole file: the tool's default (`wraps`, explained by `fact`), unless
+/// `[migrations] transaction_per_file` says otherwise.
+pub(crate) fn file_wrap(options: &Options, wraps: bool, fact: &str) -> Option<Wrap> {
+    match options.transaction_per_file {
+        Some(true) => {
+            Some(Wrap::file("[migrations] transaction_per_file = true: the runner wraps each file in a transaction"))
+        }
+        Some(false) => None,
+        None => wraps.then(|| Wrap::file(fact)),
+    }
+}
+
+/// The README's table of migration tools, generated from each tool's [`Tool::rules`].
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| layout | files | order | transactions and splitting | checked against |\n|---|---|---|---|---|\n",
+    );
+    for tool in TOOLS {
+        let rules = tool.rules();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            layout_name(tool.layout()),
+            rules.files,
+            rules.order,
+            rules.transactions,
+            rules.source
+        ));
+    }
+    out
+}
+
+/// A migration file of a rule's documented example, read as its tool would: a file with
+/// dbmate's `-- migrate:up` as dbmate runs it (its down section the rollback), any other as one
+/// piece the runner wraps or not.
+#[cfg(test)]
+pub(crate) fn example_migration(
+    migration: Migration,
+    name: &str,
+    sql: &str,
+    in_transaction: bool,
+) -> crate::lint::MigrationSource {
+    if !dbmate::is_dbmate_file(sql) {
+        let file = crate::rules::SourceFile::parse(name, sql.to_string());
+        return crate::lint::MigrationSource::whole_file(migration, file, None, in_transaction);
+    }
+    let tree = testing::MemTree::new(&[(name, sql)]);
+    let script = dbmate::Dbmate
+        .script(&migration, sql, &tree, &Options::default(), &Settings::default())
+        .expect("dbmate script");
+    let up = script::parse(name.to_string(), sql.to_string(), &script);
+    let transactions = script::transactions(&up, &script);
+    let down = script.rollback.clone().map(|text| crate::rules::SourceFile::parse(format!("{name}.down"), text));
+    crate::lint::MigrationSource { migration, up, down, transactions, findings: Vec::new() }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A tree in memory: files under the migrations directory, and nearby files by name.
+    #[derive(Default)]
+    pub struct MemTree {
+        pub files: Vec<PathBuf>,
+        pub texts: BTreeMap<PathBuf, String>,
+        pub nearby: BTreeMap<String, (PathBuf, String)>,
+        pub dir: PathBuf,
+    }
+
+    impl MemTree {
+        pub fn new(files: &[(&str, &str)]) -> MemTree {
+            let mut tree = MemTree::default();
+            for (path, text) in files {
+                tree.files.push(PathBuf::from(path));
+                tree.texts.insert(PathBuf::from(path), text.to_string());
+            }
+            tree.files.sort();
+            tree
+        }
+
+        pub fn with_nearby(mut self, name: &str, dir: &str, text: &str) -> MemTree {
+            self.nearby.insert(name.into(), (PathBuf::from(dir), text.into()));
+            self
+        }
+    }
+
+    impl Tree for MemTree {
+        fn files(&self) -> &[PathBuf] {
+            &self.files
+        }
+        fn read(&self, relative: &Path) -> Result<Option<String>> {
+            Ok(self.texts.get(relative).cloned())
+        }
+        fn dir(&self) -> &Path {
+            &self.dir
+        }
+        fn nearby(&self, name: &str) -> Result<Option<(PathBuf, String)>> {
+            Ok(self
+                .nearby
+                .get(name)
+                .cloned()
+                .or_else(|| self.texts.get(Path::new(name)).map(|t| (self.dir.clone(), t.clone()))))
+        }
+        fn display(&self, relative: &Path) -> String {
+            crate::git::slash(&Path::new("migrations").join(relative))
+        }
+    }
+
+    /// The versions a tool orders `tree` into.
+    pub fn versions(tool: &dyn Tool, tree: &MemTree) -> Vec<String> {
+        tool.order(tree).unwrap().migrations.into_iter().map(|m| m.version).collect()
+    }
+
+    /// The up files a tool orders `tree` into.
+    pub fn ups(tool: &dyn Tool, tree: &MemTree) -> Vec<String> {
+        tool.order(tree).unwrap().migrations.into_iter().map(|m| crate::git::slash(&m.up)).collect()
+    }
+
+    /// The script of the one file of `tree` named `up`.
+    pub fn script_of(tool: &dyn Tool, tree: &MemTree, up: &str) -> Script {
+        let ordered = tool.order(tree).unwrap();
+        let migration = ordered.migrations.iter().find(|m| m.up == Path::new(up)).expect("ordered").clone();
+        tool.script(&migration, &tree.texts[Path::new(up)], tree, &Options::default(), &ordered.settings).unwrap()
+    }
+
+    /// The statements of `up` a tool sends, with whether each runs in a transaction.
+    pub fn runs(tool: &dyn Tool, tree: &MemTree, up: &str) -> Vec<(String, bool)> {
+        let script = script_of(tool, tree, up);
+        let file = script::parse(up.into(), tree.texts[Path::new(up)].clone(), &script);
+        let transactions = script::transactions(&file, &script);
+        file.parsed
+            .statements
+            .iter()
+            .zip(transactions)
+            .map(|(s, t)| (file.parsed.statement_text(s).to_string(), t.is_some()))
+            .collect()
+    }
+}
