@@ -35,35 +35,36 @@ struct RawCalendar {
 /// The keys that say when something happens, shared by events and self-scheduled windows.
 /// (Repeated in each raw struct rather than `#[serde(flatten)]`ed: flatten disables
 /// `deny_unknown_fields`.)
-#[derive(Debug, Default, Clone)]
-struct RawWhen {
-    timezone: Option<String>,
-    start: Option<String>,
-    end: Option<String>,
-    rrule: Option<OneOrMany>,
-    rdate: Option<Vec<String>>,
-    exdate: Option<Vec<String>>,
-    instances: Option<Vec<RawInstance>>,
-    from: Option<String>,
-    start_time: Option<String>,
-    end_time: Option<String>,
-    duration: Option<String>,
+/// Borrowed from the raw entry: a 10,000-event calendar would otherwise copy every string.
+#[derive(Debug, Clone, Copy)]
+struct RawWhen<'a> {
+    timezone: Option<&'a str>,
+    start: Option<&'a str>,
+    end: Option<&'a str>,
+    rrule: Option<&'a OneOrMany>,
+    rdate: Option<&'a Vec<String>>,
+    exdate: Option<&'a Vec<String>>,
+    instances: Option<&'a Vec<RawInstance>>,
+    from: Option<&'a str>,
+    start_time: Option<&'a str>,
+    end_time: Option<&'a str>,
+    duration: Option<&'a str>,
 }
 
 macro_rules! when_of {
     ($raw:expr) => {
         RawWhen {
-            timezone: $raw.timezone.clone(),
-            start: $raw.start.clone(),
-            end: $raw.end.clone(),
-            rrule: $raw.rrule.clone(),
-            rdate: $raw.rdate.clone(),
-            exdate: $raw.exdate.clone(),
-            instances: $raw.instances.clone(),
-            from: $raw.from.clone(),
-            start_time: $raw.start_time.clone(),
-            end_time: $raw.end_time.clone(),
-            duration: $raw.duration.clone(),
+            timezone: $raw.timezone.as_deref(),
+            start: $raw.start.as_deref(),
+            end: $raw.end.as_deref(),
+            rrule: $raw.rrule.as_ref(),
+            rdate: $raw.rdate.as_ref(),
+            exdate: $raw.exdate.as_ref(),
+            instances: $raw.instances.as_ref(),
+            from: $raw.from.as_deref(),
+            start_time: $raw.start_time.as_deref(),
+            end_time: $raw.end_time.as_deref(),
+            duration: $raw.duration.as_deref(),
         }
     };
 }
@@ -370,14 +371,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         Ok(())
     };
 
+    // The few distinct zones of a large calendar, looked up once each.
+    let mut zones: Vec<(&str, Zone)> = Vec::new();
     for spanned in &raw.event {
         let at = line(spanned.span());
         let e = spanned.get_ref();
         let when = when_of!(e);
         note_id(&e.id, path, at, "[[event]]")?;
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[event]] `{}`: {m}", e.id));
-        let tz = match &when.timezone {
-            Some(name) => parse_zone(name).map_err(entry)?,
+        let tz = match when.timezone {
+            Some(name) => match zones.iter().find(|(n, _)| *n == name) {
+                Some((_, z)) => *z,
+                None => {
+                    let z = parse_zone(name).map_err(entry)?;
+                    zones.push((name, z));
+                    z
+                }
+            },
             None => default_tz,
         };
         let schedule = schedule(&when, Owner::Event).map_err(entry)?;
@@ -412,6 +422,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         import_notes.extend(imported.notes);
     }
 
+    let mut instants = InstantCache::new();
     let mut windows = Vec::new();
     let mut window_ids: HashMap<String, usize> = HashMap::new();
     for spanned in &raw.window {
@@ -452,7 +463,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
                 }
                 let lead = duration_key("lead", w.lead.as_deref()).map_err(entry)?;
                 let lag = duration_key("lag", w.lag.as_deref()).map_err(entry)?;
-                Anchor::Events(anchor_events(pattern, &events, lead, lag).map_err(entry)?)
+                Anchor::Events(anchor_events(pattern, &events, &mut instants, lead, lag).map_err(entry)?)
             }
             None => {
                 if w.lead.is_some() || w.lag.is_some() {
@@ -536,12 +547,17 @@ fn duration_key(key: &str, value: Option<&str>) -> std::result::Result<IsoDurati
     }
 }
 
+/// The UTC instants of one-off events, computed once however many windows anchor to them.
+type InstantCache = Vec<Option<(DateTime<Utc>, DateTime<Utc>)>>;
+
 fn anchor_events(
     pattern: &str,
     events: &[Event],
+    instants: &mut InstantCache,
     lead: IsoDuration,
     lag: IsoDuration,
 ) -> std::result::Result<AnchoredEvents, String> {
+    instants.resize(events.len(), None);
     let glob = Glob::new(pattern).map_err(|e| format!("event = `{pattern}`: bad glob: {e}"))?.compile_matcher();
     let mut once = Vec::new();
     let mut recurring = Vec::new();
@@ -550,7 +566,11 @@ fn anchor_events(
             continue;
         }
         match &e.schedule {
-            Schedule::Once { start, end } => once.push((resolve_local(e.tz, *start), resolve_local(e.tz, *end), i)),
+            Schedule::Once { start, end } => {
+                let (s, e) =
+                    *instants[i].get_or_insert_with(|| (resolve_local(e.tz, *start), resolve_local(e.tz, *end)));
+                once.push((s, e, i))
+            }
             Schedule::Recurring { .. } => recurring.push(i),
         }
     }
@@ -573,9 +593,9 @@ enum Owner {
 /// Builds a schedule from the when-keys: either `start` + `end`, or a recurrence — `rrule` (one
 /// or a list) with `start_time` and an optional `from` date, and/or `rdate` dates — with one of
 /// `end_time` / `duration`, optional `exdate` and `instances`.
-fn schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, String> {
+fn schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, String> {
     let recurring = when.rrule.is_some() || when.rdate.is_some() || when.instances.is_some();
-    match (recurring, &when.start, &when.end) {
+    match (recurring, when.start, when.end) {
         (false, Some(start), Some(end)) => {
             for (key, set) in [
                 ("start_time", when.start_time.is_some()),
@@ -609,14 +629,14 @@ fn schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, Strin
     }
 }
 
-fn recurring_schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Schedule, String> {
-    let rules = when.rrule.as_ref().map(OneOrMany::rules).unwrap_or_default();
-    let dates = |key: &str, values: &Option<Vec<String>>| -> std::result::Result<Vec<NaiveDateTime>, String> {
-        values.iter().flatten().map(|v| parse_local(v).map_err(|m| format!("{key}: {m}"))).collect()
+fn recurring_schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, String> {
+    let rules = when.rrule.map(OneOrMany::rules).unwrap_or_default();
+    let dates = |key: &str, values: Option<&Vec<String>>| -> std::result::Result<Vec<NaiveDateTime>, String> {
+        values.into_iter().flatten().map(|v| parse_local(v).map_err(|m| format!("{key}: {m}"))).collect()
     };
-    let rdates = dates("rdate", &when.rdate)?;
-    let exdates = dates("exdate", &when.exdate)?;
-    let start_time = match (&when.start_time, rules.is_empty()) {
+    let rdates = dates("rdate", when.rdate)?;
+    let exdates = dates("exdate", when.exdate)?;
+    let start_time = match (when.start_time, rules.is_empty()) {
         (Some(t), _) => parse_time_of_day(t).map_err(|m| format!("start_time: {m}"))?,
         (None, false) => return Err("`rrule` needs `start_time`".into()),
         (None, true) => rdates.iter().min().map(|t| t.time()).unwrap_or(NaiveTime::MIN),
@@ -625,7 +645,7 @@ fn recurring_schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Sched
         return Err("`rrule` is an empty list and there is no `rdate`: the entry would never occur".into());
     }
     let empty = "the window would be empty";
-    let length = match (&when.end_time, &when.duration) {
+    let length = match (when.end_time, when.duration) {
         (Some(t), None) => {
             let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
             if end == start_time && owner == Owner::Window {
@@ -643,11 +663,11 @@ fn recurring_schedule(when: &RawWhen, owner: Owner) -> std::result::Result<Sched
         (Some(_), Some(_)) => return Err("give `end_time` or `duration`, not both".into()),
         (None, None) => return Err("a recurring entry needs `end_time` or `duration`".into()),
     };
-    let from = parse_local(when.from.as_deref().unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
+    let from = parse_local(when.from.unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
     let dtstart = from.date().and_time(start_time);
     let mut instances = Vec::new();
     let mut exdates = exdates;
-    for (n, i) in when.instances.iter().flatten().enumerate() {
+    for (n, i) in when.instances.into_iter().flatten().enumerate() {
         let at = |key: &str, m: String| format!("instances[{n}].{key}: {m}");
         let s = parse_local(&i.start).map_err(|m| at("start", m))?;
         let e = parse_local(&i.end).map_err(|m| at("end", m))?;
