@@ -2,7 +2,9 @@
 //! just before it, then checks query files against the final schema. Source-agnostic: the
 //! files come from disk (`sluice lint`) or from git blobs (`sluice check`).
 
+pub mod baseline;
 pub mod load;
+pub mod since;
 mod suppress;
 
 use crate::config::RuleLevel;
@@ -131,6 +133,9 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> 
             );
         }
         if check {
+            for rule in rules::REGISTRY {
+                rule.finish_file(file, &mut file_findings);
+            }
             file_findings.extend(tokenizer_finding(file));
             findings.extend(suppress::apply(file, file_findings));
         }

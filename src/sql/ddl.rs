@@ -172,6 +172,7 @@ pub enum ObjectKind {
     MaterializedView,
     Sequence,
     Function,
+    Schema,
     Other,
 }
 
@@ -242,6 +243,11 @@ pub enum Ddl {
     Truncate {
         tables: Vec<Name>,
     },
+    /// `CREATE [OR REPLACE] TRIGGER … ON table` or `DROP TRIGGER … ON table`: a lock on the table.
+    Trigger {
+        table: Name,
+        drop: bool,
+    },
     /// A plain query (`SELECT`, `WITH`, `VALUES`).
     Query,
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).
@@ -264,7 +270,8 @@ impl Ddl {
             | Ddl::Begin
             | Ddl::Commit
             | Ddl::Rollback
-            | Ddl::Truncate { .. } => true,
+            | Ddl::Truncate { .. }
+            | Ddl::Trigger { .. } => true,
             _ => false,
         }
     }
