@@ -355,8 +355,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
         None => Zone::utc(),
     };
 
-    let mut events = Vec::new();
-    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
+    let mut events = Vec::with_capacity(raw.event.len());
+    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::with_capacity(raw.event.len());
     let mut note_id = |id: &str, file: &Path, at: usize, what: &str| -> Result<()> {
         if id.trim().is_empty() {
             return Err(Error::invalid(file, Some(at), format!("{what} with an empty `id`")));
@@ -521,7 +521,14 @@ fn parse_raw(path: &Path, text: &str) -> Result<RawCalendar> {
     // The pieces are independent documents: parse them on every core.
     let pieces: Vec<Option<RawCalendar>> =
         cuts.par_windows(2).map(|pair| toml::from_str::<RawCalendar>(&text[pair[0]..pair[1]]).ok()).collect();
-    let mut raw = RawCalendar::default();
+    // Reserved once: the merged entries are large structs, and growing by doubling copied them.
+    let total = |count: fn(&RawCalendar) -> usize| pieces.iter().flatten().map(count).sum::<usize>();
+    let mut raw = RawCalendar {
+        timezone: None,
+        event: Vec::with_capacity(total(|p| p.event.len())),
+        window: Vec::with_capacity(total(|p| p.window.len())),
+        calendar: Vec::with_capacity(total(|p| p.calendar.len())),
+    };
     for (piece, base) in pieces.into_iter().zip(cuts.iter().copied()) {
         let Some(piece) = piece else {
             return parse_toml(path, text);

@@ -47,7 +47,9 @@ fn open_regular(path: &Path, options: &mut OpenOptions, what: &str) -> Result<Fi
 /// Reads a freeze input (calendar, overrides, `.ics`) as UTF-8 text.
 pub fn read_regular_text(path: &Path) -> Result<String> {
     let mut file = open_regular(path, OpenOptions::new().read(true), "this input")?;
-    let mut bytes = Vec::new();
+    // Sized up front: a 1 MB calendar would otherwise be copied through several doublings.
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = Vec::with_capacity(size + 1);
     file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
     text_from_bytes(path, bytes)
 }
