@@ -7,6 +7,7 @@ use crate::finding::Report;
 use crate::lint::baseline::{self, Baseline};
 use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
+use crate::policy::identity;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,6 +61,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     if args.output.explain {
         report.notes.push(sources.tool.clone());
     }
+    let identity_file = load::display_path(&loaded.policies_dir().join(identity::FILE), &root);
+    report.notes.extend(settings.policies.identity.pending_note(&identity_file));
     if let Some(since) = &since {
         report.notes.push(format!(
             "Since {}: the {} migration(s) before it were replayed without being reported.",

@@ -81,7 +81,7 @@ impl<'a> Decider<'a> {
     /// The same question with no override in force: for answers about the future (when the
     /// freeze ends, the next open window), which no audit line covers.
     pub fn without_overrides(&self) -> Decider<'a> {
-        static NONE: Overrides = Overrides { path: None, list: Vec::new() };
+        static NONE: Overrides = Overrides { path: None, list: Vec::new(), commit: None };
         Decider { calendar: self.calendar, overrides: &NONE, query: self.query }
     }
 

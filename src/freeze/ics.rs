@@ -228,8 +228,13 @@ fn begin_lines(text: &str, name: &str) -> Vec<usize> {
 /// Reads the VEVENTs of an `.ics` file as events with ids `{prefix}{UID}`; `tz` is the zone of
 /// floating times and all-day dates.
 pub fn import(path: &Path, prefix: &str, tz: Zone) -> Result<Imported> {
-    let text = read_regular_text(path)?;
-    let unfolded = unfold(&text);
+    import_text(path, &read_regular_text(path)?, prefix, tz)
+}
+
+/// [`import`] of text already read (`sluice check` reads it from a git revision); `path` names
+/// the file in errors and events.
+pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Zone) -> Result<Imported> {
+    let unfolded = unfold(text);
     let roots = catch_unwind(AssertUnwindSafe(|| read_components(&unfolded)))
         .map_err(|_| {
             Error::invalid(path, None, "the iCalendar parser crashed on this file; check that it is valid RFC 5545")
@@ -237,10 +242,10 @@ pub fn import(path: &Path, prefix: &str, tz: Zone) -> Result<Imported> {
         .map_err(|e| Error::invalid(path, None, format!("not a valid iCalendar file: {}", e.trim())))?;
     let (mut vevents, mut vtimezones, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
     collect(&roots, &mut vevents, &mut vtimezones, &mut ignored);
-    let event_lines = begin_lines(&text, "VEVENT");
+    let event_lines = begin_lines(text, "VEVENT");
     let mut notes = Vec::new();
     for kind in ["VTODO", "VJOURNAL", "VFREEBUSY", "VAVAILABILITY"] {
-        let lines = begin_lines(&text, kind);
+        let lines = begin_lines(text, kind);
         if let Some(first) = lines.first() {
             notes.push(ImportNote {
                 file: path.to_path_buf(),

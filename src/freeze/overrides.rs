@@ -112,6 +112,8 @@ impl Override {
 pub struct Overrides {
     pub path: Option<PathBuf>,
     pub list: Vec<Override>,
+    /// The commit the file was read from (`sluice check` reads it from the base revision), for the audit log.
+    pub commit: Option<String>,
 }
 
 /// Characters that print nothing: zero-width spaces and joiners, bidirectional marks, the BOM,
@@ -247,7 +249,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
             problems,
         });
     }
-    Ok(Overrides { path: Some(path.to_path_buf()), list })
+    Ok(Overrides { path: Some(path.to_path_buf()), list, commit: None })
 }
 
 #[cfg(test)]

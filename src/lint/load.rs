@@ -106,8 +106,12 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
     let policies = Policies::load(&loaded.policies_dir())?;
-    let settings =
-        Settings { postgres_version: loaded.config.postgres_version, levels: loaded.config.rules.clone(), policies };
+    let settings = Settings {
+        postgres_version: loaded.config.postgres_version,
+        levels: loaded.config.rules.clone(),
+        policies,
+        under_review: false,
+    };
     Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))
 }
 

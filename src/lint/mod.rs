@@ -58,6 +58,9 @@ pub struct Settings {
     pub postgres_version: u32,
     pub levels: BTreeMap<String, RuleLevel>,
     pub policies: Policies,
+    /// The files are a change under review (`sluice check`), not a whole project: rules about
+    /// who must approve a change (`domain-review-required`) apply.
+    pub under_review: bool,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -96,11 +99,27 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
         .collect()
 }
 
+/// The schema a dump and migrations build: the dump, then every statement each migration's tool sends.
+pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
+    let mut schema = Schema::default();
+    if let Some(dump) = schema_dump {
+        schema.apply_all(&dump.parsed.statements, &dump.display, None);
+    }
+    for (index, source) in migrations.iter().enumerate() {
+        schema.apply_all(&source.up.parsed.statements, &source.up.display, Some(index));
+    }
+    schema
+}
+
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
 /// always built from the whole history).
 pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
-    let facts =
-        Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
     let mut schema = Schema::default();
     let mut findings: Vec<Finding> = Vec::new();
     if let Some(dump) = &sources.schema_dump {
