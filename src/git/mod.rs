@@ -251,8 +251,21 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
         }
         Side::WorkTree => {
             let full = repo.root.join(path);
-            if full.is_dir() {
+            let meta = match std::fs::metadata(&full) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io(path, e)),
+            };
+            if meta.is_dir() {
                 return Ok(None);
+            }
+            // Reading a FIFO waits for a writer forever (issue 16): only regular files are read.
+            if !meta.is_file() {
+                return Err(Error::invalid(
+                    path,
+                    None,
+                    "not a regular file (a FIFO, socket or device); give a regular file",
+                ));
             }
             match std::fs::read(&full) {
                 Ok(bytes) => text_from_bytes(Path::new(path), bytes).map(Some),
