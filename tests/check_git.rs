@@ -505,6 +505,27 @@ fn a_deploy_named_without_a_calendar_is_an_error_not_a_pass() {
     let output = repo.check().args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown time zone `Europe/Londres`"));
+
+    // Issue 16, case 11: a 300,000-year lead once overflowed into a panic (exit 101).
+    repo.write("policies/freeze.toml", &FREEZE.replace("lead = \"P7D\"", "lead = \"P300000Y\""));
+    let output = repo.check().args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "policies/freeze.toml:8: [[window]] `bird-count-freeze`: lead: `P300000Y` is longer than 100 years"
+        ),
+        "{stderr}"
+    );
+
+    // Issue 16, case 14: a FIFO as the calendar is refused at once, never waited on.
+    std::fs::remove_file(repo.path().join("policies/freeze.toml")).unwrap();
+    nix::unistd::mkfifo(&repo.path().join("policies/freeze.toml"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let output =
+        repo.check().args(deploy("2026-05-12T12:00:00Z")).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("policies/freeze.toml: not a regular file (a FIFO"), "{stderr}");
 }
 
 #[test]

@@ -190,7 +190,7 @@ fn a_configuration_that_is_a_directory_is_an_error() {
     let freeze = sluice(dir.path(), &["freeze", "status", "--env", "production", "--service", "api"]);
     assert_eq!(freeze.code, 2, "{}", freeze.stderr);
     assert!(
-        freeze.stderr.contains("overrides.toml: cannot read: a directory, not a regular file"),
+        freeze.stderr.contains("policies/overrides.toml: this input is a directory; give a regular file"),
         "{}",
         freeze.stderr
     );

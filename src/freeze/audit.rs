@@ -4,7 +4,7 @@ use super::calendar::Calendar;
 use super::decide::{Query, State, Status};
 use super::overrides::Overrides;
 use super::time::utc_string;
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, Result};
 use chrono::Utc;
 use serde_json::json;
 use std::io::Write;
@@ -66,11 +66,12 @@ pub fn log_if_overridden(
 /// override but cannot be audited is an error: the gate fails closed.
 pub fn append(path: &Path, record: &serde_json::Value) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io_while(IoAction::Create, dir, e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::invalid(dir, None, format!("cannot create the audit log's directory: {e}")))?;
     }
-    let mut file =
-        std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::write(path, e))?;
+    let mut file = super::input::open_append(path)?;
     let mut line = record.to_string();
     line.push('\n');
-    file.write_all(line.as_bytes()).map_err(|e| Error::write(path, e))
+    file.write_all(line.as_bytes())
+        .map_err(|e| Error::invalid(path, None, format!("cannot write to the audit log: {e}")))
 }

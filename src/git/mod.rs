@@ -14,7 +14,7 @@ pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 pub use tree::GitTree;
 
-use crate::error::{check_size, read_bytes, text_from_bytes, Error, Result};
+use crate::error::{check_size, text_from_bytes, Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The branches tried, in order, for the default base.
@@ -252,14 +252,27 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
         }
         Side::WorkTree => {
             let full = repo.root.join(path);
-            if full.is_dir() {
+            let meta = match std::fs::metadata(&full) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io(path, e)),
+            };
+            if meta.is_dir() {
                 return Ok(None);
             }
-            match std::fs::metadata(&full) {
+            // Reading a FIFO waits for a writer forever (issue 16): only regular files are read.
+            if !meta.is_file() {
+                return Err(Error::invalid(
+                    path,
+                    None,
+                    "not a regular file (a FIFO, socket or device); give a regular file",
+                ));
+            }
+            check_size(Path::new(path), meta.len())?;
+            match std::fs::read(&full) {
+                Ok(bytes) => text_from_bytes(Path::new(path), bytes).map(Some),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(Error::io(path, e)),
-                // Only regular files: a FIFO would block the read forever.
-                Ok(_) => read_bytes(&full).and_then(|bytes| text_from_bytes(Path::new(path), bytes)).map(Some),
             }
         }
     }
