@@ -340,7 +340,7 @@ fn gate_findings(
 /// The tables the base revision's history builds, read and replayed on demand (only when a
 /// head policy names a table the base policies do not).
 fn base_tables(repo: &Repo, loaded: &Loaded, base: Oid, head: &Side) -> Result<BTreeSet<String>> {
-    let tree = GitTree::open(repo, Side::Rev(base), &loaded.migrations_dir(), &loaded.root, true)?;
+    let tree = GitTree::open(repo, Side::Rev(base), &loaded.migrations_dir(), &loaded.root)?;
     let layout = tools::resolve(loaded.config.migrations.layout, &tree)?.layout();
     let history = migrations::load(&tree, layout, &lint::load::tool_options(loaded), None)?;
     let (base_sources, _) = lint::load::sources_of(history);
