@@ -42,6 +42,8 @@ pub struct Options {
     pub policies: Option<PathBuf>,
     pub deploy: Deploy,
     pub plan: PlanRun,
+    /// Snapshots of the base side's replayed schema (disabled by default).
+    pub cache: crate::schema::cache::SchemaCache,
 }
 
 /// Where and when the change would be deployed, for the change-freeze calendar.
@@ -191,13 +193,13 @@ pub fn run(options: &Options) -> Result<Report> {
         .filter(|c| c.kind == FileKind::Query && c.change.kind != ChangeKind::Deleted)
         .map(|c| c.change.path.clone())
         .collect();
-    let affected = affected::queries(&sources, &added_sources, &changed_queries);
-
     let settings = Settings {
         postgres_version: loaded.config.postgres_version,
         levels: loaded.config.rules.clone(),
         policies: load_policies(&repo, &head, &loaded)?,
+        cache: options.cache.clone(),
     };
+    let affected = affected::queries(&sources, &settings, &added_sources, &changed_queries);
 
     // What the affected queries already had against the base schema is not this change's doing.
     let baseline: BTreeSet<(String, String, usize, usize, String)> = if affected.is_empty() {

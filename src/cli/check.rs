@@ -4,6 +4,7 @@ use super::{OutputArgs, ProjectArgs};
 use crate::check::{self, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::report::{markdown, RenderOptions};
+use crate::schema::cache::SchemaCache;
 use chrono::{DateTime, FixedOffset};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,10 +57,13 @@ pub struct CheckArgs {
     /// databases it creates.
     #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
-    /// Where the plan comparison's ephemeral cluster and cached fixtures live (default: $SLUICE_CACHE_DIR, else
-    /// ~/.cache/sluice; /var/tmp/sluice as root).
+    /// Where the plan comparison's ephemeral cluster and cached fixtures, and the cached schemas of the base
+    /// history, live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice; /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Replay the base side's whole history; neither read nor write the schema cache.
+    #[arg(long)]
+    pub no_cache: bool,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -99,6 +103,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             skip: args.no_plan,
             database_url: args.database_url,
             cache_dir: args.cache_dir.as_ref().map(absolute),
+        },
+        cache: if args.no_cache {
+            SchemaCache::disabled()
+        } else {
+            SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
     };
     let report = check::run(&options)?;

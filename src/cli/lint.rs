@@ -3,6 +3,7 @@
 use super::{OutputArgs, ProjectArgs};
 use crate::error::Result;
 use crate::lint::{self, load};
+use crate::schema::cache::{SchemaCache, Use};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +16,48 @@ pub struct LintArgs {
     pub project: ProjectArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The schema cache: snapshots of the replayed history, so linting the newest migration replays
+/// only what changed.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Replay the whole history; neither read nor write the schema cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where cached schemas (and `sluice plan`'s fixtures) live [default: $SLUICE_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root]. Safe to delete.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    pub fn schema_cache(&self) -> SchemaCache {
+        if self.no_cache {
+            SchemaCache::disabled()
+        } else {
+            SchemaCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
+}
+
+/// For `--explain`: how much of the history the cache saved replaying.
+pub fn describe_cache(cache: &Use, migrations: usize) -> String {
+    let mut text = if cache.resumed_at > 0 {
+        format!(
+            "Schema cache: the schema after the first {} of {migrations} migration(s) came from the cache; {} replayed.",
+            cache.resumed_at,
+            migrations - cache.resumed_at
+        )
+    } else {
+        format!("Schema cache: no cached schema applied; {migrations} migration(s) replayed.")
+    };
+    if let Some(count) = cache.stored_at {
+        text.push_str(&format!(" Stored the schema after the first {count}."));
+    }
+    text
 }
 
 pub fn run(args: LintArgs) -> Result<ExitCode> {
@@ -22,11 +65,17 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let loaded = args.project.load(&cwd)?;
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
-    let (sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    let (sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
+    settings.cache = args.cache.schema_cache();
     let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);
-    let mut report = lint::lint(&sources, &settings, &selected);
-    let checked =
-        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count();
+    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    let checked = sources
+        .migrations
+        .iter()
+        .map(|m| &m.display)
+        .chain(sources.queries.iter().map(|q| &q.display))
+        .filter(|display| selected(display))
+        .count();
     report.notes.push(format!(
         "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
         sources.migrations.len(),
@@ -34,6 +83,9 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     ));
     if args.output.explain {
         report.notes.push(sources.tool.clone());
+        if settings.cache.is_enabled() {
+            report.notes.push(describe_cache(&cache_use, sources.migrations.len()));
+        }
     }
     args.output.emit(&report)
 }

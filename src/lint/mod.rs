@@ -9,32 +9,69 @@ use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
 use crate::rules::{self, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile, UNPARSED_STATEMENT};
+use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
+use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
-/// A migration with its parsed up (and down) file, and how its tool runs it.
-#[derive(Debug)]
+/// A migration as its tool runs it, read but not parsed yet: the engine parses the migrations it
+/// replays, in parallel, while it replays the ones before (see [`parse_in_order`]).
+#[derive(Debug, Clone)]
 pub struct MigrationSource {
     pub migration: Migration,
-    /// The statements the tool sends on deploy (see `schema::tools::script::parse`).
+    /// How findings name the up file.
+    pub display: String,
+    /// The up file's text, shared with the findings that quote it.
+    pub text: Arc<str>,
+    /// What the tool sends of it, and how (see `schema::tools::script`).
+    pub script: Script,
+    /// The rollback: a down file's (display path, text), or the file's own down section.
+    pub down: Option<(String, String)>,
+    /// What the tool would refuse or break in this file (`runner-rejects-migration`).
+    pub findings: Vec<Finding>,
+}
+
+/// A migration parsed: its up file as the tool sends it, its rollback, and the transaction of
+/// each statement.
+#[derive(Debug)]
+pub struct ParsedMigration {
     pub up: SourceFile,
     pub down: Option<SourceFile>,
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
-    /// What the tool would refuse or break in this file (`runner-rejects-migration`).
-    pub findings: Vec<Finding>,
 }
 
 impl MigrationSource {
     /// A migration whose runner wraps the whole file in a transaction, or runs each statement on
     /// its own: the simple case, for tests and callers without a tool.
-    pub fn whole_file(migration: Migration, up: SourceFile, down: Option<SourceFile>, in_transaction: bool) -> Self {
-        let wrap = in_transaction.then(|| Arc::new(RunnerTransaction::whole_file()));
-        let transactions = vec![wrap; up.parsed.statements.len()];
-        MigrationSource { migration, up, down, transactions, findings: Vec::new() }
+    pub fn whole_file(migration: Migration, display: impl Into<String>, text: &str, in_transaction: bool) -> Self {
+        let wrap = in_transaction.then(|| Wrap::file("the migration runner wraps the file in a transaction"));
+        MigrationSource {
+            migration,
+            display: display.into(),
+            text: text.into(),
+            script: Script::whole(text, Sending::EachStatement, wrap),
+            down: None,
+            findings: Vec::new(),
+        }
+    }
+
+    pub fn parse(&self) -> ParsedMigration {
+        let up = script::parse(self.display.clone(), Arc::clone(&self.text), &self.script);
+        let transactions = script::transactions(&up, &self.script);
+        let down = self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()));
+        ParsedMigration { up, down, transactions }
+    }
+
+    /// What identifies this migration's part in the schema it builds: its path and the exact
+    /// pieces of text the tool sends (see [`cache::Chain`]).
+    fn digest(&self) -> cache::Key {
+        let pieces = format!("{:?}", self.script.pieces);
+        cache::digest(&[self.display.as_bytes(), self.text.as_bytes(), pieces.as_bytes()])
     }
 }
 
@@ -56,6 +93,8 @@ pub struct Settings {
     pub postgres_version: u32,
     pub levels: BTreeMap<String, RuleLevel>,
     pub policies: Policies,
+    /// Snapshots of the replayed schema (disabled by default: the CLI turns it on).
+    pub cache: SchemaCache,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -94,69 +133,199 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
         .collect()
 }
 
+/// Which files' findings are reported, by display path.
+pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
-/// always built from the whole history).
-pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
+/// always built from the whole history, or taken from the cache for the part before the
+/// first selected migration).
+pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Report {
+    lint_reporting_cache(sources, settings, selected).0
+}
+
+/// [`lint`], also saying what the schema cache did.
+pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
     let facts =
         Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
-    let mut schema = Schema::default();
+    let migrations = &sources.migrations;
+    let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
+    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+
+    let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
+    let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
+    let mut cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources));
+    let mut store = |count: usize, schema: &Schema| {
+        if let Some(chain) = chain.as_ref().filter(|_| count > cache_use.resumed_at) {
+            if settings.cache.store(chain, count, schema) {
+                cache_use.stored_at = Some(count);
+            }
+        }
+    };
+
     let mut findings: Vec<Finding> = Vec::new();
+    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
+        if index == first_checked {
+            store(index, &schema);
+        }
+        let source = &migrations[index];
+        let replay = Replay { index, source, layout_has_down, check: selected(&source.display), facts: &facts };
+        findings.extend(replay.run(parsed, &mut schema));
+    });
+    if first_checked == migrations.len() {
+        store(first_checked, &schema);
+    }
+    findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
+    findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+
+    let findings = apply_levels(findings, &settings.levels);
+    let mut report = Report { findings, notes: Vec::new() };
+    report.sort();
+    (report, cache_use)
+}
+
+/// The schema after the first `count` migrations of `sources`, from the cache when it has it
+/// (and then stored there), for callers that need the schema but no findings.
+pub fn schema_after(sources: &Sources, settings: &Settings, count: usize) -> Schema {
+    let count = count.min(sources.migrations.len());
+    let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
+    let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, count));
+    let from = resumed.as_ref().map_or(0, |(at, _)| *at);
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources));
+    let facts = Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &[] };
+    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
+    parse_in_order(&sources.migrations, from..count, |index, parsed| {
+        let source = &sources.migrations[index];
+        Replay { index, source, layout_has_down, check: false, facts: &facts }.run(parsed, &mut schema);
+    });
+    if let Some(chain) = chain.filter(|_| count > from) {
+        settings.cache.store(&chain, count, &schema);
+    }
+    schema
+}
+
+/// The schema before the first migration: empty, or what the schema dump builds.
+fn initial_schema(sources: &Sources) -> Schema {
+    let mut schema = Schema::default();
     if let Some(dump) = &sources.schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
+    schema
+}
 
-    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
-    for (index, source) in sources.migrations.iter().enumerate() {
-        let file = &source.up;
-        let check = selected(&file.display);
-        let down = source.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
+/// The cache keys of every prefix of the history: the schema dump and the PostgreSQL version
+/// (what the replay depends on besides the migrations), then each migration.
+fn chain(sources: &Sources, settings: &Settings) -> cache::Chain {
+    let dump = sources.schema_dump.as_ref().map(|d| (d.display.as_str(), &*d.parsed.text));
+    let (dump_path, dump_text) = dump.unwrap_or(("", ""));
+    let version = settings.postgres_version.to_le_bytes();
+    let digests: Vec<cache::Key> = sources.migrations.par_iter().map(MigrationSource::digest).collect();
+    cache::Chain::new(&[&version, dump_path.as_bytes(), dump_text.as_bytes()], &digests)
+}
+
+/// How much text (and how many files) the engine parses at a time: bounded, so memory holds a
+/// few chunks of parsed files, not the history; large enough to keep both cores busy.
+const CHUNK_BYTES: usize = 512 * 1024;
+const CHUNK_FILES: usize = 256;
+
+/// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
+/// `replay` in order, while the next chunk is being parsed: the replay, which must go in order,
+/// overlaps with the parsing, which need not.
+fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
+    let chunks = chunks(&migrations[..range.end], range.start);
+    std::thread::scope(|scope| {
+        // One chunk waits while one is replayed and one is parsed.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Vec<ParsedMigration>)>(1);
+        scope.spawn(move || {
+            for range in chunks {
+                let parsed = migrations[range.clone()].par_iter().map(MigrationSource::parse).collect();
+                if sender.send((range.start, parsed)).is_err() {
+                    return;
+                }
+            }
+        });
+        for (start, parsed) in receiver {
+            for (offset, migration) in parsed.into_iter().enumerate() {
+                replay(start + offset, migration);
+            }
+        }
+    });
+}
+
+/// `from..migrations.len()` cut into runs of at most `CHUNK_FILES` files and about `CHUNK_BYTES`.
+fn chunks(migrations: &[MigrationSource], from: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = from;
+    let mut bytes = 0;
+    for (index, migration) in migrations.iter().enumerate().skip(from) {
+        bytes += migration.text.len();
+        if bytes >= CHUNK_BYTES || index + 1 - start >= CHUNK_FILES {
+            out.push(start..index + 1);
+            start = index + 1;
+            bytes = 0;
+        }
+    }
+    if start < migrations.len() {
+        out.push(start..migrations.len());
+    }
+    out
+}
+
+/// One migration file replayed: each statement checked against the schema just before it
+/// (when the file is selected), then applied.
+struct Replay<'a> {
+    index: usize,
+    source: &'a MigrationSource,
+    layout_has_down: bool,
+    check: bool,
+    facts: &'a Facts<'a>,
+}
+
+impl Replay<'_> {
+    fn run(&self, mut parsed: ParsedMigration, schema: &mut Schema) -> Vec<Finding> {
+        let down = parsed.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
-            index,
-            migration: Some(source.migration.clone()),
-            layout_has_down,
+            index: self.index,
+            migration: Some(self.source.migration.clone()),
+            layout_has_down: self.layout_has_down,
             down,
             ..MigrationState::default()
         };
-        let mut file_findings = source.findings.clone();
-        for (position, statement) in file.parsed.statements.iter().enumerate() {
-            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
-            if check {
-                let cx = Context { file, statement, schema: &schema, role: Role::Migration(&state), facts: &facts };
-                check_statement(&cx, &mut file_findings);
+        let mut findings = if self.check { self.source.findings.clone() } else { Vec::new() };
+        let origin = |line| Origin { file: self.source.display.clone(), line, migration: Some(self.index) };
+        for position in 0..parsed.up.parsed.statements.len() {
+            state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
+            let file = &parsed.up;
+            let statement = &file.parsed.statements[position];
+            if self.check {
+                let cx = Context { file, statement, schema, role: Role::Migration(&state), facts: self.facts };
+                check_statement(&cx, &mut findings);
             }
-            state.observe(statement, &schema);
-            schema.apply(
-                statement,
-                &Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) },
-            );
+            state.observe(statement, schema);
+            schema.apply(statement, &origin(statement.span.line));
+            // Checked and applied: later rules need its typed view at most, never its syntax tree.
+            parsed.up.parsed.statements[position].ast = None;
         }
-        if check {
-            file_findings.extend(tokenizer_finding(file));
-            findings.extend(suppress::apply(file, file_findings));
+        if !self.check {
+            return Vec::new();
         }
+        findings.extend(tokenizer_finding(&parsed.up));
+        suppress::apply(&parsed.up, findings)
     }
-    findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
+}
 
-    let query_findings: Vec<Finding> = sources
-        .queries
+/// Query files, checked in parallel against the final schema.
+fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
+    queries
         .par_iter()
         .filter(|file| selected(&file.display))
         .flat_map_iter(|file| {
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
-                check_statement(
-                    &Context { file, statement, schema: &schema, role: Role::Query, facts: &facts },
-                    &mut out,
-                );
+                check_statement(&Context { file, statement, schema, role: Role::Query, facts }, &mut out);
             }
             out.extend(tokenizer_finding(file));
             suppress::apply(file, out)
         })
-        .collect();
-    findings.extend(query_findings);
-
-    let findings = apply_levels(findings, &settings.levels);
-    let mut report = Report { findings, notes: Vec::new() };
-    report.sort();
-    report
+        .collect()
 }

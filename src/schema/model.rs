@@ -2,10 +2,11 @@
 
 use crate::sql::ddl::{ConstraintKind, IndexKey, Name};
 use crate::sql::query::{Catalog, ColumnUse};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Where an object was defined: file, line, and which migration (in replay order) did it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     pub file: String,
     pub line: usize,
@@ -13,7 +14,7 @@ pub struct Origin {
     pub migration: Option<usize>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     pub name: Name,
     pub data_type: String,
@@ -23,7 +24,7 @@ pub struct ColumnInfo {
     pub generated: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConstraintInfo {
     pub name: Name,
     pub kind: ConstraintKind,
@@ -32,7 +33,7 @@ pub struct ConstraintInfo {
     pub index: Option<Name>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     pub name: Name,
     pub columns: Vec<ColumnInfo>,
@@ -50,7 +51,7 @@ impl Table {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Index {
     pub name: Name,
     pub table: Name,
@@ -76,7 +77,7 @@ impl Index {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     pub name: Name,
     /// The columns its query compares, resolved when it was defined.
@@ -84,7 +85,7 @@ pub struct View {
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schema {
     pub tables: BTreeMap<Name, Table>,
     pub indexes: BTreeMap<Name, Index>,

@@ -2,11 +2,13 @@
 //! Built from sqlparser's AST when the statement parses, or by the token-level recognizer
 //! when it does not; either way rules see the same values.
 
+use serde::{Deserialize, Serialize};
+
 /// A normalized relation or object name: unquoted identifiers lowercased, `public.` dropped.
 pub type Name = String;
 
 /// One key of an index or constraint: a plain column, or an expression in normalized text.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum IndexKey {
     Column(Name),
     Expression(String),
@@ -41,7 +43,7 @@ pub struct CreateIndex {
     pub nulls_not_distinct: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConstraintKind {
     PrimaryKey {
         columns: Vec<Name>,

@@ -8,6 +8,7 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct Statement {
@@ -26,7 +27,8 @@ pub struct Statement {
 
 #[derive(Debug)]
 pub struct ParsedFile {
-    pub text: String,
+    /// Shared with the findings that quote it (see [`crate::finding::Snippet`]).
+    pub text: Arc<str>,
     pub statements: Vec<Statement>,
     pub comments: Vec<Comment>,
     /// Set when the tokenizer gave up (an unterminated string or comment): the rest is unread.
@@ -40,13 +42,19 @@ impl ParsedFile {
 }
 
 pub fn parse_file(text: String) -> ParsedFile {
+    parse_shared(text.into())
+}
+
+/// [`parse_file`] of text already shared (a migration's text, kept once for every finding on it).
+pub fn parse_shared(text: Arc<str>) -> ParsedFile {
     let split = split(&text);
     parse_split(text, split)
 }
 
 /// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
 /// split on its own: see `schema::tools::script`); spans are offsets into `text`.
-pub fn parse_split(text: String, split: super::split::Split) -> ParsedFile {
+pub fn parse_split(text: impl Into<Arc<str>>, split: super::split::Split) -> ParsedFile {
+    let text = text.into();
     let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
     ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
 }

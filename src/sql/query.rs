@@ -3,6 +3,7 @@
 //! `function-on-indexed-column` and `drop-index-in-use` stand on this.
 
 use super::names::{self, expression, ident};
+use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
     self, BinaryOperator, Expr, FromTable, JoinConstraint, JoinOperator, Query, SetExpr, Spanned, TableFactor,
     TableWithJoins, UnaryOperator,
@@ -14,7 +15,7 @@ pub trait Catalog {
 }
 
 /// How a column is hidden from an index.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WrapKind {
     Function(String),
     Cast,
@@ -37,7 +38,7 @@ impl WrapKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wrapping {
     pub kind: WrapKind,
     /// The whole side of the comparison, normalized like index expressions are.
@@ -47,7 +48,7 @@ pub struct Wrapping {
 }
 
 /// Where in the file, 1-based.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
     pub line: usize,
     pub column: usize,
@@ -56,7 +57,7 @@ pub struct Position {
 }
 
 /// A column a predicate compares, resolved to its base table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnUse {
     pub table: String,
     pub column: String,

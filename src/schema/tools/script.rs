@@ -168,10 +168,10 @@ impl Origin {
 
 /// Parses the pieces of `text` the script sends, each on its own; comments in the text between
 /// them are kept (for `sluice:ignore-file`), their statements are not (the tool does not run them).
-pub fn parse(display: String, text: String, script: &Script) -> SourceFile {
+pub fn parse(display: String, text: Arc<str>, script: &Script) -> SourceFile {
     if let [piece] = script.pieces.as_slice() {
         if piece.range == (0..text.len()) {
-            return SourceFile::parse(display, text);
+            return SourceFile::parse_shared(display, text);
         }
     }
     let mut combined = Split::default();
