@@ -32,6 +32,7 @@ fn project() -> tempfile::TempDir {
     for (i, sql) in migrations.iter().enumerate() {
         std::fs::write(migration(dir.path(), i + 1), format!("{sql}\n")).unwrap();
     }
+    std::fs::write(dir.path().join("queries/by_email.sql"), "SELECT id FROM users WHERE lower(email) = $1;\n").unwrap();
     std::fs::write(
         dir.path().join("queries/recent.sql"),
         "SELECT id FROM orders WHERE placed_at > now() - interval '1 day';\n",
@@ -76,9 +77,9 @@ fn cached_and_uncached_runs_give_the_same_json() {
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
     let dir = project.path();
-    for selection in [vec![], vec!["migrations/010_m.sql"], vec!["migrations/006_m.sql"], vec!["queries"]] {
+    for selection in [vec![], vec!["migrations/010_m.sql"], vec!["migrations/009_m.sql"], vec!["queries"]] {
         let uncached = lint(dir, &[&["--no-cache"], selection.as_slice()].concat());
-        assert!(uncached["summary"]["total"].as_u64().unwrap() > 0, "the project has findings to compare");
+        assert!(uncached["summary"]["total"].as_u64().unwrap() > 0, "{selection:?} has findings to compare");
         let cold = lint(dir, &[&["--cache-dir", cache_dir], selection.as_slice()].concat());
         let warm = lint(dir, &[&["--cache-dir", cache_dir], selection.as_slice()].concat());
         assert_eq!(cold, uncached, "{selection:?}");
@@ -159,4 +160,50 @@ fn no_cache_writes_nothing_and_concurrent_runs_agree() {
     }
     let snapshots: Vec<_> = std::fs::read_dir(cache.path().join("schema")).unwrap().collect();
     assert_eq!(snapshots.len(), 1, "one snapshot, written atomically, no temporary file left: {snapshots:?}");
+}
+
+/// `git ARGS` in `dir`.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn check_gives_the_same_json_with_and_without_the_cache() {
+    let project = project();
+    let dir = project.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(migration(dir, 11), "DROP INDEX users_email;\n").unwrap();
+    std::fs::write(migration(dir, 12), "ALTER TABLE orders ALTER COLUMN placed_at TYPE timestamp;\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "change"]);
+    let cache = tempfile::tempdir().unwrap();
+    let check = |extra: &[&str]| -> Value {
+        let output = Command::cargo_bin("sluice")
+            .unwrap()
+            .current_dir(dir)
+            .env_remove("DATABASE_URL")
+            .env_remove("SLUICE_CACHE_DIR")
+            .args(["check", "--base", "main", "--head", "HEAD", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).expect("JSON")
+    };
+    let uncached = check(&["--no-cache"]);
+    let rules: Vec<&str> = uncached["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.contains(&"drop-index-non-concurrently") && rules.contains(&"change-column-type"), "{rules:?}");
+    let cache_dir = cache.path().to_str().unwrap();
+    assert_eq!(check(&["--cache-dir", cache_dir]), uncached, "cold");
+    assert!(cache.path().join("schema").read_dir().unwrap().count() > 0, "the base schema was stored");
+    assert_eq!(check(&["--cache-dir", cache_dir]), uncached, "warm");
 }
