@@ -12,25 +12,10 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
-SQUAWK_VERSION=2.70.0
 PG_VERSION="${PG_VERSION:-15}"
 
-if [[ -z "${SQUAWK:-}" ]]; then
-  SQUAWK="$repo/bench/.venv/bin/squawk"
-  if [[ ! -x "$SQUAWK" ]] || [[ "$("$SQUAWK" --version 2>/dev/null)" != *"$SQUAWK_VERSION"* ]]; then
-    echo "installing squawk-cli==$SQUAWK_VERSION into bench/.venv" >&2
-    python3 -m venv "$repo/bench/.venv"
-    "$repo/bench/.venv/bin/pip" install --quiet "squawk-cli==$SQUAWK_VERSION"
-  fi
-fi
-if [[ -z "${SLUICE:-}" ]]; then
-  if [[ -x target/release/sluice ]]; then
-    SLUICE="$repo/target/release/sluice"
-  else
-    cargo build --quiet
-    SLUICE="$repo/target/debug/sluice"
-  fi
-fi
+# shellcheck source=bench/tools.sh
+source "$repo/bench/tools.sh"
 
 if [[ $# -eq 0 ]]; then
   set -- fixtures/unsafe-migrations fixtures/safe-migrations fixtures/safe-migrations-diesel

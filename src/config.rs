@@ -106,6 +106,9 @@ pub struct MigrationsConfig {
     /// Whether the migration runner wraps each file in a transaction. Unset: decided by the layout.
     #[serde(default)]
     pub transaction_per_file: Option<bool>,
+    /// `sluice lint` reports migrations from this version on (earlier ones are replayed only).
+    #[serde(default)]
+    pub since: Option<String>,
 }
 
 fn default_migrations_dir() -> PathBuf {
@@ -119,6 +122,7 @@ impl Default for MigrationsConfig {
             layout: Layout::Auto,
             schema_dump: None,
             transaction_per_file: None,
+            since: None,
         }
     }
 }

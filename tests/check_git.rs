@@ -290,22 +290,37 @@ fn an_unchanged_query_affected_by_an_added_migration_is_rechecked_and_says_why()
     );
     repo.commit("drop the expression index");
     let report = json(&mut repo.check(), 1);
-    // The migration drops an index login.sql needs; login.sql did not change, but without the
-    // expression index its lower(email) now defeats users_email; recent.sql also reads users,
-    // but its finding predates the change and is not reported.
-    assert_eq!(
-        found(&report),
-        [
-            pair("drop-index-in-use", "db/migrations/0040_drop_lower_email.sql"),
-            pair("function-on-indexed-column", "queries/login.sql"),
-        ]
-    );
-    let f = finding(&report, "function-on-indexed-column");
-    let message = f["message"].as_str().unwrap();
-    assert!(message.ends_with("(affected by db/migrations/0040_drop_lower_email.sql)"), "{message}");
-    assert_eq!(f["facts"][f["facts"].as_array().unwrap().len() - 1]["name"], "affected by");
+    // The migration drops an index login.sql needs: one finding, on the migration, naming the
+    // query. Without the expression index login.sql's lower(email) also defeats users_email, but
+    // that is the same problem and is not reported a second time on the unchanged query. recent.sql
+    // also reads users; its finding predates the change and is not reported either.
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0040_drop_lower_email.sql")]);
+    let f = finding(&report, "drop-index-in-use");
+    assert!(f["message"].as_str().unwrap().contains("queries/login.sql:3"), "{f}");
+    let also = f["facts"].as_array().unwrap().iter().find(|fact| fact["name"] == "also seen at").expect("folded");
+    assert!(also["value"].as_str().unwrap().starts_with("queries/login.sql:3 (function-on-indexed-column:"), "{also}");
     let notes = notes(&report);
     assert!(notes[0].contains("1 added migration(s), 0 changed query file(s), 2 unchanged query file(s)"), "{notes:?}");
+}
+
+#[test]
+fn a_problem_only_the_unchanged_query_has_is_reported_on_it_as_affected() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("db/migrations/0030_sites.sql", SITES);
+    repo.write("queries/site_search.sql", "SELECT id\nFROM sites\nWHERE lower(name) = lower($1);\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "db/migrations/0040_sites_name.sql",
+        "SET lock_timeout = '5s';\nCREATE INDEX CONCURRENTLY sites_name ON sites (name);\n",
+    );
+    repo.commit("index site names");
+    let report = json(&mut repo.check(), 1);
+    // The new index is fine; the query that cannot use it is the problem, and only the query has it.
+    assert_eq!(found(&report), [pair("function-on-indexed-column", "queries/site_search.sql")]);
+    let message = finding(&report, "function-on-indexed-column")["message"].as_str().unwrap();
+    assert!(message.ends_with("(affected by db/migrations/0040_sites_name.sql)"), "{message}");
 }
 
 #[test]
@@ -757,12 +772,25 @@ fn with_a_scale_spec_check_compares_plans_and_reports_the_dropped_index_a_query_
     repo.commit("drop unused indexes");
 
     let report = json(repo.check().env_remove("DATABASE_URL").env("SLUICE_CACHE_DIR", cache.path()), 1);
-    let regressions = plan_findings(&report, "plan-regression");
-    assert_eq!(regressions.len(), 1, "{report:#}");
-    let f = regressions[0];
-    assert_eq!((f["file"].as_str(), f["line"].as_u64()), (Some("queries/daily_revenue.sql"), Some(2)));
-    let message = f["message"].as_str().unwrap();
-    assert!(message.contains("orders_created_at_idx") && message.contains("Seq Scan"), "{message}");
+    // The plan regression on the unchanged query is the problem the migration's drop-index-in-use
+    // finding already names: one finding, on the migration, that carries the plan as evidence.
+    assert!(plan_findings(&report, "plan-regression").is_empty(), "{report:#}");
+    let drops = plan_findings(&report, "drop-index-in-use");
+    assert_eq!(drops.len(), 1, "{report:#}");
+    let f = drops[0];
+    assert_eq!(f["file"].as_str(), Some("db/migrations/0003_drop_unused_indexes.sql"));
+    assert!(f["message"].as_str().unwrap().contains("queries/daily_revenue.sql:5"), "{f:#}");
+    let also: Vec<&str> = f["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["name"] == "also seen at")
+        .map(|x| x["value"].as_str().unwrap())
+        .collect();
+    assert!(
+        also.iter().any(|a| a.starts_with("queries/daily_revenue.sql:2 (plan-regression:") && a.contains("Seq Scan")),
+        "{also:?}"
+    );
     assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"), "{f:#}");
     let check_notes = notes(&report);
     assert!(check_notes.iter().any(|n| n.starts_with("Plan comparison: fixture: built")), "{check_notes:?}");
@@ -799,6 +827,8 @@ fn with_a_scale_spec_check_compares_plans_and_reports_the_dropped_index_a_query_
     assert!(notes(&report).iter().any(|n| n.contains("queries planned on base and head")), "{report:#}");
     let report = json(repo.check().arg("--no-plan"), 1);
     assert!(plan_findings(&report, "plan-regression").is_empty(), "{report:#}");
+    let f = plan_findings(&report, "drop-index-in-use")[0];
+    assert!(f["facts"].as_array().unwrap().iter().all(|x| x["name"] != "also seen at"), "{f:#}");
     assert!(
         notes(&report).iter().any(|n| n == "Plans not compared: --no-plan; run `sluice plan` to compare them."),
         "{:?}",

@@ -341,3 +341,98 @@ fn odd_input_is_reported_never_a_crash() {
     assert_eq!(at("unparsed-statement", "queries/fragments.sql"), 3);
     assert_eq!(at("function-on-indexed-column", "queries/fragments.sql"), 1, "quoted and non-ASCII names resolve");
 }
+
+/// A history whose first two migrations already have findings: what a team adopting Sluice has.
+const ADOPTION: &[(&str, &[u8])] = &[
+    ("migrations/0001_users.sql", b"CREATE TABLE users (id bigint PRIMARY KEY, email text, name text);\n"),
+    ("migrations/0002_email_index.sql", b"CREATE INDEX users_email ON users (email);\n"),
+    ("migrations/0003_drop_name.sql", b"SET lock_timeout = '5s';\nALTER TABLE users DROP COLUMN name;\n"),
+];
+
+fn rules_and_files(findings: &[Value]) -> Vec<(String, String, String)> {
+    loud(findings)
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().into(),
+                f["file"].as_str().unwrap().into(),
+                f["severity"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn since_lints_from_a_version_on_after_replaying_what_came_before() {
+    let dir = project(ADOPTION);
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(findings.iter().any(|f| f["file"] == "migrations/0002_email_index.sql"), "{findings:#?}");
+
+    // From 0003 on: 0002's index build is not reported, but the schema still knows users.name.
+    let (code, findings, doc) = lint_json(dir.path(), &["--since", "0003"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules_and_files(&findings),
+        [("drop-column".into(), "migrations/0003_drop_name.sql".into(), "error".into())]
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("Since 0003: the 2 migration(s) before it were replayed without being reported."),
+        "{notes}"
+    );
+    // The same from sluice.toml; the flag wins over it; padding does not matter.
+    std::fs::write(dir.path().join("sluice.toml"), "[migrations]\nsince = \"0003\"\n").unwrap();
+    assert_eq!(lint_json(dir.path(), &[]).1, findings);
+    let from_2 = lint_json(dir.path(), &["--since", "2"]).1;
+    assert!(from_2.iter().any(|f| f["file"] == "migrations/0002_email_index.sql"), "{from_2:#?}");
+    assert!(from_2.iter().all(|f| f["file"] != "migrations/0001_users.sql"), "{from_2:#?}");
+
+    // A version no migration has is an error, never a silent "lint nothing".
+    let stderr = stderr_of_failure(dir.path(), &["lint", "--since", "0004"]);
+    assert!(stderr.contains("--since 0004: no migration has version 0004; versions run from 0001 to 0003"), "{stderr}");
+    std::fs::write(dir.path().join("sluice.toml"), "postgres_version = 15\n[migrations]\nsince = \"0009\"\n").unwrap();
+    let stderr = stderr_of_failure(dir.path(), &["lint"]);
+    assert!(stderr.contains("sluice.toml:3: [migrations] since = \"0009\" matches no migration"), "{stderr}");
+}
+
+#[test]
+fn a_baseline_turns_recorded_findings_into_info_and_keeps_new_ones() {
+    let dir = project(ADOPTION);
+    let (code, findings, doc) = lint_json(dir.path(), &["--write-baseline", "sluice-baseline.json"]);
+    assert_eq!(code, 0, "everything recorded is info: {findings:#?}");
+    assert!(loud(&findings).is_empty());
+    assert!(doc["notes"].to_string().contains("to the baseline sluice-baseline.json"), "{doc}");
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sluice-baseline.json")).unwrap()).unwrap();
+    assert_eq!(recorded["version"], 1);
+    assert!(recorded["findings"].as_array().unwrap().iter().any(|e| e["rule"] == "create-index-non-concurrently"));
+
+    // Lines shift above the recorded statement and a new migration comes: only the new one counts.
+    std::fs::write(
+        dir.path().join("migrations/0002_email_index.sql"),
+        "-- Look users up by email.\n\nCREATE INDEX users_email\n    ON users (email);\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("migrations/0004_name_index.sql"), "CREATE INDEX users_id ON users (id);\n")
+        .unwrap();
+    let (code, findings, _) = lint_json(dir.path(), &["--baseline", "sluice-baseline.json"]);
+    assert_eq!(code, 1);
+    let loud = rules_and_files(&findings);
+    assert!(loud.iter().all(|(_, file, _)| file == "migrations/0004_name_index.sql"), "{loud:#?}");
+    assert!(loud.contains(&(
+        "create-index-non-concurrently".into(),
+        "migrations/0004_name_index.sql".into(),
+        "error".into()
+    )));
+    let old = findings.iter().find(|f| f["file"] == "migrations/0002_email_index.sql").expect("still reported");
+    assert_eq!((old["severity"].as_str(), old["line"].as_u64()), (Some("info"), Some(3)));
+
+    // An unreadable or malformed baseline is exit 2 naming the file (and the line).
+    let stderr = stderr_of_failure(dir.path(), &["lint", "--baseline", "missing.json"]);
+    assert!(stderr.contains("missing.json: cannot read"), "{stderr}");
+    std::fs::write(dir.path().join("broken.json"), "{\n  \"version\": 1,\n  \"findings\": [\n    {\"rule\": 1}\n]}\n")
+        .unwrap();
+    let stderr = stderr_of_failure(dir.path(), &["lint", "--baseline", "broken.json"]);
+    assert!(stderr.contains("broken.json:4: not a Sluice baseline"), "{stderr}");
+}

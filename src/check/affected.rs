@@ -1,8 +1,11 @@
 //! Which unchanged query files a change's added migrations can affect: those reading a table
 //! (or view) that an added migration alters, drops, renames, or adds or drops an index on.
 //! Their verdict may change with no edit to them (the index they need is gone, one they
-//! cannot use appears), so `check` re-checks them and says which migration is why.
+//! cannot use appears), so `check` re-checks them and says which migration is why — unless
+//! the migration's own finding already names the query ([`fold_into_migrations`]): one
+//! problem is reported at one place.
 
+use crate::finding::{Fact, Finding};
 use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::schema::{Origin, Schema};
 use crate::sql::ddl::{AlterAction, Ddl, Name, ObjectKind};
@@ -32,6 +35,71 @@ pub fn queries(
         }
     }
     out
+}
+
+/// The places a migration finding says it hurts, as (query file, line): `drop-index-in-use`
+/// names every query that needs the dropped index in its `used by` fact.
+fn places_named(finding: &Finding) -> Vec<(String, usize)> {
+    if finding.rule != crate::rules::DROP_INDEX_IN_USE.id {
+        return Vec::new();
+    }
+    finding
+        .facts
+        .iter()
+        .filter(|f| f.name == "used by")
+        .flat_map(|f| f.value.split(", "))
+        .filter_map(|place| {
+            let (file, line) = place.rsplit_once(':')?;
+            Some((file.to_string(), line.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Folds findings on affected (unchanged) query files into the added migration's finding that
+/// already reports the same problem there: the query finding is dropped, and the migration's
+/// finding notes it (`also seen at`) and takes its severity if higher — a plan regression
+/// confirming a dropped index is the same problem as the drop. Findings on affected queries that
+/// no migration finding names stay, "(affected by …)": they are problems only the query has.
+pub fn fold_into_migrations(findings: Vec<Finding>, affected: &BTreeMap<String, BTreeSet<String>>) -> Vec<Finding> {
+    let named: Vec<(usize, Vec<(String, usize)>)> =
+        findings.iter().enumerate().map(|(i, f)| (i, places_named(f))).filter(|(_, p)| !p.is_empty()).collect();
+    if named.is_empty() || affected.is_empty() {
+        return findings;
+    }
+    let mut folded_into: Vec<Option<usize>> = vec![None; findings.len()];
+    for (at, finding) in findings.iter().enumerate() {
+        let Some(by) = affected.get(&finding.file) else { continue };
+        folded_into[at] = named
+            .iter()
+            .find(|(owner, places)| {
+                by.contains(&findings[*owner].file)
+                    && places
+                        .iter()
+                        .any(|(file, line)| *file == finding.file && (finding.line..=finding.end_line).contains(line))
+            })
+            .map(|(owner, _)| *owner);
+    }
+    let mut out = findings.clone();
+    for (at, owner) in folded_into.iter().enumerate() {
+        let Some(owner) = owner else { continue };
+        let duplicate = &findings[at];
+        let kept = &mut out[*owner];
+        kept.severity = kept.severity.max(duplicate.severity);
+        kept.facts.push(Fact {
+            name: "also seen at".into(),
+            value: format!(
+                "{}:{} ({}: {})",
+                duplicate.file,
+                duplicate.line,
+                duplicate.rule,
+                duplicate.message.split(" (affected by ").next().unwrap_or_default()
+            ),
+        });
+        if kept.evidence.is_none() {
+            kept.evidence = duplicate.evidence.clone();
+        }
+    }
+    out.into_iter().zip(folded_into).filter(|(_, owner)| owner.is_none()).map(|(f, _)| f).collect()
 }
 
 /// Table → the added migrations that change it. Index names are resolved to their table with
@@ -157,6 +225,45 @@ mod tests {
         assert!(affected(&[("m/002.sql", "CREATE TABLE other (id int); INSERT INTO users VALUES (1, 'a');")], &[])
             .is_empty());
         assert!(affected(&[], &[]).is_empty());
+    }
+
+    fn finding(rule: &str, file: &str, line: usize, end_line: usize) -> Finding {
+        let severity = crate::finding::Severity::Error;
+        Finding::new(rule, severity, file, format!("{rule} at {line}")).at(line, 1, end_line, 1)
+    }
+
+    #[test]
+    fn a_query_finding_the_migration_finding_names_is_folded_into_it() {
+        let drop = finding("drop-index-in-use", "m/002.sql", 2, 2).fact("used by", "q/users.sql:3, m/001.sql:9");
+        let mut plan = finding("plan-regression", "q/users.sql", 1, 3);
+        plan.severity = crate::finding::Severity::Error;
+        let affected: BTreeMap<String, BTreeSet<String>> = [
+            ("q/users.sql".to_string(), ["m/002.sql".to_string()].into()),
+            ("q/sites.sql".to_string(), ["m/002.sql".to_string()].into()),
+        ]
+        .into();
+        let kept = fold_into_migrations(
+            vec![
+                drop,
+                finding("function-on-indexed-column", "q/users.sql", 3, 3),
+                plan,
+                finding("function-on-indexed-column", "q/users.sql", 7, 7),
+                finding("function-on-indexed-column", "q/sites.sql", 3, 3),
+                finding("function-on-indexed-column", "q/changed.sql", 3, 3),
+            ],
+            &affected,
+        );
+        let places: Vec<(&str, usize)> = kept.iter().map(|f| (f.file.as_str(), f.line)).collect();
+        assert_eq!(places, [("m/002.sql", 2), ("q/users.sql", 7), ("q/sites.sql", 3), ("q/changed.sql", 3)]);
+        let also: Vec<&str> =
+            kept[0].facts.iter().filter(|f| f.name == "also seen at").map(|f| f.value.as_str()).collect();
+        assert_eq!(
+            also,
+            [
+                "q/users.sql:3 (function-on-indexed-column: function-on-indexed-column at 3)",
+                "q/users.sql:1 (plan-regression: plan-regression at 1)"
+            ]
+        );
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let base_texts: HashMap<&str, &str> = base_tree.texts().iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let mut history_findings = history::findings(&base_entries, &head_entries, &changes);
     history_findings.extend(renamed_and_edited(&repo, &head, &changes, &base_entries, &head_entries, &base_texts)?);
+    crate::rules::migration_out_of_order::weigh_for_runner(&mut history_findings, layout);
 
     // New to the runner: on head, not on base, and not an old migration moved under its old
     // version; or a repeatable the change modified.
@@ -235,6 +236,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let (plan_findings, plan_notes) = plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?;
     findings.extend(lint::apply_levels(plan_findings, &settings.levels));
     findings.extend(freeze_findings);
+    let findings = affected::fold_into_migrations(findings, &affected);
 
     let mut report = Report { findings, notes };
     report.sort();

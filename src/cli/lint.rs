@@ -1,9 +1,14 @@
 //! `sluice lint [PATHS...]`: lint migrations and query files on disk.
 
 use super::{OutputArgs, ProjectArgs};
+use crate::config::Loaded;
 use crate::error::Result;
+use crate::finding::Report;
+use crate::lint::baseline::{self, Baseline};
+use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
 use crate::schema::cache::{SchemaCache, Use};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +17,18 @@ pub struct LintArgs {
     /// Files or directories to report on (default: every configured migration and query file).
     /// The schema is still built from the whole migration history.
     pub paths: Vec<PathBuf>,
+    /// Report migrations from this version on (as the layout defines it: `0042` for
+    /// `0042_add_index.sql`); earlier ones are replayed without being reported. Overrides
+    /// [migrations] since.
+    #[arg(long, value_name = "VERSION")]
+    pub since: Option<String>,
+    /// Report the findings recorded in this baseline file as info; new findings keep their severity.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record this run's findings in FILE (to adopt Sluice on an existing history), then report
+    /// them as recorded.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -65,9 +82,17 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let loaded = args.project.load(&cwd)?;
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let (sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
     settings.cache = args.cache.schema_cache();
-    let selected = |display: &str| selection.is_empty() || load::is_selected(display, &selection);
+    let since = since_version(&args, &loaded);
+    let replayed_only = match &since {
+        Some(since) => since::replayed_only(&sources.migrations, since)?,
+        None => BTreeSet::new(),
+    };
+    let selected = |display: &str| {
+        !replayed_only.contains(display) && (selection.is_empty() || load::is_selected(display, &selection))
+    };
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
     let checked = sources
         .migrations
@@ -87,5 +112,42 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
             report.notes.push(describe_cache(&cache_use, sources.migrations.len()));
         }
     }
+    if let Some(since) = &since {
+        report.notes.push(format!(
+            "Since {}: the {} migration(s) before it were replayed without being reported.",
+            since.version,
+            replayed_only.len()
+        ));
+    }
+    adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref())?;
     args.output.emit(&report)
+}
+
+/// `--since`, else `[migrations] since`.
+fn since_version(args: &LintArgs, loaded: &Loaded) -> Option<Since> {
+    match (&args.since, &loaded.config.migrations.since) {
+        (Some(version), _) => Some(Since { version: version.clone(), origin: since::Origin::Flag }),
+        (None, Some(version)) => Some(Since {
+            version: version.clone(),
+            origin: since::Origin::Config(loaded.file.clone().unwrap_or_else(|| PathBuf::from("sluice.toml"))),
+        }),
+        (None, None) => None,
+    }
+}
+
+/// Applies `--baseline` and `--write-baseline`: the file written records this run's findings as
+/// they came out, before any older baseline turned some into info.
+fn adopt(report: &mut Report, baseline: Option<&Baseline>, write: Option<&std::path::Path>) -> Result<()> {
+    let written = match write {
+        Some(path) => {
+            let count = baseline::write(path, report)?;
+            report.notes.push(format!("Wrote {count} finding(s) to the baseline {}.", path.display()));
+            Some(Baseline::load(path)?)
+        }
+        None => None,
+    };
+    if let Some(baseline) = written.as_ref().or(baseline) {
+        baseline.apply(report);
+    }
+    Ok(())
 }

@@ -2,7 +2,9 @@
 //! just before it, then checks query files against the final schema. Source-agnostic: the
 //! files come from disk (`sluice lint`) or from git blobs (`sluice check`).
 
+pub mod baseline;
 pub mod load;
+pub mod since;
 mod suppress;
 
 use crate::config::RuleLevel;
@@ -308,6 +310,9 @@ impl Replay<'_> {
         }
         if !self.check {
             return Vec::new();
+        }
+        for rule in rules::REGISTRY {
+            rule.finish_file(&parsed.up, &mut findings);
         }
         findings.extend(tokenizer_finding(&parsed.up));
         suppress::apply(&parsed.up, findings)

@@ -12,8 +12,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "A new constraint or index on an existing table whose down migration does not drop it",
     what: "Where the layout has down migrations (diesel/golang-migrate `down.sql`, Flyway `U…__` undo files, \
 dbmate's `-- migrate:down` section), flags a constraint (`ADD CONSTRAINT`) or index (`CREATE INDEX`) added to an \
-existing table when this migration's rollback does not drop it — by name, through `DROP TABLE`, or by dropping one \
-of its columns — or when the migration has no rollback at all.",
+existing table when this migration's rollback does not drop it — by name, by dropping its table, view, \
+materialized view or schema, or by dropping a column it uses — or when the migration has no rollback at all. An \
+index or constraint the same migration dropped and re-creates existed before it and is not flagged, nor one on a \
+view or materialized view the migration created.",
     why: "A new constraint is the change most likely to start rejecting production writes. In the bird-survey \
 incident the rollback needed a new migration, written and reviewed under pressure while submissions failed.",
     fix: "Write the rollback with the migration: `ALTER TABLE … DROP CONSTRAINT …` or \
@@ -51,16 +53,41 @@ struct Addition {
     name: Option<Name>,
     index: bool,
     columns: Vec<Name>,
+    /// Expression keys of an index: dropping a column they mention drops the index too.
+    expressions: Vec<String>,
     what: String,
 }
 
-fn additions(ddl: &Ddl) -> Vec<Addition> {
+impl Addition {
+    fn uses_column(&self, column: &str) -> bool {
+        self.columns.iter().any(|c| c == column)
+            || self.expressions.iter().any(|e| {
+                e.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
+                    .any(|word| word.trim_matches('"').eq_ignore_ascii_case(column))
+            })
+    }
+}
+
+fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
     match ddl {
+        // `IF NOT EXISTS` on an index that exists adds nothing.
+        Ddl::CreateIndex(i) if i.if_not_exists && i.name.as_ref().is_some_and(|n| schema.indexes.contains_key(n)) => {
+            Vec::new()
+        }
         Ddl::CreateIndex(i) => vec![Addition {
             table: i.table.clone(),
             name: i.name.clone(),
             index: true,
             columns: i.keys.iter().filter_map(|k| k.column().map(str::to_string)).collect(),
+            expressions: i
+                .keys
+                .iter()
+                .filter_map(|k| match k {
+                    crate::sql::ddl::IndexKey::Expression(e) => Some(e.clone()),
+                    crate::sql::ddl::IndexKey::Column(_) => None,
+                })
+                .chain(i.predicate.clone())
+                .collect(),
             what: format!("index {}", i.name.as_deref().unwrap_or("(unnamed)")),
         }],
         Ddl::AlterTable { table, actions, .. } => actions
@@ -76,6 +103,10 @@ fn additions(ddl: &Ddl) -> Vec<Addition> {
                         | ConstraintKind::ForeignKey { columns, .. } => columns.clone(),
                         _ => Vec::new(),
                     },
+                    expressions: match &c.kind {
+                        ConstraintKind::Check { expression } => vec![expression.clone()],
+                        _ => Vec::new(),
+                    },
                     what: format!("constraint {}", c.name.as_deref().unwrap_or("(unnamed)")),
                 }),
                 _ => None,
@@ -88,15 +119,37 @@ fn additions(ddl: &Ddl) -> Vec<Addition> {
 fn undone_by(addition: &Addition, down: &Ddl) -> bool {
     let named = |n: &Name| addition.name.as_ref().is_none_or(|a| a == n);
     match down {
-        Ddl::Drop { kind: ObjectKind::Table, names, .. } => names.contains(&addition.table),
+        // Dropping the table, view or materialized view drops its indexes and constraints.
+        Ddl::Drop { kind: ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView, names, .. } => {
+            names.contains(&addition.table)
+        }
+        Ddl::Drop { kind: ObjectKind::Schema, names, .. } => {
+            names.iter().any(|schema| addition.table.starts_with(&format!("{schema}.")))
+        }
         Ddl::Drop { kind: ObjectKind::Index, names, .. } => addition.index && names.iter().any(named),
         Ddl::AlterTable { table, actions, .. } if *table == addition.table => actions.iter().any(|a| match a {
             AlterAction::DropConstraint { name, .. } => !addition.index && named(name),
-            AlterAction::DropColumn { name, .. } => addition.columns.contains(name),
+            AlterAction::DropColumn { name, .. } => addition.uses_column(name),
             _ => false,
         }),
         _ => false,
     }
+}
+
+/// Whether an earlier statement of this migration dropped an object of the same name: the
+/// migration re-creates what existed before it, which a rollback must not drop.
+fn recreated(cx: &Context, addition: &Addition) -> bool {
+    let Some(name) = &addition.name else { return false };
+    cx.file.parsed.statements.iter().take_while(|s| s.span.start < cx.statement.span.start).any(|s| match &s.ddl {
+        Ddl::Drop { kind: ObjectKind::Index, names, .. } => addition.index && names.contains(name),
+        Ddl::AlterTable { table, actions, .. } => {
+            *table == addition.table
+                && actions
+                    .iter()
+                    .any(|a| matches!(a, AlterAction::DropConstraint { name: dropped, .. } if dropped == name))
+        }
+        _ => false,
+    })
 }
 
 impl Rule for ConstraintWithoutRollback {
@@ -109,8 +162,8 @@ impl Rule for ConstraintWithoutRollback {
         if !state.layout_has_down {
             return;
         }
-        for addition in additions(&cx.statement.ddl) {
-            if !cx.is_existing_table(&addition.table) {
+        for addition in additions(&cx.statement.ddl, cx.schema) {
+            if !cx.is_existing_table(&addition.table) || recreated(cx, &addition) {
                 continue;
             }
             let message = match &state.down {
@@ -155,10 +208,71 @@ mod tests {
         assert_eq!(count(index, Some("SELECT 1;")), 1);
         assert_eq!(count(index, Some("DROP INDEX CONCURRENTLY IF EXISTS t_a;")), 0);
         assert_eq!(count(index, Some("ALTER TABLE t DROP COLUMN a;")), 0);
+        let if_not_exists = |up: &str| {
+            let found = lint_with(
+                &[("001.sql", "CREATE TABLE t (id int, a int); CREATE INDEX t_a ON t (a);"), ("002.sql", up)],
+                &Setup { downs: &[("002.sql", "SELECT 1;"), ("001.sql", "DROP TABLE t;")], ..Setup::default() },
+            );
+            of(&found, META.id).len()
+        };
+        assert_eq!(if_not_exists("CREATE INDEX CONCURRENTLY IF NOT EXISTS t_a ON t (a);"), 0, "t_a exists: a no-op");
+        assert_eq!(if_not_exists("CREATE INDEX CONCURRENTLY IF NOT EXISTS t_b ON t (a);"), 1);
         let fk = "ALTER TABLE t ADD CONSTRAINT t_a_fk FOREIGN KEY (a) REFERENCES t (id) NOT VALID;";
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT t_a_other;")), 1);
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT IF EXISTS t_a_fk;")), 0);
         assert_eq!(count(fk, Some("DROP TABLE t;")), 0);
+    }
+
+    #[test]
+    fn dropping_the_parent_or_a_column_an_expression_uses_undoes_it() {
+        let expression = "CREATE INDEX CONCURRENTLY t_lower_a ON t (lower(a::text));";
+        assert_eq!(count(expression, Some("ALTER TABLE t DROP COLUMN a;")), 0);
+        assert_eq!(count(expression, Some("ALTER TABLE t DROP COLUMN id;")), 1);
+        let partial = "CREATE INDEX CONCURRENTLY t_id_a ON t (id) WHERE a > 0;";
+        assert_eq!(count(partial, Some("ALTER TABLE t DROP COLUMN a;")), 0, "the predicate uses a");
+        let check = "ALTER TABLE t ADD CONSTRAINT a_positive CHECK (a > 0) NOT VALID;";
+        assert_eq!(count(check, Some("ALTER TABLE t DROP COLUMN a;")), 0);
+        let in_schema = |down: &str| {
+            let downs = [("002.sql", down), ("001.sql", "DROP SCHEMA app;")];
+            let found = lint_with(
+                &[
+                    ("001.sql", "CREATE SCHEMA app; CREATE TABLE app.t (id int);"),
+                    ("002.sql", "CREATE INDEX CONCURRENTLY t_id ON app.t (id);"),
+                ],
+                &Setup { downs: &downs, ..Setup::default() },
+            );
+            of(&found, META.id).len()
+        };
+        assert_eq!(in_schema("DROP SCHEMA app CASCADE;"), 0);
+        assert_eq!(in_schema("DROP SCHEMA other CASCADE;"), 1);
+    }
+
+    #[test]
+    fn views_created_and_objects_recreated_by_the_migration_need_no_rollback() {
+        let up = "CREATE MATERIALIZED VIEW t_totals AS SELECT a, count(*) FROM t GROUP BY a;\n\
+                  CREATE UNIQUE INDEX t_totals_a ON t_totals (a);";
+        assert_eq!(count(up, Some("SELECT 1;")), 0, "the materialized view is new");
+        let on_view = |down: &str| {
+            let found = lint_with(
+                &[
+                    (
+                        "001.sql",
+                        "CREATE TABLE t (id int, a int); CREATE MATERIALIZED VIEW t_totals AS SELECT a FROM t;",
+                    ),
+                    ("002.sql", "CREATE UNIQUE INDEX t_totals_a ON t_totals (a);"),
+                ],
+                &Setup { downs: &[("002.sql", down), ("001.sql", "DROP TABLE t;")], ..Setup::default() },
+            );
+            of(&found, META.id).len()
+        };
+        assert_eq!(on_view("DROP MATERIALIZED VIEW t_totals;"), 0, "dropping the view drops its index");
+        assert_eq!(on_view("SELECT 1;"), 1);
+        let recreate = "DROP INDEX CONCURRENTLY IF EXISTS t_a;\nCREATE INDEX CONCURRENTLY t_a ON t (a, id);";
+        assert_eq!(count(&format!("CREATE INDEX CONCURRENTLY t_a ON t (a); {recreate}"), Some("SELECT 1;")), 1);
+        assert_eq!(count(recreate, Some("SELECT 1;")), 0, "t_a existed before this migration");
+        let readd = "ALTER TABLE t DROP CONSTRAINT t_a_fk;\n\
+                     ALTER TABLE t ADD CONSTRAINT t_a_fk FOREIGN KEY (a) REFERENCES t (id) NOT VALID;";
+        assert_eq!(count(readd, Some("SELECT 1;")), 0);
     }
 
     #[test]

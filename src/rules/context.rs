@@ -50,6 +50,9 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
+    /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
+    /// what production still has until this migration runs.
+    pub dropped_indexes: Vec<crate::schema::Index>,
     /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
     /// file, a changeset or every migration; or the implicit one of a multi-statement query
     /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
@@ -65,10 +68,9 @@ pub struct MigrationState {
     /// `SET LOCAL lock_timeout` in the current transaction (ends at COMMIT / ROLLBACK).
     pub lock_timeout_local: bool,
     pub statement_timeout_local: bool,
-    /// The ACCESS EXCLUSIVE lock on an existing table taken earlier in the current transaction.
-    pub exclusive_lock: Option<HeldLock>,
-    /// Statements that did real work while `exclusive_lock` was held.
-    pub statements_under_lock: usize,
+    /// The strongest write-blocking lock (SHARE or stronger) on an existing table taken earlier in
+    /// the current transaction: held until COMMIT.
+    pub held_lock: Option<HeldLock>,
     /// Some migration of the layout has a down (rollback) migration.
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
@@ -105,6 +107,7 @@ impl RunnerTransaction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLock {
     pub table: Name,
+    pub mode: super::locks::Lock,
     /// Line of the statement that took it.
     pub line: usize,
 }
@@ -165,6 +168,8 @@ impl MigrationState {
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
             && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
+            // A (materialized) view this migration created is as new as a table it created.
+            && schema.views.get(table).is_none_or(|v| v.origin.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {
@@ -172,23 +177,24 @@ impl MigrationState {
         // SET LOCAL ends with the transaction; plain SET lasts the session.
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
-        self.exclusive_lock = None;
-        self.statements_under_lock = 0;
+        self.held_lock = None;
     }
 
     /// Updates the state after `statement` ran; `schema` is the schema before it.
     pub fn observe(&mut self, statement: &Statement, schema: &Schema) {
-        if super::lock_held_across_statements::prolongs_lock(&statement.ddl, schema, self) {
-            self.statements_under_lock += 1;
-        }
-        if self.in_transaction() && self.exclusive_lock.is_none() {
-            let taken = super::locks::table_locks(&statement.ddl, schema)
+        if self.in_transaction() {
+            let strongest = super::locks::table_locks(&statement.ddl, schema)
                 .into_iter()
-                .find(|(t, l)| *l == super::locks::Lock::AccessExclusive && self.may_exist(t, schema));
-            if let Some((table, _)) = taken {
-                self.exclusive_lock = Some(HeldLock { table, line: statement.span.line });
+                // A lock on a view blocks only the queries reading it while it is replaced: not held work.
+                .filter(|(t, l)| l.blocks_writes() && self.may_exist(t, schema) && !schema.views.contains_key(t))
+                .min_by_key(|(_, l)| std::cmp::Reverse(*l));
+            if let Some((table, mode)) = strongest {
+                if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
+                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line });
+                }
             }
         }
+        self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
             Ddl::CreateTable { name, .. } => {
                 self.created_tables.insert(name.clone());
@@ -241,6 +247,26 @@ impl MigrationState {
             _ => {}
         }
     }
+}
+
+/// The indexes `ddl` drops, as `schema` (before it) has them: `DROP INDEX`, or dropping the
+/// constraint an index backs.
+fn dropped_indexes(ddl: &Ddl, schema: &Schema) -> Vec<crate::schema::Index> {
+    let names: Vec<&Name> = match ddl {
+        Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => names.iter().collect(),
+        Ddl::AlterTable { table, actions, .. } => actions
+            .iter()
+            .filter_map(|a| match a {
+                AlterAction::DropConstraint { name, .. } => schema
+                    .table(table)
+                    .and_then(|t| t.constraints.iter().find(|c| &c.name == name))
+                    .and_then(|c| c.index.as_ref()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    names.into_iter().filter_map(|n| schema.indexes.get(n).cloned()).collect()
 }
 
 /// Whether the statement comes from a migration or from a query file.

@@ -14,7 +14,9 @@ pub static META: RuleMeta = RuleMeta {
     summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
-index on the table leads with it. Names the query's file and line.",
+index on the table leads with it. Names the query's file and line. In `sluice check` this is the one finding \
+for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
+plan regression) is folded into it rather than reported a second time on the query.",
     why: "The planner silently falls back to scanning the table. In the reporting incident a migration dropped an \
 index a reporting query needed; with no timeouts, the queries piled up and a 20-connection pool was gone in \
 45 seconds.",

@@ -35,7 +35,14 @@ impl Lock {
 
 /// The table a dropped index belongs to; an index the history never showed is named as such.
 pub fn index_table(schema: &Schema, index: &str) -> Name {
-    schema.indexes.get(index).map(|i| i.table.clone()).unwrap_or_else(|| format!("(table of index {index})"))
+    schema.indexes.get(index).map(|i| i.table.clone()).unwrap_or_else(|| format!("{UNKNOWN_INDEX_TABLE}{index})"))
+}
+
+const UNKNOWN_INDEX_TABLE: &str = "(table of index ";
+
+/// Whether `table` stands for the unknown table of an index the history never showed.
+pub fn is_unknown_index_table(table: &str) -> bool {
+    table.starts_with(UNKNOWN_INDEX_TABLE)
 }
 
 fn action_lock(action: &AlterAction) -> Lock {
@@ -47,7 +54,7 @@ fn action_lock(action: &AlterAction) -> Lock {
     }
 }
 
-/// The tables a statement locks and the strongest mode it takes on each.
+/// The tables (and views) a statement locks and the strongest mode it takes on each.
 pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
     let mut out: Vec<(Name, Lock)> = Vec::new();
     let mut add = |table: Name, lock: Lock| match out.iter_mut().find(|(t, _)| *t == table) {
@@ -66,10 +73,16 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                 );
             }
         }
-        Ddl::Drop { kind: ObjectKind::Table, names, .. } => {
+        // Views are relations too: dropping or replacing one waits for every query reading it.
+        Ddl::Drop { kind: ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView, names, .. } => {
             for name in names {
                 add(name.clone(), Lock::AccessExclusive);
             }
+        }
+        Ddl::CreateView { name, .. } if schema.views.contains_key(name) => add(name.clone(), Lock::AccessExclusive),
+        // CREATE TRIGGER takes SHARE ROW EXCLUSIVE; DROP TRIGGER removes it under ACCESS EXCLUSIVE.
+        Ddl::Trigger { table, drop } => {
+            add(table.clone(), if *drop { Lock::AccessExclusive } else { Lock::ShareRowExclusive })
         }
         Ddl::Truncate { tables } => {
             for name in tables {
@@ -89,6 +102,16 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
                         if references != table {
                             add(references.clone(), Lock::ShareRowExclusive);
                         }
+                    }
+                }
+            }
+        }
+        // A new table's foreign keys lock the tables they reference (adding the checking triggers).
+        Ddl::CreateTable { name, columns, constraints, .. } => {
+            for c in columns.iter().flat_map(|c| &c.constraints).chain(constraints) {
+                if let ConstraintKind::ForeignKey { references, .. } = &c.kind {
+                    if references != name {
+                        add(references.clone(), Lock::ShareRowExclusive);
                     }
                 }
             }
@@ -127,5 +150,17 @@ mod tests {
             [("a".into(), Lock::AccessExclusive), ("b".into(), Lock::AccessExclusive)]
         );
         assert!(locks("UPDATE t SET a = 1").is_empty());
+        assert_eq!(
+            locks("CREATE TRIGGER t_audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION audit()"),
+            [("t".into(), Lock::ShareRowExclusive)]
+        );
+        assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t"), [("t".into(), Lock::AccessExclusive)]);
+        assert_eq!(locks("DROP VIEW v, w"), [("v".into(), Lock::AccessExclusive), ("w".into(), Lock::AccessExclusive)]);
+        assert!(locks("CREATE OR REPLACE VIEW v AS SELECT 1").is_empty(), "a view the schema does not have is new");
+        assert_eq!(
+            locks("CREATE TABLE t (id bigint PRIMARY KEY, o bigint REFERENCES orgs, p bigint REFERENCES t, FOREIGN KEY (o) REFERENCES users (id))"),
+            [("orgs".into(), Lock::ShareRowExclusive), ("users".into(), Lock::ShareRowExclusive)],
+            "a new table's foreign keys lock what they reference"
+        );
     }
 }

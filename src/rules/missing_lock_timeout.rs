@@ -1,7 +1,9 @@
-use super::{Context, Rule, RuleMeta, TableSize};
+use super::grouping::{fold, lines, Head};
+use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::table_locks;
+use crate::rules::locks::{is_unknown_index_table, table_locks};
 use crate::rules::Category;
+use crate::sql::ddl::Ddl;
 
 pub struct MissingLockTimeout;
 
@@ -9,11 +11,15 @@ pub static META: RuleMeta = RuleMeta {
     id: "missing-lock-timeout",
     severity: Severity::Warning,
     category: Category::MigrationSafety,
-    summary: "A statement takes a write-blocking lock on an existing table with no lock_timeout set",
-    what: "Flags a statement that takes ACCESS EXCLUSIVE, SHARE ROW EXCLUSIVE or SHARE on a table that existed \
-before this migration (ALTER TABLE, CREATE INDEX, DROP INDEX/TABLE, TRUNCATE, foreign keys) when no \
-`SET lock_timeout` (or `SET LOCAL lock_timeout` in the current transaction) precedes it in the file. One finding \
-per statement. Warning; error on tables at or above `large_table_rows`; silent on tiny ones.",
+    summary: "A migration takes write-blocking locks on existing tables with no lock_timeout set",
+    what: "Flags the first statement of a migration file that takes ACCESS EXCLUSIVE, SHARE ROW EXCLUSIVE or \
+SHARE on a table that existed before this migration (ALTER TABLE, CREATE INDEX, DROP INDEX/TABLE, TRUNCATE, \
+foreign keys) when no `SET lock_timeout` (or `SET LOCAL lock_timeout` in the current transaction) precedes it. \
+One finding per file — per explicit transaction when the file has several — listing the later statements the \
+same `SET` would cover. Warning; error when any of those tables is at or above `large_table_rows`, or when a \
+statement waits for its lock while the transaction already holds a blocking lock on another existing table \
+(that table then stays blocked for the whole wait: the unbounded kind of `lock-held-across-statements`, same \
+cause and fix, reported once here, naming the lock held); silent on tiny tables.",
     why: "The lock waits behind any long-running query on the table, and every query that arrives afterwards \
 queues behind the waiting lock: a one-millisecond ALTER becomes a full outage for as long as the slowest \
 transaction runs.",
@@ -33,6 +39,49 @@ ALTER TABLE orders ALTER COLUMN note SET DEFAULT '';",
     equivalents: "squawk: require-lock-timeout; strong_migrations: lock_timeout (config); eugene: E9",
 };
 
+/// The fix for the statement at `line`: the one line to add, and where.
+fn fix_text(line: usize, explicit_transaction: bool) -> String {
+    let (set, place) = if explicit_transaction {
+        ("SET LOCAL lock_timeout = '5s';", "right after this transaction's BEGIN")
+    } else {
+        ("SET lock_timeout = '5s';", "at the top of the file")
+    };
+    format!(
+        "Add this line {place}, before line {line}:\n    {set}\nIt bounds every lock wait after it; retry the \
+         migration when it times out: failing fast beats blocking production."
+    )
+}
+
+/// Which explicit `BEGIN … COMMIT` of the file a finding is in (`None`: outside any).
+fn transaction_of(file: &SourceFile) -> impl Fn(&Finding) -> Option<usize> {
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    let mut open = None;
+    for statement in &file.parsed.statements {
+        match statement.ddl {
+            Ddl::Begin => open = Some(statement.span.line),
+            Ddl::Commit | Ddl::Rollback => blocks.extend(open.take().map(|begin| (begin, statement.span.line))),
+            _ => {}
+        }
+    }
+    blocks.extend(open.map(|begin| (begin, usize::MAX)));
+    move |finding| blocks.iter().position(|(begin, end)| (*begin..=*end).contains(&finding.line))
+}
+
+const HELD_FACT: &str = "lock held while waiting";
+
+/// The lock this transaction already holds on another existing table while the statement waits
+/// for one of `waiting_on`, with the severity of keeping that table blocked for an unbounded wait: the
+/// missing timeout then blocks two tables, not one (what `lock-held-across-statements` calls an
+/// unbounded wait; one root cause, reported here once).
+fn held_while_waiting(cx: &Context, state: &MigrationState, waiting_on: &[String]) -> Option<(HeldLock, Severity)> {
+    let held = state.held_lock.as_ref()?;
+    let unknown = |t: &str| is_unknown_index_table(t) || cx.schema.views.contains_key(t);
+    if unknown(&held.table) || !waiting_on.iter().any(|t| *t != held.table && !unknown(t)) {
+        return None;
+    }
+    Some((held.clone(), cx.lock_severity(&held.table)?))
+}
+
 impl Rule for MissingLockTimeout {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -45,6 +94,7 @@ impl Rule for MissingLockTimeout {
         }
         let mut worst: Option<(Severity, String, &'static str)> = None;
         let mut tables = Vec::new();
+        let mut locked = Vec::new();
         for (table, lock) in table_locks(&cx.statement.ddl, cx.schema) {
             if !lock.blocks_writes() || !cx.is_existing_table(&table) {
                 continue;
@@ -55,22 +105,90 @@ impl Rule for MissingLockTimeout {
                 TableSize::Medium(_) | TableSize::Unknown => Severity::Warning,
             };
             tables.push(format!("{table}: {}", cx.size_fact(&table)));
+            locked.push(table.clone());
             if worst.as_ref().is_none_or(|(s, _, _)| severity > *s) {
                 worst = Some((severity, table, lock.as_str()));
             }
         }
-        let Some((severity, table, lock)) = worst else { return };
+        let Some((mut severity, table, lock)) = worst else { return };
+        let mut message = format!(
+            "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
+        );
+        let holding = held_while_waiting(cx, state, &locked);
+        if let Some((held, held_severity)) = &holding {
+            severity = severity.max(*held_severity);
+            message.push_str(&format!(
+                ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
+                held.mode.as_str(),
+                held.table,
+                held.line,
+                held.table
+            ));
+        }
         let mut finding = cx
-            .finding(
-                &META,
-                format!(
-                    "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
-                ),
-            )
+            .finding(&META, message)
+            .help(fix_text(cx.statement.span.line, state.explicit_transaction))
             .fact("table rows", tables.join("; "))
             .fact("transaction", cx.transaction_fact());
+        if let Some((held, _)) = holding {
+            finding = finding
+                .fact(HELD_FACT, format!("{} on {} (taken at line {})", held.mode.as_str(), held.table, held.line));
+        }
         finding.severity = severity;
         out.push(finding);
+    }
+
+    fn finish_file(&self, file: &SourceFile, findings: &mut Vec<Finding>) {
+        let in_transaction = transaction_of(file);
+        // One finding per explicit BEGIN … COMMIT, and per transaction the tool opens (a Liquibase
+        // changeset, a dbmate section), which the `transaction` fact names.
+        let scope_of = |f: &Finding| {
+            let tool = f.facts.iter().find(|x| x.name == "transaction").map(|x| x.value.clone());
+            (in_transaction(f), tool)
+        };
+        fold(findings, META.id, Head::First, scope_of, |head, later| {
+            let scope = if in_transaction(head).is_some() { "transaction" } else { "file" };
+            head.message = format!(
+                "{}; {} later statement(s) in this {scope} ({}) lock existing tables too, and the one SET lock_timeout \
+                 before line {} covers them all",
+                head.message,
+                later.len(),
+                lines(later),
+                head.line
+            );
+            let rows: Vec<&str> = later
+                .iter()
+                .flat_map(|f| f.facts.iter())
+                .filter(|f| f.name == "table rows")
+                .map(|f| f.value.as_str())
+                .collect();
+            if let Some(fact) = head.facts.iter_mut().find(|f| f.name == "table rows") {
+                for more in rows {
+                    if !fact.value.split("; ").any(|known| known == more) {
+                        fact.value = format!("{}; {more}", fact.value);
+                    }
+                }
+            }
+            head.facts.push(crate::finding::Fact {
+                name: "later statements covered".into(),
+                value: format!("{}: {}", later.len(), lines(later)),
+            });
+            let waits: Vec<Finding> =
+                later.iter().filter(|f| f.facts.iter().any(|x| x.name == HELD_FACT)).cloned().collect();
+            if let Some(first) = waits.first() {
+                let held =
+                    first.facts.iter().find(|x| x.name == HELD_FACT).map(|x| x.value.clone()).unwrap_or_default();
+                let verb = if waits.len() == 1 { "waits" } else { "wait" };
+                head.message.push_str(&format!(
+                    "; {} {verb} for a lock while the transaction holds {held}, which stays blocked for as long as \
+                     the wait lasts",
+                    lines(&waits)
+                ));
+                if !head.facts.iter().any(|x| x.name == HELD_FACT) {
+                    head.facts.push(crate::finding::Fact { name: HELD_FACT.into(), value: held });
+                }
+            }
+        });
     }
 }
 
@@ -96,7 +214,7 @@ mod tests {
     }
 
     #[test]
-    fn once_per_statement_with_severity_by_size() {
+    fn severity_by_size() {
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int, ADD COLUMN c int;", "", false), [Severity::Warning]);
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int;", "[rows]\nt = 1000000\n", false), [Severity::Error]);
         assert_eq!(found("ALTER TABLE t ADD COLUMN b int;", "[rows]\nt = 10\n", false), Vec::<Severity>::new());
@@ -115,6 +233,122 @@ mod tests {
             "concurrent builds do not block writes"
         );
         assert_eq!(found("UPDATE t SET a = 1 WHERE id = 1;", "", false), Vec::<Severity>::new());
+        assert_eq!(
+            found("CREATE TRIGGER t_audit AFTER UPDATE ON t FOR EACH ROW EXECUTE FUNCTION audit();", "", false),
+            [Severity::Warning],
+            "a trigger locks its table"
+        );
+        assert_eq!(found("DROP TRIGGER IF EXISTS t_audit ON t;", "", false), [Severity::Warning]);
+    }
+
+    fn folded(sql: &str, tables: &str) -> Vec<Finding> {
+        let all = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE TABLE p (id bigint PRIMARY KEY);"),
+                ("002.sql", sql),
+            ],
+            &Setup { tables, ..Setup::default() },
+        );
+        of(&all, META.id).into_iter().cloned().collect()
+    }
+
+    fn folded_in(sql: &str, runner: bool) -> Vec<Finding> {
+        let all = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE TABLE p (id bigint PRIMARY KEY);"),
+                ("002.sql", sql),
+            ],
+            &Setup { in_transaction: runner, ..Setup::default() },
+        );
+        of(&all, META.id).into_iter().cloned().collect()
+    }
+
+    fn fact<'f>(finding: &'f Finding, name: &str) -> &'f str {
+        finding.facts.iter().find(|f| f.name == name).map(|f| f.value.as_str()).unwrap_or("")
+    }
+
+    #[test]
+    fn once_per_file_at_the_first_statement_listing_the_rest() {
+        let found = folded(
+            "CREATE TABLE n (id int);\nALTER TABLE t ADD COLUMN b int;\nCREATE INDEX t_a ON t (a);\n\
+             CREATE INDEX n_id ON n (id);\nALTER TABLE p ADD COLUMN c int;\n",
+            "[rows]\np = 5000000\n",
+        );
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let f = &found[0];
+        assert_eq!(f.line, 2, "the first statement that needs the timeout");
+        assert_eq!(f.severity, Severity::Error, "the large table p raises the file's finding");
+        assert_eq!(fact(f, "later statements covered"), "2: lines 3 and 5", "the new table n needs no timeout");
+        assert!(fact(f, "table rows").contains("p: 5000000"), "{:?}", f.facts);
+        assert!(f.message.contains("2 later statement(s) in this file (lines 3 and 5)"), "{}", f.message);
+        assert!(f.help.contains("before line 2:\n    SET lock_timeout = '5s';\n"), "{}", f.help);
+    }
+
+    #[test]
+    fn once_per_explicit_transaction() {
+        let found = folded(
+            "BEGIN;\nALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD COLUMN c int;\nCOMMIT;\n\
+             BEGIN;\nALTER TABLE p ADD COLUMN c int;\nCOMMIT;\nALTER TABLE t DROP COLUMN c;\n",
+            "",
+        );
+        let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [2, 6, 8]);
+        assert_eq!(fact(&found[0], "later statements covered"), "1: line 3");
+        assert!(found[0].help.contains("SET LOCAL lock_timeout = '5s';"), "{}", found[0].help);
+        assert!(found[2].help.contains("at the top of the file"), "{}", found[2].help);
+        // Set once at the top, the timeout covers every transaction.
+        assert!(folded("SET lock_timeout = '3s';\nBEGIN;\nALTER TABLE t ADD COLUMN b int;\nCOMMIT;\n", "").is_empty());
+    }
+
+    #[test]
+    fn a_wait_while_the_transaction_holds_another_lock_is_an_error_naming_that_lock() {
+        let sql = "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE p ADD COLUMN c int;\n";
+        let f = &folded_in(sql, true)[0];
+        assert_eq!((f.line, f.severity), (1, Severity::Error), "{f:#?}");
+        assert!(
+            f.message.ends_with(
+                "; line 2 waits for a lock while the transaction holds ACCESS EXCLUSIVE on t (taken at line 1), which \
+                 stays blocked for as long as the wait lasts"
+            ),
+            "{}",
+            f.message
+        );
+        assert_eq!(fact(f, "lock held while waiting"), "ACCESS EXCLUSIVE on t (taken at line 1)");
+        // Each statement on its own: no lock is held across them.
+        assert_eq!(folded_in(sql, false)[0].severity, Severity::Warning);
+        // The same table twice, or an index the history never showed (maybe on t itself): one lock.
+        assert_eq!(
+            folded_in("ALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD COLUMN c int;\n", true)[0].severity,
+            Severity::Warning
+        );
+        assert_eq!(
+            folded_in("ALTER TABLE t ADD COLUMN b int;\nDROP INDEX never_seen;\n", true)[0].severity,
+            Severity::Warning
+        );
+        // A foreign key from the locked table waits for the table it references.
+        let fk = "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD CONSTRAINT t_b_fk FOREIGN KEY (b) REFERENCES p (id) NOT VALID;\n";
+        assert_eq!(folded_in(fk, true)[0].severity, Severity::Error);
+        // A tiny table held is not blocked for long.
+        let tiny = lint_with(
+            &[("001.sql", "CREATE TABLE t (id bigint); CREATE TABLE p (id bigint);"), ("002.sql", sql)],
+            &Setup { tables: "[rows]\nt = 5\n", in_transaction: true, ..Setup::default() },
+        );
+        assert_eq!(of(&tiny, META.id)[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn dropping_or_replacing_an_existing_view_waits_for_its_readers() {
+        let with_view = |sql: &str| {
+            let all = lint_with(
+                &[("001.sql", "CREATE TABLE t (id bigint); CREATE VIEW v AS SELECT id FROM t;"), ("002.sql", sql)],
+                &Setup::default(),
+            );
+            of(&all, META.id).len()
+        };
+        assert_eq!(with_view("DROP VIEW v;"), 1);
+        assert_eq!(with_view("CREATE OR REPLACE VIEW v AS SELECT id FROM t WHERE id > 0;"), 1);
+        assert_eq!(with_view("CREATE VIEW w AS SELECT id FROM t;"), 0, "a new view locks nothing");
+        assert_eq!(with_view("SET lock_timeout = '2s'; DROP VIEW v;"), 0);
     }
 
     #[test]

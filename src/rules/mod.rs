@@ -3,6 +3,7 @@
 
 pub mod change_freeze;
 pub mod context;
+pub(crate) mod grouping;
 pub mod index_inefficient;
 pub(crate) mod locks;
 pub mod meta;
@@ -67,6 +68,11 @@ pub trait Rule: Sync + Send {
 
     /// Checks one statement of a migration or query file, pushing what it finds.
     fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
+
+    /// Called once per migration file after all its statements were checked, with the file's
+    /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
+    /// per-statement findings into one here ([`grouping::fold`]).
+    fn finish_file(&self, _file: &SourceFile, _findings: &mut Vec<Finding>) {}
 }
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
@@ -162,5 +168,6 @@ pub fn docs_markdown() -> String {
     out
 }
 
+pub use drop_index_in_use::META as DROP_INDEX_IN_USE;
 pub use invalid_suppression::META as INVALID_SUPPRESSION;
 pub use unparsed_statement::META as UNPARSED_STATEMENT;

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::Ddl;
+use crate::sql::ddl::{AlterAction, Ddl};
 
 pub struct UnbatchedBackfill;
 
@@ -12,7 +12,9 @@ pub static META: RuleMeta = RuleMeta {
     summary: "UPDATE or DELETE of a whole existing table in one statement inside a migration",
     what: "Flags `UPDATE` and `DELETE` of a table that existed before this migration when there is no `WHERE`, \
 when the `WHERE` is always true (`true`, `1 = 1`), or when it only selects rows by a column added earlier in the \
-same migration being NULL (every existing row). Severity follows the table's size.",
+same migration without a default being NULL (every existing row). A column added with a default (or as an \
+identity or generated column) is never NULL, so `WHERE col IS NULL` right after matches nothing and is not \
+flagged. Severity follows the table's size: tables declared small in `policies/tables.toml` are not flagged.",
     why: "One statement rewrites every row in one transaction: row locks on the whole table block concurrent \
 writes until it commits, the WAL spike lags replicas, and the dead tuples bloat the table. A failure after an \
 hour rolls back the whole hour.",
@@ -33,18 +35,52 @@ UPDATE orders SET status = 'new' WHERE id BETWEEN 1 AND 10000 AND status IS NULL
     equivalents: "squawk: none; strong_migrations: backfilling data (guide); eugene: none",
 };
 
+/// Whether the `ADD COLUMN` earlier in this file that created `table.column` filled every
+/// existing row with a value: a non-null default, an identity or a generated column.
+fn added_with_value(cx: &Context, table: &str, column: &str) -> bool {
+    let earlier = cx.file.parsed.statements.iter().take_while(|s| s.span.start < cx.statement.span.start);
+    let added = earlier
+        .filter_map(|s| match &s.ddl {
+            Ddl::AlterTable { table: t, actions, .. } if t == table => Some(actions),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|a| match a {
+            AlterAction::AddColumn { column: c, .. } if c.name == column => Some(c),
+            _ => None,
+        })
+        .last();
+    added.is_some_and(|c| {
+        c.identity
+            || c.generated_stored
+            || c.default.as_ref().is_some_and(|d| !d.expression.eq_ignore_ascii_case("null"))
+    })
+}
+
 /// Why the predicate selects every row, if it does.
 fn whole_table(cx: &Context, table: &str, text: &str) -> Option<String> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace() && *c != '(' && *c != ')').collect();
     if compact == "true" || compact == "1=1" {
         return Some(format!("WHERE {text} is always true"));
     }
-    let column = compact.strip_suffix("isnull")?;
+    let column = compact.strip_suffix("isnull")?.trim_matches('"');
     let state = cx.migration()?;
-    state
-        .added_columns
-        .contains(&(table.to_string(), column.trim_matches('"').to_string()))
+    // A column added with a default is never NULL: the WHERE matches no existing row.
+    (state.added_columns.contains(&(table.to_string(), column.to_string())) && !added_with_value(cx, table, column))
         .then(|| format!("{column} was added earlier in this migration, so WHERE {text} matches every row"))
+}
+
+/// Why this UPDATE or DELETE of `table` touches every row, if it does.
+pub fn whole_table_reason(cx: &Context, table: &str) -> Option<String> {
+    let has_where = match &cx.statement.ddl {
+        Ddl::Update { has_where, .. } | Ddl::Delete { has_where, .. } => *has_where,
+        _ => return None,
+    };
+    if !has_where {
+        return Some("it has no WHERE clause".to_string());
+    }
+    let predicate = cx.statement.ast.as_deref().and_then(crate::sql::from_ast::dml_predicate)?;
+    whole_table(cx, table, &predicate)
 }
 
 impl Rule for UnbatchedBackfill {
@@ -53,28 +89,15 @@ impl Rule for UnbatchedBackfill {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let (table, verb, has_where) = match &cx.statement.ddl {
-            Ddl::Update { table, has_where } => (table, "UPDATE", *has_where),
-            Ddl::Delete { table, has_where } => (table, "DELETE", *has_where),
+        let (table, verb) = match &cx.statement.ddl {
+            Ddl::Update { table, .. } => (table, "UPDATE"),
+            Ddl::Delete { table, .. } => (table, "DELETE"),
             _ => return,
         };
         if table.is_empty() {
             return;
         }
-        let reason = if !has_where {
-            "it has no WHERE clause".to_string()
-        } else {
-            match cx
-                .statement
-                .ast
-                .as_deref()
-                .and_then(crate::sql::from_ast::dml_predicate)
-                .and_then(|p| whole_table(cx, table, &p))
-            {
-                Some(reason) => reason,
-                None => return,
-            }
-        };
+        let Some(reason) = whole_table_reason(cx, table) else { return };
         let message = format!("{verb} touches every row of existing table {table} in one transaction: {reason}");
         out.extend(cx.lock_finding(&META, table, message));
     }
@@ -101,6 +124,18 @@ mod tests {
         assert_eq!(count("UPDATE t SET a = 1 WHERE (1 = 1);"), 1);
         assert_eq!(count("ALTER TABLE t ADD COLUMN b int; UPDATE t SET b = a WHERE b IS NULL;"), 1);
         assert_eq!(count("UPDATE t SET a = 1 WHERE a IS NULL;"), 0, "an old column may be mostly filled");
+        assert_eq!(
+            count("ALTER TABLE t ADD COLUMN b int NOT NULL DEFAULT 0; UPDATE t SET b = a WHERE b IS NULL;"),
+            0,
+            "a column added with a default is never NULL: the UPDATE matches nothing"
+        );
+        assert_eq!(count("ALTER TABLE t ADD COLUMN b int DEFAULT 0; UPDATE t SET b = a WHERE (b IS NULL);"), 0);
+        assert_eq!(count("ALTER TABLE t ADD COLUMN b int DEFAULT NULL; UPDATE t SET b = a WHERE b IS NULL;"), 1);
+        assert_eq!(
+            count("ALTER TABLE t ADD COLUMN b int; ALTER TABLE t ALTER COLUMN b SET DEFAULT 0; UPDATE t SET b = a WHERE b IS NULL;"),
+            1,
+            "a default set after the column was added does not fill the existing rows"
+        );
         assert_eq!(count("UPDATE t SET a = 1 WHERE id BETWEEN 1 AND 1000;"), 0);
         assert_eq!(count("CREATE TABLE u (a int); INSERT INTO u VALUES (1); UPDATE u SET a = 2;"), 0);
     }

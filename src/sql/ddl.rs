@@ -174,6 +174,7 @@ pub enum ObjectKind {
     MaterializedView,
     Sequence,
     Function,
+    Schema,
     Other,
 }
 
@@ -244,6 +245,11 @@ pub enum Ddl {
     Truncate {
         tables: Vec<Name>,
     },
+    /// `CREATE [OR REPLACE] TRIGGER … ON table` or `DROP TRIGGER … ON table`: a lock on the table.
+    Trigger {
+        table: Name,
+        drop: bool,
+    },
     /// A plain query (`SELECT`, `WITH`, `VALUES`).
     Query,
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).
@@ -266,7 +272,8 @@ impl Ddl {
             | Ddl::Begin
             | Ddl::Commit
             | Ddl::Rollback
-            | Ddl::Truncate { .. } => true,
+            | Ddl::Truncate { .. }
+            | Ddl::Trigger { .. } => true,
             _ => false,
         }
     }

@@ -224,6 +224,7 @@ fn object_kind(t: &ObjectType) -> ObjectKind {
         ObjectType::View => ObjectKind::View,
         ObjectType::MaterializedView => ObjectKind::MaterializedView,
         ObjectType::Sequence => ObjectKind::Sequence,
+        ObjectType::Schema => ObjectKind::Schema,
         _ => ObjectKind::Other,
     }
 }
@@ -324,6 +325,11 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 TableObject::TableName(n) => object(n),
                 _ => String::new(),
             },
+        },
+        Statement::CreateTrigger(t) => Ddl::Trigger { table: object(&t.table_name), drop: false },
+        Statement::DropTrigger(t) => match &t.table_name {
+            Some(table) => Ddl::Trigger { table: object(table), drop: true },
+            None => Ddl::Other(leading.to_string()),
         },
         Statement::Truncate(t) => Ddl::Truncate { tables: t.table_names.iter().map(|t| object(&t.name)).collect() },
         Statement::Query(_) => Ddl::Query,
