@@ -137,15 +137,20 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
 }
 
 /// The binary's entry point: parse, run, turn errors into exit code 2.
+/// Stack for the worker threads: sqlparser's syntax trees are as deep as the SQL is long (a
+/// WHERE of 50,000 ANDs), and dropping one recurses that deep. Only touched pages cost memory.
+pub const WORKER_STACK: usize = 256 << 20;
+
 pub fn main() -> ExitCode {
+    // Fails only when a pool already exists, which then serves as it is.
+    let _ = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build_global();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Lint(args) => lint::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Rules(args) => rules::run(args),
-        Command::Freeze(command) => freeze::run(command),
-        Command::Plan(args) => plan::run(*args),
-        Command::Stats(command) => stats::run(command),
+    // The command runs where a deep syntax tree has room too.
+    let worker = std::thread::Builder::new().stack_size(WORKER_STACK).spawn(move || run(cli.command));
+    let result = match worker.map(|thread| thread.join()) {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(error) => Err(Error::Other(format!("could not start a thread: {error}"))),
     };
     match result {
         Ok(code) => code,
@@ -153,5 +158,16 @@ pub fn main() -> ExitCode {
             eprintln!("sluice: error: {error}");
             ExitCode::from(2)
         }
+    }
+}
+
+fn run(command: Command) -> crate::error::Result<ExitCode> {
+    match command {
+        Command::Lint(args) => lint::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Rules(args) => rules::run(args),
+        Command::Freeze(command) => freeze::run(command),
+        Command::Plan(args) => plan::run(*args),
+        Command::Stats(command) => stats::run(command),
     }
 }

@@ -15,6 +15,7 @@ use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
+use crate::sql::parse;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -36,6 +37,11 @@ pub struct MigrationSource {
     /// What the tool would refuse or break in this file (`runner-rejects-migration`).
     pub findings: Vec<Finding>,
 }
+
+/// How many statements of a migration keep their syntax tree from the parse; the others' trees
+/// are parsed again when their turn comes, so a file of a million queries never holds a
+/// million trees at once.
+const SYNTAX_TREES_KEPT: usize = 512;
 
 /// A migration parsed: its up file as the tool sends it, its rollback, and the transaction of
 /// each statement.
@@ -63,7 +69,7 @@ impl MigrationSource {
     }
 
     pub fn parse(&self) -> ParsedMigration {
-        let up = script::parse(self.display.clone(), Arc::clone(&self.text), &self.script);
+        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, SYNTAX_TREES_KEPT);
         let transactions = script::transactions(&up, &self.script);
         let down = self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()));
         ParsedMigration { up, down, transactions }
@@ -235,21 +241,35 @@ const CHUNK_FILES: usize = 256;
 /// overlaps with the parsing, which need not.
 fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
     let chunks = chunks(&migrations[..range.end], range.start);
+    let parse = |range: Range<usize>| -> Vec<ParsedMigration> {
+        migrations[range].par_iter().map(MigrationSource::parse).collect()
+    };
+    let mut deliver = |start: usize, parsed: Vec<ParsedMigration>| {
+        for (offset, migration) in parsed.into_iter().enumerate() {
+            replay(start + offset, migration);
+        }
+    };
     std::thread::scope(|scope| {
         // One chunk waits while one is replayed and one is parsed.
         let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Vec<ParsedMigration>)>(1);
-        scope.spawn(move || {
-            for range in chunks {
-                let parsed = migrations[range.clone()].par_iter().map(MigrationSource::parse).collect();
-                if sender.send((range.start, parsed)).is_err() {
-                    return;
+        let ahead = chunks.clone();
+        let producer =
+            std::thread::Builder::new().stack_size(crate::cli::WORKER_STACK).spawn_scoped(scope, move || {
+                for range in ahead {
+                    if sender.send((range.start, parse(range))).is_err() {
+                        return;
+                    }
                 }
+            });
+        if producer.is_err() {
+            // No thread to spare: parse each chunk just before replaying it.
+            for range in chunks {
+                deliver(range.start, parse(range));
             }
-        });
+            return;
+        }
         for (start, parsed) in receiver {
-            for (offset, migration) in parsed.into_iter().enumerate() {
-                replay(start + offset, migration);
-            }
+            deliver(start, parsed);
         }
     });
 }
@@ -297,6 +317,10 @@ impl Replay<'_> {
         let origin = |line| Origin { file: self.source.display.clone(), line, migration: Some(self.index) };
         for position in 0..parsed.up.parsed.statements.len() {
             state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
+            let statement = &mut parsed.up.parsed.statements[position];
+            if statement.lacks_syntax_tree() {
+                statement.ast = parse::syntax_tree(&self.source.text, &statement.span);
+            }
             let file = &parsed.up;
             let statement = &file.parsed.statements[position];
             if self.check {

@@ -47,16 +47,64 @@ pub fn parse_file(text: String) -> ParsedFile {
 
 /// [`parse_file`] of text already shared (a migration's text, kept once for every finding on it).
 pub fn parse_shared(text: Arc<str>) -> ParsedFile {
+    parse_shared_keeping(text, usize::MAX)
+}
+
+/// [`parse_shared`], keeping the syntax trees of the first `trees` statements only (see
+/// [`parse_split_keeping`]).
+pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
     let split = split(&text);
-    parse_split(text, split)
+    parse_split_keeping(text, split, trees)
 }
 
 /// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
 /// split on its own: see `schema::tools::script`); spans are offsets into `text`.
 pub fn parse_split(text: impl Into<Arc<str>>, split: super::split::Split) -> ParsedFile {
+    parse_split_keeping(text, split, usize::MAX)
+}
+
+/// [`parse_split`], keeping the syntax trees of the first `trees` statements only: a file of a
+/// million queries would otherwise hold a million trees (kilobytes each) at once. A statement
+/// whose tree was dropped gets it back from [`syntax_tree`] when it is checked.
+pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split, trees: usize) -> ParsedFile {
     let text = text.into();
-    let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
+    let statements = split
+        .statements
+        .into_iter()
+        .enumerate()
+        .map(|(index, raw)| {
+            let mut statement = parse_statement(&text, raw);
+            if index >= trees {
+                statement.ast = None;
+            }
+            statement
+        })
+        .collect();
     ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
+}
+
+impl Statement {
+    /// Parsed, and its typed view alone does not describe it, yet it holds no syntax tree: the
+    /// tree was dropped to save memory (see [`parse_split_keeping`]).
+    pub fn lacks_syntax_tree(&self) -> bool {
+        self.ast.is_none() && self.parse_error.is_none() && !self.ddl.is_complete()
+    }
+}
+
+/// The syntax tree of the statement at `span` of `text`, parsed again, with the file's positions.
+pub fn syntax_tree(text: &str, span: &Span) -> Option<Box<ast::Statement>> {
+    let shift = |location: &mut sqlparser::tokenizer::Location| {
+        if location.line == 1 {
+            location.column += span.column as u64 - 1;
+        }
+        location.line += span.line as u64 - 1;
+    };
+    let mut tokens = retokenize(text, span);
+    for token in &mut tokens {
+        shift(&mut token.span.start);
+        shift(&mut token.span.end);
+    }
+    Parser::new(&PostgreSqlDialect {}).with_tokens_with_locations(tokens).parse_statement().ok().map(Box::new)
 }
 
 fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
@@ -137,6 +185,17 @@ mod tests {
         assert!(file.statements[1].parse_error.is_some());
         assert!(matches!(file.statements[1].ddl, Ddl::Reindex { concurrently: true, .. }));
         assert!(matches!(file.statements[2].ddl, Ddl::CreateIndex(_)));
+    }
+
+    #[test]
+    fn a_dropped_syntax_tree_parses_again_with_the_same_positions() {
+        let text = "SELECT 1;\n  UPDATE t SET a = 1\n  WHERE b = 2;";
+        let kept = parse_file(text.to_string());
+        let dropped = parse_split_keeping(Arc::from(text), split(text), 1);
+        assert!(!kept.statements[1].lacks_syntax_tree());
+        assert!(dropped.statements[1].lacks_syntax_tree());
+        let again = syntax_tree(text, &dropped.statements[1].span).expect("parses");
+        assert_eq!(Some(again), kept.statements[1].ast, "same tree, same spans");
     }
 
     #[test]

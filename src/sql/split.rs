@@ -5,6 +5,7 @@
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+use std::cell::Cell;
 
 /// Where a statement (or anything else) sits in its file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,28 +51,55 @@ pub struct Split {
 struct Offsets<'a> {
     text: &'a str,
     line_starts: Vec<usize>,
+    /// The last position resolved: a later one on the same line is counted from it, so a line
+    /// holding thousands of statements is walked once, not once per statement.
+    mark: Cell<Mark>,
+}
+
+/// A byte offset with its 1-based line and column.
+#[derive(Clone, Copy)]
+struct Mark {
+    byte: usize,
+    line: usize,
+    column: usize,
 }
 
 impl<'a> Offsets<'a> {
     fn new(text: &'a str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Offsets { text, line_starts }
+        Offsets { text, line_starts, mark: Cell::new(Mark { byte: 0, line: 1, column: 1 }) }
     }
 
     fn byte(&self, line: u64, column: u64) -> usize {
-        let Some(&start) = self.line_starts.get((line as usize).saturating_sub(1)) else {
+        let (line, column) = (line as usize, (column as usize).max(1));
+        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
             return self.text.len();
         };
-        let rest = &self.text[start..];
-        let within = rest.char_indices().nth((column as usize).saturating_sub(1)).map(|(b, _)| b).unwrap_or(rest.len());
-        start + within
+        let mark = self.mark.get();
+        let from = if mark.line == line && mark.byte >= start && mark.column <= column {
+            mark
+        } else {
+            Mark { byte: start, line, column: 1 }
+        };
+        let rest = &self.text[from.byte..];
+        let byte = from.byte + rest.char_indices().nth(column - from.column).map(|(b, _)| b).unwrap_or(rest.len());
+        self.mark.set(Mark { byte, line, column });
+        byte
     }
 
     fn location(&self, byte: usize) -> (usize, usize) {
         let line = self.line_starts.partition_point(|&s| s <= byte);
         let start = self.line_starts[line - 1];
-        (line, self.text[start..byte].chars().count() + 1)
+        let mark = self.mark.get();
+        let (from, column) = if mark.line == line && (start..=byte).contains(&mark.byte) {
+            (mark.byte, mark.column)
+        } else {
+            (start, 1)
+        };
+        let column = column + self.text[from..byte].chars().count();
+        self.mark.set(Mark { byte, line, column });
+        (line, column)
     }
 
     fn span(&self, start: usize, end: usize) -> Span {
@@ -218,6 +246,18 @@ mod tests {
         let split = split(sql);
         let second = &split.statements[1].span;
         assert_eq!((second.line, second.column, second.end_line, second.end_column), (3, 3, 4, 14));
+    }
+
+    #[test]
+    fn positions_on_a_long_line_match_a_walk_from_its_start() {
+        let sql = "SELECT 'é';\n".to_string() + &"SELECT 'ü', 1; ".repeat(3000) + "\nSELECT 2;";
+        for statement in split(&sql).statements {
+            let span = statement.span;
+            let line_start = sql[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let line = sql[..span.start].matches('\n').count() + 1;
+            assert_eq!((span.line, span.column), (line, sql[line_start..span.start].chars().count() + 1));
+            assert!(sql[span.start..span.end].starts_with("SELECT"), "{span:?}");
+        }
     }
 
     #[test]
