@@ -237,7 +237,7 @@ fn evict(dir: &Path) {
         }
         !temporary
     });
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     for (_, path) in files.into_iter().skip(KEEP) {
         let _ = std::fs::remove_file(path);
     }

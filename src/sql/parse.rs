@@ -2,7 +2,7 @@
 //! the rest of the file; unparsed statements still go through the token-level recognizer.
 
 use super::ddl::Ddl;
-use super::split::{split, Comment, Span};
+use super::split::{split_each, Comment, Span};
 use super::{from_ast, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -53,8 +53,17 @@ pub fn parse_shared(text: Arc<str>) -> ParsedFile {
 /// [`parse_shared`], keeping the syntax trees of the first `trees` statements only (see
 /// [`parse_split_keeping`]).
 pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
-    let split = split(&text);
-    parse_split_keeping(text, split, trees)
+    let mut parsed =
+        ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), tokenizer_error: None };
+    // A window of the file at a time: its tokens are gone before the next is read.
+    split_each(&text, |part| {
+        let kept = trees.saturating_sub(parsed.statements.len());
+        let part = parse_split_keeping(Arc::clone(&text), part, kept);
+        parsed.statements.extend(part.statements);
+        parsed.comments.extend(part.comments);
+        parsed.tokenizer_error = parsed.tokenizer_error.take().or(part.tokenizer_error);
+    });
+    parsed
 }
 
 /// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
@@ -175,6 +184,7 @@ fn statement_alone(drop_index_concurrently: bool, statement: ast::Statement) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::split::split;
 
     #[test]
     fn one_bad_statement_does_not_hide_the_rest() {

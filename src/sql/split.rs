@@ -109,6 +109,78 @@ impl<'a> Offsets<'a> {
     }
 }
 
+/// Where a part of a file starts (a migration tool's piece, a window of a large file): byte
+/// offset, 1-based line and column. Moves what was found in the part to the file's coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Origin {
+    /// The start of a file.
+    pub const START: Origin = Origin { offset: 0, line: 1, column: 1 };
+
+    /// Where byte `offset` of `text` is.
+    pub fn of(text: &str, offset: usize) -> Origin {
+        Origin::START.advance(&text[..offset])
+    }
+
+    /// Where the text after `part` starts, `part` starting here.
+    pub fn advance(&self, part: &str) -> Origin {
+        let newlines = part.bytes().filter(|b| *b == b'\n').count();
+        let column = match part.rfind('\n') {
+            Some(i) => part[i + 1..].chars().count() + 1,
+            None => self.column + part.chars().count(),
+        };
+        Origin { offset: self.offset + part.len(), line: self.line + newlines, column }
+    }
+
+    pub fn span(&self, span: Span) -> Span {
+        let column = |line: usize, column: usize| if line == 1 { column + self.column - 1 } else { column };
+        Span {
+            start: span.start + self.offset,
+            end: span.end + self.offset,
+            line: span.line + self.line - 1,
+            column: column(span.line, span.column),
+            end_line: span.end_line + self.line - 1,
+            end_column: column(span.end_line, span.end_column),
+        }
+    }
+
+    fn location(&self, location: &mut sqlparser::tokenizer::Location) {
+        if location.line == 0 {
+            return;
+        }
+        if location.line == 1 {
+            location.column += self.column as u64 - 1;
+        }
+        location.line += self.line as u64 - 1;
+    }
+
+    pub fn comment(&self, comment: Comment) -> Comment {
+        Comment { line: comment.line + self.line - 1, text: comment.text }
+    }
+
+    /// Moves a split of the part's text to the file's coordinates, appending it to `into`.
+    pub fn shift(&self, split: Split, into: &mut Split) {
+        for mut statement in split.statements {
+            statement.span = self.span(statement.span);
+            for token in &mut statement.tokens {
+                self.location(&mut token.span.start);
+                self.location(&mut token.span.end);
+            }
+            statement.leading_comments = statement.leading_comments.into_iter().map(|c| self.comment(c)).collect();
+            into.statements.push(statement);
+        }
+        into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
+        if into.tokenizer_error.is_none() {
+            into.tokenizer_error = split.tokenizer_error.map(|(message, span)| (message, self.span(span)));
+        }
+    }
+}
+
 fn is_trivia(token: &Token) -> bool {
     matches!(token, Token::Whitespace(_))
 }
@@ -130,7 +202,88 @@ fn keyword(token: &Token) -> Option<Keyword> {
     }
 }
 
+/// How much text is tokenized at once: a large file is split a window at a time, each ending
+/// after the last statement that ends in it, so memory holds one window's tokens, not the file's.
+const WINDOW: usize = 1 << 20;
+
 pub fn split(text: &str) -> Split {
+    let mut out = Split::default();
+    split_each(text, |part| {
+        out.statements.extend(part.statements);
+        out.comments.extend(part.comments);
+        out.tokenizer_error = out.tokenizer_error.take().or(part.tokenizer_error);
+    });
+    out
+}
+
+/// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
+/// caller can parse them and let their tokens go before the next window is read.
+pub fn split_each(text: &str, mut each: impl FnMut(Split)) {
+    let mut start = 0;
+    let mut origin = Origin::START;
+    let mut window = WINDOW;
+    while text.len() - start > window {
+        let end = floor_char_boundary(text, start + window);
+        let Some((cut, tokens)) = complete_statements(&text[start..end]) else {
+            // No statement ends in the window (one very long statement): a larger one.
+            window *= 2;
+            continue;
+        };
+        let mut part = Split::default();
+        origin.shift(split_tokens(&text[start..start + cut], tokens), &mut part);
+        each(part);
+        origin = origin.advance(&text[start..start + cut]);
+        start += cut;
+        window = WINDOW;
+    }
+    let mut part = Split::default();
+    origin.shift(split_whole(&text[start..]), &mut part);
+    each(part);
+}
+
+/// The tokens of `window` up to and including the last `;` that ends a statement, with the
+/// byte offset just after it; `None` when no statement ends there. Only tokens that end well
+/// before the window does are trusted: the last ones may be cut short by its end.
+fn complete_statements(window: &str) -> Option<(usize, Vec<TokenWithSpan>)> {
+    let mut tokens = Vec::new();
+    // An error (an unterminated string cut by the window's end) keeps the tokens before it.
+    let _ = Tokenizer::new(&PostgreSqlDialect {}, window).tokenize_with_location_into_buf(&mut tokens);
+    let trusted = tokens.len().saturating_sub(2);
+    let mut atomic_depth = 0usize;
+    let mut previous_keyword = None;
+    let mut last_end = None;
+    for (index, token) in tokens[..trusted].iter().enumerate() {
+        match &token.token {
+            Token::SemiColon if atomic_depth == 0 => last_end = Some(index),
+            t if !is_trivia(t) => {
+                let kw = keyword(t);
+                match (previous_keyword, kw) {
+                    (Some(Keyword::BEGIN), Some(Keyword::ATOMIC)) => atomic_depth += 1,
+                    (_, Some(Keyword::END)) if atomic_depth > 0 => atomic_depth -= 1,
+                    _ => {}
+                }
+                previous_keyword = kw;
+            }
+            _ => {}
+        }
+    }
+    let last = last_end?;
+    let end = &tokens[last].span.end;
+    let cut = Offsets::new(window).byte(end.line, end.column);
+    tokens.truncate(last + 1);
+    Some((cut, tokens))
+}
+
+/// The largest char boundary of `text` at or before `index`.
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+/// Splits `text` tokenized whole.
+fn split_whole(text: &str) -> Split {
     let offsets = Offsets::new(text);
     let dialect = PostgreSqlDialect {};
     let (tokens, tokenizer_error) = match Tokenizer::new(&dialect, text).tokenize_with_location() {
@@ -155,14 +308,20 @@ pub fn split(text: &str) -> Split {
                 }
             }
         };
-        let head = if cut > 0 { split(&text[..cut]) } else { Split::default() };
+        let head = if cut > 0 { split_whole(&text[..cut]) } else { Split::default() };
         out.statements = head.statements;
         out.comments = head.comments;
         let start = cut + (text[cut..].len() - text[cut..].trim_start().len());
         out.tokenizer_error = Some((e.message.clone(), offsets.span(start, text.len())));
         return out;
     }
+    split_tokens(text, tokens)
+}
 
+/// Cuts `text`'s tokens into statements.
+fn split_tokens(text: &str, tokens: Vec<TokenWithSpan>) -> Split {
+    let offsets = Offsets::new(text);
+    let mut out = Split::default();
     let mut current: Vec<TokenWithSpan> = Vec::new();
     let mut pending_comments: Vec<Comment> = Vec::new();
     let mut leading: Vec<Comment> = Vec::new();
@@ -258,6 +417,18 @@ mod tests {
             assert_eq!((span.line, span.column), (line, sql[line_start..span.start].chars().count() + 1));
             assert!(sql[span.start..span.end].starts_with("SELECT"), "{span:?}");
         }
+    }
+
+    #[test]
+    fn a_large_file_split_a_window_at_a_time_is_split_as_a_whole() {
+        let block = "-- sluice:ignore drop-table -- ok\nCREATE TABLE t (a text DEFAULT 'x; y', b int);\n\
+                     CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END;\n\
+                     DO $$ BEGIN PERFORM 1; END $$; /* ü; */ SELECT 'é'; SELECT 3;\n";
+        let sql = block.repeat(2 * WINDOW / block.len() + 7) + "SELECT 'unterminated";
+        assert!(sql.len() > 2 * WINDOW);
+        let (windowed, whole) = (split(&sql), split_whole(&sql));
+        assert_eq!(windowed.statements.len(), whole.statements.len());
+        assert_eq!(format!("{windowed:?}"), format!("{whole:?}"));
     }
 
     #[test]

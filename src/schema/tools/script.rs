@@ -10,7 +10,7 @@
 
 use crate::rules::{RunnerTransaction, SourceFile};
 use crate::sql::parse::{parse_shared_keeping, parse_split_keeping};
-use crate::sql::split::{split, Comment, Span, Split};
+use crate::sql::split::{split, Origin, Split};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -106,64 +106,6 @@ pub fn lines(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
         start += line.len();
         (range, line)
     })
-}
-
-/// Where a piece starts: byte offset, 1-based line and column.
-#[derive(Clone, Copy)]
-struct Origin {
-    offset: usize,
-    line: usize,
-    column: usize,
-}
-
-impl Origin {
-    fn of(text: &str, offset: usize) -> Origin {
-        let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        Origin { offset, line: line_of(text, offset), column: text[line_start..offset].chars().count() + 1 }
-    }
-
-    fn span(&self, span: Span) -> Span {
-        let column = |line: usize, column: usize| if line == 1 { column + self.column - 1 } else { column };
-        Span {
-            start: span.start + self.offset,
-            end: span.end + self.offset,
-            line: span.line + self.line - 1,
-            column: column(span.line, span.column),
-            end_line: span.end_line + self.line - 1,
-            end_column: column(span.end_line, span.end_column),
-        }
-    }
-
-    fn location(&self, location: &mut sqlparser::tokenizer::Location) {
-        if location.line == 0 {
-            return;
-        }
-        if location.line == 1 {
-            location.column += self.column as u64 - 1;
-        }
-        location.line += self.line as u64 - 1;
-    }
-
-    fn comment(&self, comment: Comment) -> Comment {
-        Comment { line: comment.line + self.line - 1, text: comment.text }
-    }
-
-    /// Moves a split of the piece's text to the file's coordinates.
-    fn shift(&self, split: Split, into: &mut Split) {
-        for mut statement in split.statements {
-            statement.span = self.span(statement.span);
-            for token in &mut statement.tokens {
-                self.location(&mut token.span.start);
-                self.location(&mut token.span.end);
-            }
-            statement.leading_comments = statement.leading_comments.into_iter().map(|c| self.comment(c)).collect();
-            into.statements.push(statement);
-        }
-        into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
-        if into.tokenizer_error.is_none() {
-            into.tokenizer_error = split.tokenizer_error.map(|(message, span)| (message, self.span(span)));
-        }
-    }
 }
 
 /// Parses the pieces of `text` the script sends, each on its own; comments in the text between
