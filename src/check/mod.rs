@@ -125,8 +125,8 @@ pub fn run(options: &Options) -> Result<Report> {
 
     // Migrations of both sides, in the order their tool applies them.
     let migrations_dir = loaded.migrations_dir();
-    let base_tree = GitTree::open(&repo, Side::Rev(base), &migrations_dir, &loaded.root, true)?;
-    let head_tree = GitTree::open(&repo, head, &migrations_dir, &loaded.root, false)?;
+    let base_tree = GitTree::open(&repo, Side::Rev(base), &migrations_dir, &loaded.root)?;
+    let head_tree = GitTree::open(&repo, head, &migrations_dir, &loaded.root)?;
     // The tool is the head side's, unless the change removes every migration.
     let detection_tree: &dyn Tree = if head_tree.files().is_empty() { &base_tree } else { &head_tree };
     let detection = tools::resolve(loaded.config.migrations.layout, detection_tree)?;

@@ -81,8 +81,8 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
             repo.root().display()
         ))
     })?;
-    let base_tree = GitTree::open(repo, *base, &migrations_dir, &config.root, true)?;
-    let head_tree = GitTree::open(repo, *head, &migrations_dir, &config.root, true)?;
+    let base_tree = GitTree::open(repo, *base, &migrations_dir, &config.root)?;
+    let head_tree = GitTree::open(repo, *head, &migrations_dir, &config.root)?;
     // The tool is the head side's, unless the head side has no migration left.
     let detection_tree: &dyn Tree = if head_tree.files().is_empty() { &base_tree } else { &head_tree };
     let layout = tools::resolve(config.config.migrations.layout, detection_tree)?.layout();
