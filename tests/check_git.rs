@@ -1,75 +1,12 @@
 //! `sluice check` end to end: throwaway git repositories built with git2 (a base commit on
 //! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
 
+mod git_support;
 mod plan_support;
 
 use assert_cmd::Command;
-use git2::{Oid, Repository, RepositoryInitOptions, Signature};
+use git_support::{finding, found, json, notes, pair, TestRepo};
 use serde_json::Value;
-use std::path::Path;
-
-struct TestRepo {
-    dir: tempfile::TempDir,
-    git: Repository,
-}
-
-impl TestRepo {
-    fn new() -> TestRepo {
-        let dir = tempfile::tempdir().unwrap();
-        let mut options = RepositoryInitOptions::new();
-        options.initial_head("main");
-        let git = Repository::init_opts(dir.path(), &options).unwrap();
-        TestRepo { dir, git }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let full = self.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
-    }
-
-    fn remove(&self, path: &str) {
-        std::fs::remove_file(self.path().join(path)).unwrap();
-    }
-
-    fn rename(&self, from: &str, to: &str) {
-        std::fs::rename(self.path().join(from), self.path().join(to)).unwrap();
-    }
-
-    /// Stages everything like `git add -A` and commits on the current branch.
-    fn commit(&self, message: &str) -> Oid {
-        let mut index = self.git.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
-        index.update_all(["*"], None).unwrap();
-        index.write().unwrap();
-        let tree = self.git.find_tree(index.write_tree().unwrap()).unwrap();
-        let signature = Signature::now("Test", "test@example.com").unwrap();
-        let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit> = parent.iter().collect();
-        self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
-    }
-
-    fn checkout_new_branch(&self, name: &str) {
-        let head = self.git.head().unwrap().peel_to_commit().unwrap();
-        self.git.branch(name, &head, true).unwrap();
-        self.git.set_head(&format!("refs/heads/{name}")).unwrap();
-    }
-
-    /// `sluice check` in the repository, outside CI unless the test sets `CI`.
-    fn check(&self) -> Command {
-        let mut cmd = Command::cargo_bin("sluice").unwrap();
-        cmd.current_dir(self.path())
-            .arg("check")
-            .env_remove("CI")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-}
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
 
@@ -117,48 +54,6 @@ fn base_repo() -> TestRepo {
 /// Dropping the index the revenue query needs, written the lock-safe way so only the
 /// check under test fires.
 const DROP_REPORT_INDEX: &str = "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY daily_reports_day;\n";
-
-/// Runs the command, asserts its exit code, returns the JSON report.
-fn json(cmd: &mut Command, code: i32) -> Value {
-    let output = cmd.args(["--format", "json"]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
-}
-
-/// (rule, file) of every finding, in report order.
-/// The (rule, file) of every finding that counts for the gate (warnings and errors; info is advice).
-fn found(report: &Value) -> Vec<(String, String)> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] != "info")
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["file"].as_str().unwrap().to_string()))
-        .collect()
-}
-
-fn pair(rule: &str, file: &str) -> (String, String) {
-    (rule.to_string(), file.to_string())
-}
-
-fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
-        .unwrap_or_else(|| panic!("no {rule} finding in {report:#}"))
-}
-
-fn notes(report: &Value) -> Vec<String> {
-    report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
-}
 
 #[test]
 fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {
@@ -364,19 +259,18 @@ fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
 }
 
 #[test]
-fn the_head_side_configuration_applies_its_severity_overrides_to_history_findings() {
-    let repo = base_repo();
+fn the_base_configuration_applies_its_severity_overrides_to_history_findings() {
+    let repo = TestRepo::new();
     repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"));
+    repo.write("db/migrations/0010_users.sql", USERS);
+    repo.write("db/migrations/0020_reports.sql", REPORTS);
+    repo.commit("base with an override");
+    repo.checkout_new_branch("feature");
     repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}-- typo fixed\n"));
-    repo.commit("edit with an override");
+    repo.commit("edit");
     let report = json(&mut repo.check(), 0);
     assert_eq!(found(&report), [pair("migration-edited", "db/migrations/0020_reports.sql")]);
     assert_eq!(finding(&report, "migration-edited")["severity"], "warning");
-    assert!(notes(&report).iter().any(|n| n.starts_with("sluice.toml changed")), "{:?}", notes(&report));
-
-    // Off silences it.
-    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"off\"\n"));
-    assert!(found(&json(&mut repo.check(), 0)).is_empty());
 }
 
 #[test]
@@ -488,7 +382,8 @@ fn a_deploy_inside_a_deny_window_fails_with_the_window_event_reason_end_and_next
         notes(&report)
             .iter()
             .any(|n| n.starts_with("Change freeze: deploying api to production at 2026-05-12T12:00:00Z")
-                && n.ends_with("checked against policies/freeze.toml: frozen.")),
+                && n.contains("checked against policies/freeze.toml (as on the base revision (")
+                && n.ends_with("): frozen.")),
         "{:?}",
         notes(&report)
     );
@@ -509,7 +404,7 @@ fn a_deploy_inside_a_deny_window_fails_with_the_window_event_reason_end_and_next
     );
     assert!(!found(&report).iter().any(|(rule, _)| rule == "change-freeze"), "{report:#}");
     assert!(
-        notes(&report).iter().any(|n| n.ends_with("checked against policies/freeze.toml: open.")),
+        notes(&report).iter().any(|n| n.starts_with("Change freeze:") && n.ends_with("): open.")),
         "{:?}",
         notes(&report)
     );
@@ -568,8 +463,11 @@ fn an_override_in_force_opens_the_deploy_and_is_logged() {
 #[test]
 fn the_calendar_named_in_sluice_toml_or_by_flag_is_used() {
     let repo = base_repo();
+    repo.git.set_head("refs/heads/main").unwrap();
     repo.write("sluice.toml", &format!("{CONFIG}\n[freeze]\ncalendar = \"ops/calendar.toml\"\n"));
     repo.write("ops/calendar.toml", FREEZE);
+    repo.commit("calendar in ops/");
+    repo.checkout_new_branch("deploy");
     let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")), 1);
     assert_eq!(finding(&report, "change-freeze")["file"], "ops/calendar.toml");
     // --calendar wins over the configuration.
@@ -649,7 +547,7 @@ fn outside_a_repository_or_with_an_unknown_revision_is_an_error() {
 }
 
 #[test]
-fn policies_are_read_from_the_head_revision_and_a_bad_one_on_disk_is_an_error() {
+fn a_new_tables_policy_comes_from_the_head_revision_and_a_bad_one_on_disk_is_an_error() {
     let repo = base_repo();
     repo.write(
         "db/migrations/0040_observations.sql",
@@ -666,9 +564,23 @@ CREATE UNIQUE INDEX observations_site_species ON observations (site_id, species_
     // An uncommitted, broken edit of the policy: CI reviews the commit, not the disk.
     repo.write("policies/identity.toml", "[[table]]\nname = \"observations\"\nidentiy = []\n");
     let report = json(repo.check().env("CI", "true"), 1);
-    assert_eq!(found(&report), [pair("domain-identity-unique", "db/migrations/0040_observations.sql")]);
+    assert_eq!(
+        found(&report),
+        [
+            pair("domain-identity-unique", "db/migrations/0040_observations.sql"),
+            pair("gate-config-changed", "policies/identity.toml")
+        ]
+    );
+    let changed = finding(&report, "gate-config-changed")["message"].as_str().unwrap();
     assert!(
-        notes(&report).iter().any(|n| n.starts_with("Policy file policies/identity.toml changed")),
+        changed.contains(
+            "declare the identity of new table `observations` as (checklist_id, client_observation_id) \
+                          (applied in this review: the base has no such table)"
+        ),
+        "{changed}"
+    );
+    assert!(
+        notes(&report).iter().any(|n| n.starts_with("The policies for `observations` came from the head")),
         "{:?}",
         notes(&report)
     );
@@ -860,8 +772,15 @@ fn plans_required_without_postgresql_is_an_error_and_optional_plans_say_they_wer
     let report = json(cmd.arg("--no-plan"), 1);
     assert!(notes(&report).iter().any(|n| n.contains("--no-plan (even though [plan] required = true)")), "{report:#}");
 
-    // Not required: the gate gives its other verdicts and says plans were not compared, and why.
+    // Dropping `required` in the change itself relaxes nothing: the base's configuration applies.
     repo.write("sluice.toml", PLAN_CONFIG);
+    let mut cmd = repo.check();
+    unavailable(&mut cmd);
+    assert_eq!(cmd.output().unwrap().status.code(), Some(2));
+
+    // Not required on the base: the gate gives its other verdicts and says plans were not compared, and why.
+    let repo = plan_repo(false);
+    repo.write("db/migrations/0003_drop_unused_indexes.sql", DROP_CREATED_AT);
     let mut cmd = repo.check();
     unavailable(&mut cmd);
     let report = json(&mut cmd, 1);

@@ -177,7 +177,7 @@ fn database_url_mode_works_only_in_its_own_databases_and_drops_them() {
         ])
         .arg("--scale")
         .arg(&scale_path)
-        .env("DATABASE_URL", &url)
+        .env("SLUICE_DATABASE_URL", &url)
         .output()
         .expect("run");
     let doc = json(&out);

@@ -1,36 +1,27 @@
 //! The change-freeze part of `sluice check`: may this change be deployed to `--env` as
-//! `--service` at `--at` (default now)? Fails closed: a deploy named against a calendar that
-//! is not there is an error, and a calendar that is there but was not consulted is a note.
+//! `--service` at `--at` (default now)? The calendar, the `.ics` files it imports and the
+//! overrides are the base revision's ([`Gate`]): an override the change adds for itself lifts
+//! nothing. Fails closed: a deploy named against a calendar that is not there is an error, and
+//! a calendar that is there but was not consulted is a note.
 
+use super::gate::Gate;
 use super::Deploy;
-use crate::config::Loaded;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Severity};
-use crate::freeze::{self, time::utc_string, FreezeOptions};
-use crate::git::{Change, ChangeKind};
+use crate::freeze::{self, overrides::Overrides, time::utc_string};
 use chrono::Utc;
-use std::path::Path;
 
-/// The `change-freeze` findings and the notes saying what was (not) checked. File paths in
-/// findings are made relative to `repo_root` when they are inside it.
-pub(super) fn check(
-    loaded: &Loaded,
-    deploy: &Deploy,
-    repo_root: &Path,
-    changes: &[Change],
-) -> Result<(Vec<Finding>, Vec<String>)> {
-    let options = FreezeOptions::resolve(
-        loaded,
-        deploy.calendar.as_deref(),
-        deploy.overrides.as_deref(),
-        deploy.audit_log.as_deref(),
-    );
-    let shown = display(&options.calendar, repo_root);
+/// The `change-freeze` findings and the notes saying what was (not) checked.
+pub(super) fn check(gate: &Gate, deploy: &Deploy) -> Result<(Vec<Finding>, Vec<String>)> {
+    let options = gate.freeze_options(&gate.trusted, deploy);
+    let shown = gate.shown(&options.calendar);
     let (env, service) =
         match (&deploy.env, &deploy.service) {
             (Some(env), Some(service)) => (env, service),
             (None, None) if deploy.at.is_none() => {
-                let note = options.calendar.is_file().then(|| {
+                let exists = gate.read(&gate.trusted_side, &options.calendar)?.is_some()
+                    || gate.read(&gate.head, &options.calendar)?.is_some();
+                let note = exists.then(|| {
                     format!(
                     "Change freeze not checked: {shown} exists, but no deployment was named; pass --env ENV --service \
                      NAME (the GitHub action's `env` and `service` inputs) to check the deploy against it."
@@ -44,41 +35,44 @@ pub(super) fn check(
                     .into(),
             )),
         };
-    if !options.calendar.is_file() {
-        return Err(Error::Usage(format!(
-            "{}: no change-freeze calendar there, so deploying {service} to {env} cannot be checked; create it \
-             (`sluice freeze lint` validates it), set [freeze] calendar in sluice.toml, or pass --calendar FILE",
-            options.calendar.display()
-        )));
-    }
+    let mut notes = Vec::new();
+    let (calendar, side) = match gate.load_calendar(&options, &gate.trusted_side)? {
+        Some(calendar) => (calendar, gate.trusted_side),
+        // A calendar the change adds can only restrict deploys: apply its windows.
+        None => match gate.load_calendar(&options, &gate.head)? {
+            Some(calendar) => {
+                notes.push(format!(
+                    "{shown} is new in this change: its windows were applied (a calendar can only restrict deploys)."
+                ));
+                (calendar, gate.head)
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "{}: no change-freeze calendar there, so deploying {service} to {env} cannot be checked; create \
+                     it (`sluice freeze lint` validates it), set [freeze] calendar in sluice.toml, or pass --calendar \
+                     FILE",
+                    options.calendar.display()
+                )))
+            }
+        },
+    };
+    // Overrides in the repository are the base revision's (one the change adds lifts nothing);
+    // a file outside the repository is not part of the change.
+    let overrides = match &options.overrides {
+        Some(path) if side == gate.head && !gate.trust_head && !gate.is_outside(path) => Overrides::default(),
+        _ => gate.load_overrides(&options, &side, &calendar)?,
+    };
     let at = deploy.at.map(|t| t.with_timezone(&Utc)).unwrap_or_else(Utc::now);
-    let mut findings = freeze::deploy_findings_with(&options, env, service, at)?;
-    for finding in &mut findings {
-        finding.file = display(Path::new(&finding.file), repo_root);
-    }
+    let findings = freeze::decide_deploy(&calendar, &overrides, &options.audit_log, env, service, at)?;
     let frozen = findings.iter().any(|f| f.severity == Severity::Error);
-    let mut notes = vec![format!(
-        "Change freeze: deploying {service} to {env} at {} checked against {shown}: {}.",
-        utc_string(at),
-        if frozen { "frozen" } else { "open" }
-    )];
-    // The calendar is read from disk, so a change that edits it is checked against its own edit.
-    if changes.iter().any(|c| c.path == shown || matches!(&c.kind, ChangeKind::Renamed { from } if *from == shown)) {
-        notes.push(format!(
-            "{shown} changed in this change and the freeze was checked against the edited calendar: have the \
-             calendar's owners review the edit."
-        ));
-    }
+    notes.insert(
+        0,
+        format!(
+            "Change freeze: deploying {service} to {env} at {} checked against {shown} (as on the {}): {}.",
+            utc_string(at),
+            gate.describe_side(&side),
+            if frozen { "frozen" } else { "open" }
+        ),
+    );
     Ok((findings, notes))
-}
-
-/// `path` relative to the repository root when inside it, with `/`.
-fn display(path: &Path, repo_root: &Path) -> String {
-    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let relative = path
-        .strip_prefix(repo_root)
-        .ok()
-        .map(Path::to_path_buf)
-        .or_else(|| canonical(path).strip_prefix(canonical(repo_root)).ok().map(Path::to_path_buf));
-    relative.as_deref().unwrap_or(path).to_string_lossy().replace('\\', "/")
 }

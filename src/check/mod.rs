@@ -6,24 +6,34 @@
 //! adds are linted in order, then the added or modified query files, and the unchanged query
 //! files whose tables an added migration changes. History findings (`migration-edited`, …)
 //! come from [`git::history`]. Everything ends up in one [`Report`].
+//!
+//! The gate's own configuration (`sluice.toml`, policies, scale spec, freeze calendar and
+//! overrides) comes from the base revision ([`gate`]): the change under review cannot loosen
+//! the gate that reviews it. Changes to a declared table's identity need an approval from its
+//! domain reviewers ([`review`]).
 
 mod affected;
 mod freeze;
+mod gate;
 mod plans;
+mod review;
 
-use crate::config::{self, Loaded};
+pub use plans::ignored_database_url_note;
+pub use review::Approvals;
+
+use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Report};
-use crate::git::{self, history, ChangeKind, Classifier, FileKind, GitTree, Oid, Repo, Side};
+use crate::git::{self, history, Change, ChangeKind, Classifier, FileKind, GitTree, Oid, Repo, Side};
 use crate::lint::{self, Settings, Sources};
-use crate::policy::Policies;
 use crate::rules::{migration_edited, SourceFile};
 use crate::schema::migrations::{self, Migration};
 use crate::schema::tools::{self, Tree};
 use chrono::{DateTime, FixedOffset};
+use gate::{Gate, GatePolicies};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What to compare and how. Paths are absolute (the CLI resolves them against its working
 /// directory).
@@ -35,7 +45,8 @@ pub struct Options {
     pub head: Option<String>,
     /// Running in CI: the default head is HEAD, not the working tree.
     pub ci: bool,
-    /// `--config`: read from disk instead of the head side's `sluice.toml`.
+    /// `--config`: the `sluice.toml` to use (read from the base revision when it is inside the
+    /// repository, from disk outside it).
     pub config: Option<PathBuf>,
     pub migrations: Option<PathBuf>,
     pub queries: Vec<PathBuf>,
@@ -44,6 +55,9 @@ pub struct Options {
     pub plan: PlanRun,
     /// Snapshots of the base side's replayed schema (disabled by default).
     pub cache: crate::schema::cache::SchemaCache,
+    /// `--trust-head-config`: read the gate's configuration from the head (local experiments).
+    pub trust_head_config: bool,
+    pub approvals: Approvals,
 }
 
 /// Where and when the change would be deployed, for the change-freeze calendar.
@@ -64,8 +78,10 @@ pub struct Deploy {
 pub struct PlanRun {
     /// `--no-plan`: skip it, with a note.
     pub skip: bool,
-    /// A server to use instead of an ephemeral one.
+    /// A server to use instead of an ephemeral one (`--database-url`, `SLUICE_DATABASE_URL`).
     pub database_url: Option<String>,
+    /// `DATABASE_URL` is set and was not used: the report says so.
+    pub ignored_database_url: bool,
     /// Where the ephemeral cluster lives; `None`: the plan module's default.
     pub cache_dir: Option<PathBuf>,
 }
@@ -81,43 +97,31 @@ pub fn run(options: &Options) -> Result<Report> {
     let repo = git::open(&options.dir)?;
     let head = git::resolve_head(&repo, options.head.as_deref(), options.ci)?;
     let base = git::resolve_base(&repo, options.base.as_deref(), &head)?;
-    let (loaded, config_path) = load_config(&repo, &head, options)?;
+    let changes = git::changes(&repo, base, &head)?;
+    let gate = Gate::load(&repo, base, head, &changes, options)?;
+    let loaded = gate.loaded();
     let between = format!("{} and {}", describe_base(&repo, base, options), describe_head(&head, options));
-
-    for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
-        .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
-    {
-        if repo.relative(&dir).is_none() {
-            return Err(Error::Usage(format!(
-                "{}: the {what} directory is outside the repository {}; `sluice check` reviews the files git \
-                 tracks (use `sluice lint` for others)",
-                dir.display(),
-                repo.root().display()
-            )));
-        }
-    }
+    ensure_inside(&repo, loaded)?;
     let classifier =
         Classifier::new(repo.root(), &loaded.migrations_dir(), &loaded.query_dirs(), &loaded.policies_dir());
-    let changes = git::changes(&repo, base, &head)?;
     let classified = classifier.classify_all(&changes);
-    let mut notes = Vec::new();
-    if let Some(path) = config_path.as_deref() {
-        if changes.iter().any(|c| c.path == path) {
-            notes.push(format!(
-                "{path} changed: this review used the head side's configuration, so check its [rules] changes too."
-            ));
-        }
-    }
     // The freeze first: it does not depend on what changed, and a missing calendar stops the run early.
-    let (freeze_findings, freeze_notes) = freeze::check(&loaded, &options.deploy, repo.root(), &changes)?;
+    let (freeze_findings, freeze_notes) = freeze::check(&gate, &options.deploy)?;
     let freeze_findings = lint::apply_levels(freeze_findings, &loaded.config.rules);
     let sql_changed = classified.iter().any(|c| matches!(c.kind, FileKind::Migration | FileKind::Query));
 
     if !classified.iter().any(|c| c.is_reviewed()) {
-        let mut report = Report { findings: freeze_findings, notes: Vec::new() };
+        // Nothing SQL to lint: the base history is read only if a head policy needs it.
+        let existing = || base_tables(&repo, loaded, base, &head);
+        let policies = gate.policies(&existing)?;
+        let (mut findings, gate_notes) = gate_findings(&gate, &changes, &policies, options)?;
+        findings.extend(freeze_findings);
+        review::apply_approvals(&mut findings, &options.approvals);
+        let mut report = Report { findings, notes: Vec::new() };
         report.notes.push(format!("No migration, query or policy file changed between {between}."));
-        report.notes.extend(notes);
-        report.notes.extend(plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?.1);
+        report.notes.extend(gate_notes);
+        let spec = || gate.scale_spec(&existing);
+        report.notes.extend(plans::compare(&repo, loaded, base, &head, &options.plan, sql_changed, &spec)?.1);
         report.notes.extend(freeze_notes);
         report.sort();
         return Ok(report);
@@ -131,7 +135,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let detection_tree: &dyn Tree = if head_tree.files().is_empty() { &base_tree } else { &head_tree };
     let detection = tools::resolve(loaded.config.migrations.layout, detection_tree)?;
     let layout = detection.layout();
-    let tool_options = lint::load::tool_options(&loaded);
+    let tool_options = lint::load::tool_options(loaded);
     let side_list = |tree: &GitTree| -> Result<Vec<SideMigration>> {
         Ok(detection
             .tool
@@ -182,22 +186,32 @@ pub fn run(options: &Options) -> Result<Report> {
     let tool_notices: Vec<Finding> =
         head_notices.into_iter().filter(|f| changed_paths.contains(f.file.as_str())).collect();
     let mut sources = Sources {
-        schema_dump: read_schema_dump(&repo, &loaded, &Side::Rev(base), &head)?,
+        schema_dump: read_schema_dump(&repo, loaded, &Side::Rev(base), &head)?,
         migrations: base_sources,
         ..Sources::default()
     };
 
     // The head side's query files.
-    sources.queries = read_queries(&repo, &head, &loaded, &classifier)?;
+    sources.queries = read_queries(&repo, &head, loaded, &classifier)?;
     let changed_queries: BTreeSet<String> = classified
         .iter()
         .filter(|c| c.kind == FileKind::Query && c.change.kind != ChangeKind::Deleted)
         .map(|c| c.change.path.clone())
         .collect();
+    // The tables the base history builds, for policies that name a table: from the schema cache
+    // when it has the base history (the lint below then resumes from the same snapshot).
+    let replay_settings = Settings {
+        postgres_version: loaded.config.postgres_version,
+        cache: options.cache.clone(),
+        ..Settings::default()
+    };
+    let existing = || Ok(table_names(&lint::schema_after(&sources, &replay_settings, base_count)));
+    let policies = gate.policies(&existing)?;
     let settings = Settings {
         postgres_version: loaded.config.postgres_version,
         levels: loaded.config.rules.clone(),
-        policies: load_policies(&repo, &head, &loaded)?,
+        policies: policies.effective.clone(),
+        under_review: true,
         cache: options.cache.clone(),
     };
     let affected = affected::queries(&sources, &settings, &added_sources, &changed_queries);
@@ -233,12 +247,17 @@ pub fn run(options: &Options) -> Result<Report> {
     }
     findings.extend(lint::apply_levels(history_findings, &settings.levels));
     findings.extend(lint::apply_levels(tool_notices, &settings.levels));
-    let (plan_findings, plan_notes) = plans::compare(&repo, &loaded, base, &head, &options.plan, sql_changed)?;
+    let (gate_findings, gate_notes) = gate_findings(&gate, &changes, &policies, options)?;
+    findings.extend(gate_findings);
+    let existing = || Ok(table_names(&lint::schema_after(&sources, &replay_settings, base_count)));
+    let spec = || gate.scale_spec(&existing);
+    let (plan_findings, plan_notes) = plans::compare(&repo, loaded, base, &head, &options.plan, sql_changed, &spec)?;
     findings.extend(lint::apply_levels(plan_findings, &settings.levels));
     findings.extend(freeze_findings);
-    let findings = affected::fold_into_migrations(findings, &affected);
+    let mut findings = affected::fold_into_migrations(findings, &affected);
+    review::apply_approvals(&mut findings, &options.approvals);
 
-    let mut report = Report { findings, notes };
+    let mut report = Report { findings, notes: gate_notes };
     report.sort();
     let checked_queries = changed_queries.iter().filter(|q| sources.queries.iter().any(|f| &f.display == *q)).count();
     report.notes.insert(
@@ -255,59 +274,91 @@ pub fn run(options: &Options) -> Result<Report> {
         let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
         report.notes.push(format!("{query} re-checked: affected by {by}."));
     }
-    for c in classified.iter().filter(|c| c.kind == FileKind::Policy) {
-        report.notes.push(format!(
-            "Policy file {} changed: the head side's policies were applied to what this change adds.",
-            c.change.path
-        ));
-    }
     report.notes.extend(plan_notes);
     report.notes.extend(freeze_notes);
     Ok(report)
 }
 
-/// `--config` from disk, else the head side's `sluice.toml` nearest to `options.dir` (walking up
-/// to the repository root), else defaults rooted at the repository root. Returns the config's
-/// repository-relative path, when it has one.
-fn load_config(repo: &Repo, head: &Side, options: &Options) -> Result<(Loaded, Option<String>)> {
-    let mut found = match &options.config {
-        Some(path) => {
-            let loaded = config::load(Some(path), &options.dir)?;
-            let relative = git::relative_dir(repo.root(), path);
-            (loaded, Some(relative))
+/// The domain reviewers the trusted `identity.toml` names (every table's and the top-level
+/// ones), sorted and deduplicated: what the GitHub action must resolve before `check` runs.
+pub fn reviewers(options: &Options) -> Result<Vec<String>> {
+    let repo = git::open(&options.dir)?;
+    let head = git::resolve_head(&repo, options.head.as_deref(), options.ci)?;
+    let base = git::resolve_base(&repo, options.base.as_deref(), &head)?;
+    let changes = git::changes(&repo, base, &head)?;
+    let gate = Gate::load(&repo, base, head, &changes, options)?;
+    // Only the trusted entries name reviewers; new tables fall back to the top-level ones.
+    let identity = gate.policies(&|| Ok(BTreeSet::new()))?.trusted.identity;
+    let all: BTreeSet<String> = identity
+        .default_reviewers
+        .iter()
+        .chain(identity.tables.values().flat_map(|e| e.reviewers.iter()))
+        .cloned()
+        .collect();
+    Ok(all.into_iter().collect())
+}
+
+/// The migrations and query directories must be inside the repository: `check` reviews what git tracks.
+fn ensure_inside(repo: &Repo, loaded: &Loaded) -> Result<()> {
+    for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
+        .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
+    {
+        if repo.relative(&dir).is_none() {
+            return Err(Error::Usage(format!(
+                "{}: the {what} directory is outside the repository {}; `sluice check` reviews the files git \
+                 tracks (use `sluice lint` for others)",
+                dir.display(),
+                repo.root().display()
+            )));
         }
-        None => {
-            let start = git::relative_dir(repo.root(), &options.dir);
-            let parts: Vec<&str> = start.split('/').filter(|p| !p.is_empty()).collect();
-            let mut loaded = None;
-            for depth in (0..=parts.len()).rev() {
-                let dir = parts[..depth].join("/");
-                let path = git::join_dir(&dir, config::CONFIG_FILE);
-                if let Some(text) = git::read_file(repo, head, &path)? {
-                    let config = config::parse(Path::new(&path), &text)?;
-                    loaded = Some((
-                        Loaded { config, root: repo.root().join(&dir), file: Some(repo.root().join(&path)) },
-                        Some(path),
-                    ));
-                    break;
-                }
-            }
-            loaded.unwrap_or_else(|| {
-                (Loaded { config: config::Config::default(), root: repo.root().to_path_buf(), file: None }, None)
-            })
-        }
+    }
+    Ok(())
+}
+
+/// What the change does to the gate itself: `gate-config-changed` per edited gate file and
+/// `domain-review-required` per edited identity declaration, with the trusted `[rules]`
+/// levels applied, and the notes that go with them.
+fn gate_findings(
+    gate: &Gate,
+    changes: &[Change],
+    policies: &GatePolicies,
+    options: &Options,
+) -> Result<(Vec<Finding>, Vec<String>)> {
+    let mut findings = gate.changed_findings(changes, policies, &options.deploy)?;
+    // Findings about a declaration point at the head's identity.toml, or the base's when the head has none.
+    let identity_of = |config: &gate::ConfigFile| config.loaded.policies_dir().join(crate::policy::identity::FILE);
+    let proposed = identity_of(&gate.proposed);
+    let identity_file = match gate.read(&gate.head, &proposed)? {
+        Some(_) => gate.shown(&proposed),
+        None => gate.shown(&identity_of(&gate.trusted)),
     };
-    let config = &mut found.0.config;
-    if let Some(dir) = &options.migrations {
-        config.migrations.dir = dir.clone();
+    let (declarations, mut notes) = review::declaration_findings(policies, &identity_file);
+    findings.extend(declarations);
+    if gate.trust_head || findings.iter().any(|f| f.rule == crate::rules::gate_config_changed::META.id) {
+        notes.insert(0, format!("{}.", gate::describe_trust(gate.trust_head)));
     }
-    if !options.queries.is_empty() {
-        config.queries.dirs = options.queries.clone();
+    for table in &policies.new_tables {
+        notes.push(format!(
+            "The policies for `{table}` came from the head: the base revision has no such table, so they cannot relax \
+             anything."
+        ));
     }
-    if let Some(dir) = &options.policies {
-        config.policies.dir = dir.clone();
-    }
-    Ok(found)
+    Ok((lint::apply_levels(findings, &gate.loaded().config.rules), notes))
+}
+
+/// The tables the base revision's history builds, read and replayed on demand (only when a
+/// head policy names a table the base policies do not).
+fn base_tables(repo: &Repo, loaded: &Loaded, base: Oid, head: &Side) -> Result<BTreeSet<String>> {
+    let tree = GitTree::open(repo, Side::Rev(base), &loaded.migrations_dir(), &loaded.root)?;
+    let layout = tools::resolve(loaded.config.migrations.layout, &tree)?.layout();
+    let history = migrations::load(&tree, layout, &lint::load::tool_options(loaded), None)?;
+    let (base_sources, _) = lint::load::sources_of(history);
+    let dump = read_schema_dump(repo, loaded, &Side::Rev(base), head)?;
+    Ok(table_names(&lint::replay(dump.as_ref(), &base_sources, loaded.config.postgres_version)))
+}
+
+fn table_names(schema: &crate::schema::Schema) -> BTreeSet<String> {
+    schema.tables.keys().cloned().collect()
 }
 
 fn describe_base(repo: &Repo, base: Oid, options: &Options) -> String {
@@ -423,12 +474,4 @@ fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, classifier: &Classifi
         }
     }
     Ok(files.into_par_iter().map(|(path, text)| SourceFile::parse(path, text)).collect())
-}
-
-fn load_policies(repo: &Repo, head: &Side, loaded: &Loaded) -> Result<Policies> {
-    // Policies kept outside the repository (shared by several) are read from disk.
-    let Some(dir) = repo.relative(&loaded.policies_dir()) else {
-        return Policies::load(&loaded.policies_dir());
-    };
-    Policies::load_with(Path::new(&dir), &|path| git::read_file(repo, head, &git::slash(path)))
 }

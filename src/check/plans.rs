@@ -7,11 +7,12 @@ use super::PlanRun;
 use crate::config::Loaded;
 use crate::error::{Error, Result};
 use crate::finding::Finding;
-use crate::git::{self, Oid, Repo, Side};
-use crate::plan::{self, scale, server, sources, PlanOptions};
-use std::path::Path;
+use crate::git::{Oid, Repo, Side};
+use crate::plan::{self, scale::ScaleSpec, server, sources, PlanOptions};
 
 /// Plan findings and notes; `changed` says whether any migration or query file changed.
+/// `spec` loads the trusted scale spec (with the head's tables for new tables), only when the
+/// comparison runs.
 pub(super) fn compare(
     repo: &Repo,
     loaded: &Loaded,
@@ -19,11 +20,12 @@ pub(super) fn compare(
     head: &Side,
     run: &PlanRun,
     changed: bool,
+    spec: &dyn Fn() -> Result<Option<ScaleSpec>>,
 ) -> Result<(Vec<Finding>, Vec<String>)> {
     let config = &loaded.config.plan;
-    let Some(scale_path) = &config.scale else {
+    if config.scale.is_none() {
         return Ok((Vec::new(), Vec::new()));
-    };
+    }
     let required = config.required.unwrap_or(false);
     if run.skip {
         return Ok((
@@ -38,6 +40,8 @@ pub(super) fn compare(
         return Ok((Vec::new(), vec!["Plans not compared: no migration or query file changed.".into()]));
     }
     let database_url = run.database_url.clone().filter(|u| !u.is_empty());
+    let mut notes: Vec<String> =
+        (database_url.is_none() && run.ignored_database_url).then(ignored_database_url_note).into_iter().collect();
     if database_url.is_none() {
         if let Err(e) = server::find_bindir() {
             let config_file =
@@ -47,17 +51,17 @@ pub(super) fn compare(
                     "plans must be compared ([plan] required = true in {config_file}) but no PostgreSQL is available: {e}"
                 )));
             }
-            return Ok((
-                Vec::new(),
-                vec![format!(
-                    "Plans not compared: [plan] scale is set but no PostgreSQL is available ({e}). Set [plan] \
-                     required = true to make this an error."
-                )],
+            notes.push(format!(
+                "Plans not compared: [plan] scale is set but no PostgreSQL is available ({e}). Set [plan] required \
+                 = true to make this an error."
             ));
+            return Ok((Vec::new(), notes));
         }
     }
 
-    let spec = load_spec(repo, head, &loaded.resolve(scale_path))?;
+    let Some(spec) = spec()? else {
+        return Ok((Vec::new(), Vec::new()));
+    };
     let base_side = Side::Rev(base);
     let sides = sources::from_git(repo, &base_side, head, loaded, &loaded.query_dirs())?;
     if sides.queries.is_empty() {
@@ -69,24 +73,14 @@ pub(super) fn compare(
     options.server.database_url = database_url;
     options.server.cache_dir = run.cache_dir.clone();
     let report = plan::compare(&options)?;
-    let notes = report.notes.into_iter().map(|n| format!("Plan comparison: {n}")).collect();
+    notes.extend(report.notes.into_iter().map(|n| format!("Plan comparison: {n}")));
     Ok((report.findings, notes))
 }
 
-/// The scale spec from the head side when it is in the repository (it goes with the head's
-/// configuration), else from disk.
-fn load_spec(repo: &Repo, head: &Side, path: &Path) -> Result<scale::ScaleSpec> {
-    let relative = git::relative_dir(repo.root(), path);
-    if relative.starts_with('\0') {
-        return scale::ScaleSpec::load(path);
-    }
-    let text = match git::read_file(repo, head, &relative)? {
-        Some(text) => text,
-        None => {
-            return Err(Error::Usage(format!(
-                "{relative}: the scale spec named by [plan] scale does not exist on the head side"
-            )))
-        }
-    };
-    scale::parse(Path::new(&relative), &text)
+/// Said when `DATABASE_URL` is set but not used: it names the application's own database (set
+/// for its tests in CI), which Sluice must never mistake for a server it may work on.
+pub fn ignored_database_url_note() -> String {
+    "DATABASE_URL is set but was ignored: Sluice connects only to a server named by --database-url or \
+     SLUICE_DATABASE_URL (where it creates and drops only its own sluice_* databases), else it starts its own."
+        .to_string()
 }

@@ -1,7 +1,7 @@
 //! `sluice check`: the pull-request gate over the change between two revisions.
 
 use super::{OutputArgs, ProjectArgs};
-use crate::check::{self, Deploy, Options, PlanRun};
+use crate::check::{self, Approvals, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::report::{markdown, RenderOptions};
 use crate::schema::cache::SchemaCache;
@@ -13,8 +13,11 @@ use std::process::ExitCode;
 #[command(long_about = "The pull-request gate: reviews the migrations, query files and policies changed between \
 two revisions, read through git (no checkout). Lints the added migrations against the schema the base side's \
 history builds, the added or modified query files, and the unchanged query files an added migration affects; \
-reports edited, deleted, renamed, out-of-order and conflicting migrations. The configuration is the head side's \
-sluice.toml (nearest to the working directory) unless --config names one. With --env and --service, the deploy \
+reports edited, deleted, renamed, out-of-order and conflicting migrations. The gate's configuration (sluice.toml \
+nearest to the working directory or --config, the policies, the scale spec, the freeze calendar and overrides) is \
+read from the base revision, so a change cannot loosen the gate that reviews it; each edit to it is reported \
+(gate-config-changed) and takes effect once merged (--trust-head-config reads the head's, for experiments). Changes \
+to a declared table's identity need an approval from its domain reviewers (--approved-by). With --env and --service, the deploy \
 is checked against the change-freeze calendar (policies/freeze.toml, or [freeze] calendar). When [plan] scale is \
 set, the queries' PostgreSQL plans on base and head are compared on a fixture of that scale (--no-plan skips it; \
 [plan] required = true makes a missing PostgreSQL an error). When GITHUB_STEP_SUMMARY is set, the markdown report \
@@ -54,9 +57,21 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_plan: bool,
     /// A PostgreSQL server for the plan comparison instead of an ephemeral one; Sluice works only in sluice_*
-    /// databases it creates.
-    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    /// databases it creates. A generic DATABASE_URL is never used (the report says it was ignored).
+    #[arg(long, env = "SLUICE_DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
+    /// Who approved the change (repeatable, comma-separated): GitHub logins, `org/team` (a member approved) or
+    /// `org/team:login`. An approval from one of a table's domain reviewers turns domain-review-required into info.
+    #[arg(long, env = "SLUICE_APPROVED_BY", value_name = "LOGIN", value_delimiter = ',')]
+    pub approved_by: Vec<String>,
+    /// Reviewer teams whose membership could not be read (set by the GitHub action); the report says their
+    /// approvals could not be counted.
+    #[arg(long, env = "SLUICE_UNRESOLVED_TEAMS", value_name = "ORG/TEAM", value_delimiter = ',')]
+    pub unresolved_team: Vec<String>,
+    /// Read sluice.toml, the policies, the scale spec, the freeze calendar and the overrides from the head instead
+    /// of the base revision, for local experiments with a configuration (the report says so).
+    #[arg(long)]
+    pub trust_head_config: bool,
     /// Where the plan comparison's ephemeral cluster and cached fixtures, and the cached schemas of the base
     /// history, live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice; /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
@@ -101,6 +116,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         },
         plan: PlanRun {
             skip: args.no_plan,
+            ignored_database_url: args.database_url.is_none() && super::generic_database_url_set(),
             database_url: args.database_url,
             cache_dir: args.cache_dir.as_ref().map(absolute),
         },
@@ -109,6 +125,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         } else {
             SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
+        trust_head_config: args.trust_head_config,
+        approvals: Approvals { approved_by: args.approved_by, unresolved_teams: args.unresolved_team },
     };
     let report = check::run(&options)?;
     let summary_options = RenderOptions { color: false, explain: args.output.explain, fail_on: args.output.fail_on };

@@ -4,6 +4,7 @@ mod check;
 mod freeze;
 mod lint;
 mod plan;
+mod reviewers;
 mod rules;
 mod stats;
 
@@ -28,7 +29,7 @@ pub enum Command {
     /// Lint migrations and query files against the schema their history builds.
     Lint(lint::LintArgs),
     /// The pull-request gate: review what changed between two revisions.
-    Check(check::CheckArgs),
+    Check(Box<check::CheckArgs>),
     /// List the rules, or print one rule's documentation.
     Rules(rules::RulesArgs),
     /// The change-freeze calendar: may I deploy now?
@@ -39,6 +40,8 @@ pub enum Command {
     /// Production table sizes for the lock and rewrite rules.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
+    Reviewers(reviewers::ReviewersArgs),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -74,6 +77,12 @@ impl ProjectArgs {
         }
         Ok(loaded)
     }
+}
+
+/// Whether `DATABASE_URL` is set: `check` and `plan` never use it (it names the application's
+/// own database in many CI setups), and say so.
+pub fn generic_database_url_set() -> bool {
+    std::env::var_os("DATABASE_URL").is_some_and(|v| !v.is_empty())
 }
 
 pub fn current_dir() -> Result<PathBuf, Error> {
@@ -164,10 +173,11 @@ pub fn main() -> ExitCode {
 fn run(command: Command) -> crate::error::Result<ExitCode> {
     match command {
         Command::Lint(args) => lint::run(args),
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(*args),
         Command::Rules(args) => rules::run(args),
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(*args),
         Command::Stats(command) => stats::run(command),
+        Command::Reviewers(args) => reviewers::run(args),
     }
 }

@@ -40,7 +40,8 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// A PostgreSQL server to use instead of an ephemeral one; Sluice works only in sluice_* databases it creates.
-    #[arg(long, env = "DATABASE_URL", value_name = "URL", hide_env_values = true)]
+    /// A generic DATABASE_URL is never used (the report says it was ignored).
+    #[arg(long, env = "SLUICE_DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// Keep the databases this run created (printed at the end).
     #[arg(long)]
@@ -70,6 +71,9 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let (options, compared) = options(&args, &loaded, &cwd)?;
     let mut report = plan::compare(&options)?;
     report.notes.insert(0, compared);
+    if options.server.database_url.is_none() && super::generic_database_url_set() {
+        report.notes.insert(1, crate::check::ignored_database_url_note());
+    }
     args.output.emit(&report)
 }
 

@@ -39,6 +39,8 @@ pub fn record(
         "windows": windows,
         "override": used.first().map(|o| o.id.clone()),
         "overrides": used.iter().map(|o| json!({"id": o.id, "ticket": o.ticket, "requested_by": o.requested_by, "approved_by": o.approved_by})).collect::<Vec<_>>(),
+        "overrides_file": overrides.path.as_ref().map(|p| p.to_string_lossy().replace('\\', "/")),
+        "override_commit": overrides.commit,
         "tool_version": env!("CARGO_PKG_VERSION"),
         "calendar": calendar.path.to_string_lossy().replace('\\', "/"),
         "calendar_sha256": calendar.digest,

@@ -296,6 +296,12 @@ pub fn load(path: &Path) -> Result<Calendar> {
 
 /// Parses and validates calendar text; `path` names the file in errors and resolves `[[calendar]]` files.
 pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
+    parse_with(path, text, &|file| if file.is_file() { read_text(file).map(Some) } else { Ok(None) })
+}
+
+/// [`parse`], reading the `[[calendar]]` files through `read` (`None`: no such file), so that
+/// `sluice check` can read them from a git revision.
+pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option<String>>) -> Result<Calendar> {
     let raw = parse_raw(path, text)?;
     // Line starts, so that 10,000 entries do not each rescan the file for their line number.
     let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
@@ -351,10 +357,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
             None => default_tz,
         };
         let file = path.parent().unwrap_or(Path::new(".")).join(&c.file);
-        if !file.is_file() {
+        let Some(ics) = read(&file)? else {
             return Err(entry(format!("no such file {}", file.display())));
-        }
-        for event in super::ics::import(&file, c.id_prefix.as_deref().unwrap_or(""), tz)? {
+        };
+        for event in super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), tz)? {
             note_id(&event.id, &event.file, event.line, "imported event")?;
             events.push(event);
         }

@@ -20,7 +20,11 @@ use std::path::Path;
 /// Reads the VEVENTs of an `.ics` file as events with ids `{prefix}{UID}`; `tz` is used for
 /// floating times and all-day dates.
 pub fn import(path: &Path, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
-    let text = read_text(path)?;
+    import_text(path, &read_text(path)?, prefix, tz)
+}
+
+/// [`import`] of text already read; `path` names the file in errors and events.
+pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Tz) -> Result<Vec<Event>> {
     let parsed = catch_unwind(AssertUnwindSafe(|| text.parse::<icalendar::Calendar>()))
         .map_err(|_| {
             Error::invalid(path, None, "the iCalendar parser crashed on this file; check that it is valid RFC 5545")

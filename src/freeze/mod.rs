@@ -134,10 +134,23 @@ pub fn deploy_findings_with(
     at: DateTime<Utc>,
 ) -> Result<Vec<Finding>> {
     let (calendar, overrides) = options.load()?;
+    decide_deploy(&calendar, &overrides, &options.audit_log, env, service, at)
+}
+
+/// [`deploy_findings`] for a calendar and overrides already loaded (`sluice check` reads them
+/// from the base revision); a decision that uses an override is appended to `audit_log`.
+pub fn decide_deploy(
+    calendar: &Calendar,
+    overrides: &Overrides,
+    audit_log: &Path,
+    env: &str,
+    service: &str,
+    at: DateTime<Utc>,
+) -> Result<Vec<Finding>> {
     let query = Query { env: Some(env), service: Some(service) };
-    let status = Decider::new(&calendar, &overrides, query).status(at)?;
-    audit::log_if_overridden(&options.audit_log, &calendar, &overrides, query, &status, "check")?;
-    Ok(findings(&calendar, &overrides, query, &status))
+    let status = Decider::new(calendar, overrides, query).status(at)?;
+    audit::log_if_overridden(audit_log, calendar, overrides, query, &status, "check")?;
+    Ok(findings(calendar, overrides, query, &status))
 }
 
 fn path_string(p: &Path) -> String {

@@ -111,6 +111,8 @@ impl Override {
 pub struct Overrides {
     pub path: Option<PathBuf>,
     pub list: Vec<Override>,
+    /// The commit the file was read from (`sluice check` reads it from the base revision), for the audit log.
+    pub commit: Option<String>,
 }
 
 /// Loads an overrides file, validating each override against `calendar` and `max_hours`.
@@ -214,7 +216,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
             problems,
         });
     }
-    Ok(Overrides { path: Some(path.to_path_buf()), list })
+    Ok(Overrides { path: Some(path.to_path_buf()), list, commit: None })
 }
 
 #[cfg(test)]

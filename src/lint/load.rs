@@ -114,6 +114,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
         postgres_version: loaded.config.postgres_version,
         levels: loaded.config.rules.clone(),
         policies,
+        under_review: false,
         ..Settings::default()
     };
     Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))

@@ -103,6 +103,9 @@ pub struct Settings {
     pub policies: Policies,
     /// Snapshots of the replayed schema (disabled by default: the CLI turns it on).
     pub cache: SchemaCache,
+    /// The files are a change under review (`sluice check`), not a whole project: rules about
+    /// who must approve a change (`domain-review-required`) apply.
+    pub under_review: bool,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -141,6 +144,14 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
         .collect()
 }
 
+/// The schema a dump and migrations build: the dump, then every statement each migration's tool
+/// sends, replayed unchecked and uncached (see [`schema_after`] for the cached replay).
+pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], postgres_version: u32) -> Schema {
+    let mut schema = initial_schema(schema_dump);
+    replay_onto(&mut schema, migrations, 0..migrations.len(), postgres_version);
+    schema
+}
+
 /// Which files' findings are reported, by display path.
 pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
@@ -153,8 +164,12 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Repor
 
 /// [`lint`], also saying what the schema cache did.
 pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
-    let facts =
-        Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &sources.queries };
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
     let migrations = &sources.migrations;
     let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
     let layout_has_down = migrations.iter().any(|m| m.down.is_some());
@@ -162,7 +177,7 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
     let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
     let mut cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
-    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources));
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
     let mut store = |count: usize, schema: &Schema| {
         if let Some(chain) = chain.as_ref().filter(|_| count > cache_use.resumed_at) {
             if settings.cache.store(chain, count, schema) {
@@ -199,23 +214,29 @@ pub fn schema_after(sources: &Sources, settings: &Settings, count: usize) -> Sch
     let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
     let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, count));
     let from = resumed.as_ref().map_or(0, |(at, _)| *at);
-    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources));
-    let facts = Facts { postgres_version: settings.postgres_version, policies: &settings.policies, queries: &[] };
-    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
-    parse_in_order(&sources.migrations, from..count, |index, parsed| {
-        let source = &sources.migrations[index];
-        Replay { index, source, layout_has_down, check: false, facts: &facts }.run(parsed, &mut schema);
-    });
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
+    replay_onto(&mut schema, &sources.migrations, from..count, settings.postgres_version);
     if let Some(chain) = chain.filter(|_| count > from) {
         settings.cache.store(&chain, count, &schema);
     }
     schema
 }
 
+/// Replays `migrations[range]` onto `schema`, unchecked.
+fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range<usize>, postgres_version: u32) {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
+    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+    parse_in_order(migrations, range, |index, parsed| {
+        let source = &migrations[index];
+        Replay { index, source, layout_has_down, check: false, facts: &facts }.run(parsed, schema);
+    });
+}
+
 /// The schema before the first migration: empty, or what the schema dump builds.
-fn initial_schema(sources: &Sources) -> Schema {
+fn initial_schema(schema_dump: Option<&SourceFile>) -> Schema {
     let mut schema = Schema::default();
-    if let Some(dump) = &sources.schema_dump {
+    if let Some(dump) = schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
     schema

@@ -39,6 +39,13 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
     if let Some(unknown) = rules.iter().find(|id| rules::find(id).is_none()) {
         return Some(Err(format!("`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids")));
     }
+    // The change under review must not silence the reviewer it needs.
+    if let Some(id) = rules.iter().find(|id| *id == rules::domain_review_required::META.id) {
+        return Some(Err(format!(
+            "`{id}` cannot be silenced by the change it reviews; it needs an approval from one of the table's domain \
+             reviewers (`sluice check --approved-by LOGIN`)"
+        )));
+    }
     if reason.is_empty() {
         return Some(Err(format!(
             "`sluice:ignore {}` gives no reason; add one after ` -- ` so reviewers know why the check does not apply",
@@ -115,5 +122,12 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .contains("gives no reason"));
+    }
+
+    #[test]
+    fn domain_review_cannot_be_silenced_by_the_change_it_reviews() {
+        let error =
+            parse(&comment("-- sluice:ignore domain-review-required, drop-table -- we know")).unwrap().unwrap_err();
+        assert!(error.contains("`domain-review-required` cannot be silenced"), "{error}");
     }
 }

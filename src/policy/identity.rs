@@ -1,5 +1,6 @@
-//! `policies/identity.toml`: what identifies a row in the domain, and which values many rows
-//! legitimately share. A uniqueness constraint must contain one of the identity keys.
+//! `policies/identity.toml`: what identifies a row in the domain, which values many rows
+//! legitimately share, and who may approve a change to either. A uniqueness constraint must
+//! contain one of the identity keys.
 
 use crate::error::{line_of_offset, parse_toml, Error, Result};
 use serde::Deserialize;
@@ -11,11 +12,14 @@ pub const FILE: &str = "identity.toml";
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// Domain reviewers of every table that names none of its own.
+    #[serde(default)]
+    reviewers: Option<toml::Spanned<Vec<String>>>,
     #[serde(default)]
     table: Vec<toml::Spanned<Entry>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub name: String,
@@ -30,12 +34,21 @@ pub struct Entry {
     /// generates (identity, serial, `DEFAULT gen_random_uuid()`) need no listing.
     #[serde(default)]
     pub surrogate: Vec<String>,
+    /// Who may approve a change to this table's identity: GitHub logins or `org/team` entries.
+    /// Empty: the file's top-level `reviewers`.
+    #[serde(default)]
+    pub reviewers: Vec<String>,
+    /// Where the entry starts in its file.
+    #[serde(skip)]
+    pub line: usize,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct IdentityPolicy {
     /// By normalized table name.
     pub tables: BTreeMap<String, Entry>,
+    /// The top-level `reviewers`: who approves identity changes of tables that name none.
+    pub default_reviewers: Vec<String>,
     /// The file it came from, relative path for messages.
     pub source: Option<String>,
 }
@@ -43,10 +56,16 @@ pub struct IdentityPolicy {
 impl IdentityPolicy {
     pub fn parse(path: &Path, text: &str) -> Result<IdentityPolicy> {
         let file: File = parse_toml(path, text)?;
+        let default_reviewers = match &file.reviewers {
+            Some(spanned) => reviewers(spanned.get_ref(), path, line_of_offset(text, spanned.span().start))?,
+            None => Vec::new(),
+        };
         let mut tables = BTreeMap::new();
         for spanned in file.table {
-            let line = Some(line_of_offset(text, spanned.span().start));
+            let at = line_of_offset(text, spanned.span().start);
+            let line = Some(at);
             let mut entry = spanned.into_inner();
+            entry.line = at;
             let invalid = |message: String| Error::invalid(path, line, message);
             entry.name = normalize(&entry.name);
             if entry.name.is_empty() {
@@ -61,17 +80,54 @@ impl IdentityPolicy {
             entry.identity = entry.identity.iter().map(|k| k.iter().map(|c| normalize(c)).collect()).collect();
             entry.shared = entry.shared.iter().map(|c| normalize(c)).collect();
             entry.surrogate = entry.surrogate.iter().map(|c| normalize(c)).collect();
+            entry.reviewers = reviewers(&entry.reviewers, path, entry.line)?;
             if tables.contains_key(&entry.name) {
                 return Err(invalid(format!("table `{}` is declared twice", entry.name)));
             }
             tables.insert(entry.name.clone(), entry);
         }
-        Ok(IdentityPolicy { tables, source: Some(path.display().to_string()) })
+        Ok(IdentityPolicy { tables, default_reviewers, source: Some(path.display().to_string()) })
     }
 
     pub fn get(&self, table: &str) -> Option<&Entry> {
         self.tables.get(table)
     }
+
+    /// Who approves a change to `table`'s identity: its own `reviewers`, else the top-level
+    /// ones. Empty when neither names anyone (the team has not asked for domain review).
+    pub fn reviewers_for(&self, table: &str) -> &[String] {
+        match self.get(table) {
+            Some(entry) if !entry.reviewers.is_empty() => &entry.reviewers,
+            _ => &self.default_reviewers,
+        }
+    }
+}
+
+/// Validates reviewer entries: a GitHub login (`alice`) or a team (`org/team`); a leading `@`,
+/// as CODEOWNERS writes them, is dropped. Logins compare case-insensitively, so they are
+/// lowercased.
+fn reviewers(entries: &[String], path: &Path, line: usize) -> Result<Vec<String>> {
+    let login = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let team = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    entries
+        .iter()
+        .map(|raw| {
+            let entry = raw.trim().trim_start_matches('@').to_lowercase();
+            let valid = match entry.split_once('/') {
+                Some((org, slug)) => login(org) && team(slug),
+                None => login(&entry),
+            };
+            if valid {
+                Ok(entry)
+            } else {
+                Err(Error::invalid(
+                    path,
+                    Some(line),
+                    format!("reviewer `{raw}` is neither a GitHub login (`alice`) nor a team (`org/team`)"),
+                ))
+            }
+        })
+        .collect()
 }
 
 /// Names in policies fold like unquoted SQL identifiers; `public.` is implied.
@@ -98,6 +154,28 @@ reason = "Many participants report the same site."
         )
         .unwrap();
         assert_eq!(policy.get("observations").unwrap().identity[0], ["checklist_id", "client_observation_id"]);
+    }
+
+    #[test]
+    fn reviewers_are_per_table_or_top_level_and_must_be_logins_or_teams() {
+        let policy = IdentityPolicy::parse(
+            Path::new("identity.toml"),
+            "reviewers = [\"@Survey-Org/Data-Stewards\"]\n[[table]]\nname = \"observations\"\nidentity = [[\"id\"]]\nreviewers = [\"Ana\", \"survey-org/survey_domain\"]\n[[table]]\nname = \"sites\"\nidentity = [[\"code\"]]\n",
+        )
+        .unwrap();
+        assert_eq!(policy.reviewers_for("observations"), ["ana", "survey-org/survey_domain"]);
+        assert_eq!(policy.reviewers_for("sites"), ["survey-org/data-stewards"]);
+        assert_eq!(policy.reviewers_for("undeclared"), ["survey-org/data-stewards"]);
+        assert_eq!(policy.get("sites").unwrap().line, 6);
+        let err = IdentityPolicy::parse(
+            Path::new("p/identity.toml"),
+            "[[table]]\nname = \"x\"\nidentity = [[\"id\"]]\nreviewers = [\"ana smith\"]\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "p/identity.toml:1: reviewer `ana smith` is neither a GitHub login (`alice`) nor a team (`org/team`)"
+        );
     }
 
     #[test]

@@ -113,8 +113,47 @@ fn header(report: &Report, fail_on: FailOn) -> String {
         return verdict;
     }
     format!(
-        "{verdict}\n| Severity | Count |\n| --- | ---: |\n| 🔴 Error | {errors} |\n| 🟠 Warning | {warnings} |\n| 🔵 Info | {infos} |\n"
+        "{verdict}{}\n| Severity | Count |\n| --- | ---: |\n| 🔴 Error | {errors} |\n| 🟠 Warning | {warnings} |\n| 🔵 Info | {infos} |\n",
+        needs_review(report)
     )
+}
+
+/// "**Needs review by:** `org/survey` or `ana` (`observations`)": the domain reviewers whose
+/// approval the gate still waits for, one group per set of reviewers.
+fn needs_review(report: &Report) -> String {
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let pending = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == rules::domain_review_required::META.id && f.severity >= Severity::Warning);
+    for finding in pending {
+        let Some(evidence) = &finding.evidence else { continue };
+        let reviewers: Vec<String> = evidence["reviewers"]
+            .as_array()
+            .map(|list| list.iter().filter_map(|r| r.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        let table = evidence["table"].as_str().filter(|t| !t.is_empty()).map(|t| format!("`{}`", code_text(t)));
+        match groups.iter_mut().find(|(r, _)| *r == reviewers) {
+            Some((_, tables)) => tables.extend(table.filter(|t| !tables.contains(t))),
+            None => groups.push((reviewers, table.into_iter().collect())),
+        }
+    }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(reviewers, tables)| {
+            // In code, not as @-mentions: a sticky comment re-rendered on every push must not page anyone.
+            let who = reviewers.iter().map(|r| format!("`{}`", code_text(r))).collect::<Vec<_>>().join(" or ");
+            if tables.is_empty() {
+                who
+            } else {
+                format!("{who} ({})", tables.join(", "))
+            }
+        })
+        .collect();
+    format!("\n**Needs review by:** {}\n", parts.join("; "))
 }
 
 fn fail_on_word(fail_on: FailOn) -> &'static str {

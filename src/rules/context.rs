@@ -38,6 +38,8 @@ pub struct Facts<'a> {
     pub policies: &'a Policies,
     /// Every query file, parsed: the queries the application runs.
     pub queries: &'a [SourceFile],
+    /// Checking a change under review (`sluice check`) rather than a whole project.
+    pub under_review: bool,
 }
 
 /// Where a migration file stands as its statements are checked one by one.

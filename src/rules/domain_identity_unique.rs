@@ -21,8 +21,9 @@ same site, window and species. Their submissions got 409s, clients retried, the 
 38% of submissions failed for almost three hours. The real identity was the checklist plus a client-generated \
 observation id.",
     fix: "Make the constraint contain one of the declared identity keys (in any order; extra columns are \
-allowed), or, if the domain really changed, update `policies/identity.toml` in the same pull request so the \
-change is reviewed as a domain decision.",
+allowed). If the domain really changed, change the declaration in `policies/identity.toml` in a pull request of \
+its own, approved by the table's domain reviewers (`domain-review-required`): `sluice check` judges with the base \
+revision's declaration, so the new one applies to the migrations after it is merged.",
     bad: "\
 -- migration: 001_observations.sql
 CREATE TABLE observations (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, checklist_id bigint NOT NULL, client_observation_id uuid NOT NULL,
@@ -75,7 +76,7 @@ impl Rule for DomainIdentityUnique {
             out.push(
                 cx.finding(&META, message)
                     .help(format!(
-                        "Include an identity key {keys} in the {}, or update policies/identity.toml in this pull request if the domain changed.",
+                        "Include an identity key {keys} in the {}; if the domain changed, change policies/identity.toml first, in a pull request of its own approved by the table's domain reviewers.",
                         addition.what
                     ))
                     .fact("identity keys", keys.clone())

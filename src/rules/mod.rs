@@ -3,6 +3,8 @@
 
 pub mod change_freeze;
 pub mod context;
+pub mod domain_review_required;
+pub mod gate_config_changed;
 pub(crate) mod grouping;
 pub mod index_inefficient;
 pub(crate) mod locks;
@@ -79,6 +81,7 @@ pub trait Rule: Sync + Send {
 pub static REGISTRY: &[&dyn Rule] = &[
     &function_on_indexed_column::FunctionOnIndexedColumn,
     &domain_identity_unique::DomainIdentityUnique,
+    &domain_review_required::DomainReviewRequired,
     &unique_constraint_on_existing_table::UniqueConstraintOnExistingTable,
     &drop_index_in_use::DropIndexInUse,
     &create_index_non_concurrently::CreateIndexNonConcurrently,
@@ -119,6 +122,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &pool_capacity::PoolCapacity,
     &plan_unavailable::PlanUnavailable,
     &change_freeze::ChangeFreeze,
+    &gate_config_changed::GateConfigChanged,
 ];
 
 pub fn all() -> impl Iterator<Item = &'static RuleMeta> {

@@ -28,6 +28,8 @@ pub struct Setup<'a> {
     pub in_transaction: bool,
     /// Down migrations, as (name of the up migration, sql).
     pub downs: &'a [(&'a str, &'a str)],
+    /// Lint the files as a change under review (`sluice check`), not a whole project.
+    pub under_review: bool,
 }
 
 pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
@@ -60,7 +62,12 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
         })
         .expect("valid tables policy"),
     };
-    let settings = Settings { postgres_version: setup.postgres_version.unwrap_or(15), policies, ..Settings::default() };
+    let settings = Settings {
+        postgres_version: setup.postgres_version.unwrap_or(15),
+        policies,
+        under_review: setup.under_review,
+        ..Settings::default()
+    };
     lint(&sources, &settings, &|_| true).findings
 }
 
@@ -99,12 +106,13 @@ pub fn ids(findings: &[Finding]) -> Vec<&str> {
 }
 
 /// The rule's doc examples are its first tests: the bad SQL is flagged by the rule,
-/// the recommended fix lints clean (no error or warning from any rule).
+/// the recommended fix lints clean (no error or warning from any rule). The examples are
+/// linted as a change under review, as `sluice check` would see them.
 pub fn check_examples(meta: &RuleMeta, identity: &str) {
     let lint_example = |sql: &str| {
         let files = example_files(sql);
         let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
-        lint_files(&borrowed, identity)
+        lint_with(&borrowed, &Setup { identity, under_review: true, ..Setup::default() })
     };
     let bad = lint_example(meta.bad);
     assert!(

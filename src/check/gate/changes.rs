@@ -1,0 +1,205 @@
+//! Which gate files the change edits, and what each edit would do: the `gate-config-changed`
+//! findings. The trusted and the head's version of each kind of file are compared as the gate
+//! reads them (rule levels, identity keys, windows…), and what differs is told on the file
+//! that says it. A difference that comes from `sluice.toml` pointing elsewhere is told on
+//! `sluice.toml`.
+
+use super::item::{FileChange, How, Item};
+use super::{config_diff, freeze_diff, policy_diff, scale_diff, Gate, GatePolicies, SpecOn};
+use crate::check::Deploy;
+use crate::error::Result;
+use crate::finding::Finding;
+use crate::freeze::{calendar::Calendar, overrides::Overrides};
+use crate::git::{Change, ChangeKind};
+use crate::plan::scale::ScaleSpec;
+use crate::policy::{identity, tables};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The change's edits by path (a renamed file under both its paths).
+struct Edits<'c>(&'c [Change]);
+
+impl Edits<'_> {
+    /// The edited file's head path and how it changed, if `path` is edited.
+    fn find(&self, path: &str) -> Option<(String, How)> {
+        self.0.iter().find_map(|c| match &c.kind {
+            ChangeKind::Renamed { from } if c.path == path || from == path => {
+                Some((c.path.clone(), How::Moved { from: from.clone() }))
+            }
+            ChangeKind::Added if c.path == path => Some((c.path.clone(), How::Added)),
+            ChangeKind::Modified if c.path == path => Some((c.path.clone(), How::Modified)),
+            ChangeKind::Deleted if c.path == path => Some((c.path.clone(), How::Deleted)),
+            _ => None,
+        })
+    }
+
+    fn touches(&self, path: &str) -> bool {
+        self.find(path).is_some()
+    }
+}
+
+/// The files found so far, by head path.
+struct Files<'c> {
+    edits: Edits<'c>,
+    by_path: BTreeMap<String, FileChange>,
+    /// Where items go when none of their own files is edited: `sluice.toml`.
+    config: Option<String>,
+}
+
+impl Files<'_> {
+    /// Files `items` on the first of `candidates` the change edits, else on `sluice.toml`.
+    fn attach(&mut self, items: Vec<Item>, candidates: &[Option<String>]) {
+        if items.is_empty() {
+            return;
+        }
+        let target = candidates
+            .iter()
+            .flatten()
+            .chain(self.config.iter())
+            .find_map(|p| self.edits.find(p))
+            .or_else(|| candidates.iter().flatten().next().map(|p| (p.clone(), How::Modified)));
+        let Some((path, how)) = target else {
+            return;
+        };
+        self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new() }).items.extend(items);
+    }
+
+    /// A configuration deleted in one place and added in another, too edited for git to call it
+    /// a rename, is still a move: the review applied the old one.
+    fn moved_config(&mut self, trusted: Option<&str>, proposed: Option<&str>) {
+        let (Some(trusted), Some(proposed)) = (trusted, proposed) else { return };
+        let deleted = matches!(self.edits.find(trusted), Some((_, How::Deleted)));
+        if let (true, Some(file)) = (deleted, self.by_path.get_mut(proposed)) {
+            if file.how == How::Added {
+                file.how = How::Moved { from: trusted.to_string() };
+            }
+        }
+    }
+
+    /// Marks an edited gate file that has no item (yet): its edit changes nothing the gate reads.
+    fn touch(&mut self, path: &str) {
+        if let Some((path, how)) = self.edits.find(path) {
+            self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new() });
+        }
+    }
+}
+
+pub(super) fn findings(
+    gate: &Gate,
+    changes: &[Change],
+    policies: &GatePolicies,
+    flags: &Deploy,
+) -> Result<Vec<Finding>> {
+    let config = gate.proposed.path.clone().or_else(|| gate.trusted.path.clone());
+    let mut files = Files { edits: Edits(changes), by_path: BTreeMap::new(), config: config.clone() };
+
+    files.attach(
+        config_diff::items(gate, &gate.trusted, &gate.proposed),
+        &[gate.proposed.path.clone(), gate.trusted.path.clone()],
+    );
+    let mut gate_files: BTreeSet<String> =
+        [gate.trusted.path.clone(), gate.proposed.path.clone()].into_iter().flatten().collect();
+
+    policy_items(gate, policies, &mut files);
+    gate_files.extend(freeze_items(gate, flags, &mut files)?);
+    gate_files.extend(scale_items(gate, &policies.new_tables, &mut files)?);
+
+    let policy_dirs = [gate.trusted.loaded.policies_dir(), gate.proposed.loaded.policies_dir()].map(|d| gate.shown(&d));
+    let under = |path: &str, dir: &str| dir.is_empty() || path.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+    for change in changes {
+        let from = match &change.kind {
+            ChangeKind::Renamed { from } => Some(from.as_str()),
+            _ => None,
+        };
+        for path in std::iter::once(change.path.as_str()).chain(from) {
+            if gate_files.contains(path) || policy_dirs.iter().any(|d| under(path, d)) {
+                files.touch(path);
+            }
+        }
+    }
+    files.moved_config(gate.trusted.path.as_deref(), gate.proposed.path.as_deref());
+    Ok(files.by_path.into_values().map(|f| f.finding(gate.trust_head)).collect())
+}
+
+fn policy_items(gate: &Gate, policies: &GatePolicies, files: &mut Files) {
+    let in_dir = |config: &super::ConfigFile, name: &str| Some(gate.shown(&config.loaded.policies_dir().join(name)));
+    let identity_files = [in_dir(&gate.proposed, identity::FILE), in_dir(&gate.trusted, identity::FILE)];
+    files.attach(
+        policy_diff::identity(&policies.trusted.identity, &policies.proposed.identity, &policies.new_tables),
+        &identity_files,
+    );
+    let tables_file = in_dir(&gate.proposed, tables::FILE).unwrap_or_default();
+    let text = gate.read(&gate.head, &gate.proposed.loaded.policies_dir().join(tables::FILE)).ok().flatten();
+    let by_file = policy_diff::tables(
+        &policies.trusted.tables,
+        &policies.proposed.tables,
+        &tables_file,
+        text.as_deref(),
+        &policies.new_tables,
+    );
+    for (file, items) in by_file {
+        files.attach(items, &[Some(file), in_dir(&gate.trusted, tables::FILE)]);
+    }
+}
+
+/// The freeze files' items, read only when the change edits one of them (a 10,000-event
+/// calendar is not parsed twice for nothing). Returns the freeze files, for [`Files::touch`].
+fn freeze_items(gate: &Gate, flags: &Deploy, files: &mut Files) -> Result<BTreeSet<String>> {
+    let trusted = gate.freeze_options(&gate.trusted, flags);
+    let proposed = gate.freeze_options(&gate.proposed, flags);
+    let shown = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| gate.shown(p));
+    let calendars = [Some(gate.shown(&proposed.calendar)), Some(gate.shown(&trusted.calendar))];
+    let overrides = [shown(&proposed.overrides), shown(&trusted.overrides)];
+    let mut paths: BTreeSet<String> = calendars.iter().chain(&overrides).flatten().cloned().collect();
+    let edited = paths.iter().any(|p| files.edits.touches(p))
+        || files.edits.0.iter().any(|c| {
+            c.path.ends_with(".ics") || matches!(&c.kind, ChangeKind::Renamed { from } if from.ends_with(".ics"))
+        })
+        || calendars[0] != calendars[1]
+        || overrides[0] != overrides[1];
+    if !edited {
+        return Ok(paths);
+    }
+    let load = |options, side, shown: &Option<String>| -> Result<(Calendar, Overrides)> {
+        let calendar = match gate.load_calendar(options, side)? {
+            Some(calendar) => calendar,
+            None => crate::freeze::calendar::parse(Path::new(shown.as_deref().unwrap_or_default()), "")?,
+        };
+        let overrides = gate.load_overrides(options, side, &calendar)?;
+        Ok((calendar, overrides))
+    };
+    let (old_calendar, old_overrides) = load(&trusted, &gate.trusted_side, &calendars[1])?;
+    let (new_calendar, new_overrides) = load(&proposed, &gate.head, &calendars[0])?;
+    for calendar in [&old_calendar, &new_calendar] {
+        paths.extend(calendar.events.iter().map(|e| e.file.to_string_lossy().replace('\\', "/")));
+    }
+    files.attach(freeze_diff::windows(&old_calendar, &new_calendar), &calendars);
+    for (file, items) in freeze_diff::events(&old_calendar, &new_calendar) {
+        files.attach(items, &[Some(file), calendars[0].clone()]);
+    }
+    files.attach(freeze_diff::overrides(&old_overrides, &new_overrides, gate.trust_head), &overrides);
+    Ok(paths)
+}
+
+/// The scale spec's items, when either side names one. Returns the spec files.
+fn scale_items(gate: &Gate, new_tables: &BTreeSet<String>, files: &mut Files) -> Result<BTreeSet<String>> {
+    let path = |config: &super::ConfigFile| {
+        config.loaded.config.plan.scale.as_ref().map(|p| gate.shown(&config.loaded.resolve(p)))
+    };
+    let specs = [path(&gate.proposed), path(&gate.trusted)];
+    let paths: BTreeSet<String> = specs.iter().flatten().cloned().collect();
+    if !paths.iter().any(|p| files.edits.touches(p)) && specs[0] == specs[1] {
+        return Ok(paths);
+    }
+    let load = |config: &super::ConfigFile, side| -> Result<ScaleSpec> {
+        Ok(match gate.spec_on(config, side)? {
+            SpecOn::Found(spec) => spec,
+            SpecOn::NotNamed | SpecOn::Missing(_) => {
+                ScaleSpec { path: Default::default(), text: String::new(), tables: BTreeMap::new() }
+            }
+        })
+    };
+    let (old, new) = (load(&gate.trusted, &gate.trusted_side)?, load(&gate.proposed, &gate.head)?);
+    files.attach(scale_diff::items(&old, &new, new_tables), &specs);
+    Ok(paths)
+}
