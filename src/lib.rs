@@ -9,6 +9,7 @@ pub mod error;
 pub mod finding;
 pub mod freeze;
 pub mod git;
+pub mod init;
 pub mod lint;
 pub mod plan;
 pub mod policy;

@@ -342,6 +342,29 @@ fn odd_input_is_reported_never_a_crash() {
     assert_eq!(at("function-on-indexed-column", "queries/fragments.sql"), 1, "quoted and non-ASCII names resolve");
 }
 
+#[test]
+fn a_down_file_named_on_the_command_line_is_linted_as_a_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("sluice.toml", "[migrations]\ndir = \"migrations\"\n");
+    write("migrations/2024-01-01-000000_orders/up.sql", "CREATE TABLE orders (id bigint PRIMARY KEY, status text);\n");
+    write("migrations/2024-01-01-000000_orders/down.sql", "DROP TABLE orders;\n");
+    write("migrations/2024-01-02-000000_status_index/up.sql", "CREATE INDEX CONCURRENTLY ON orders (status);\n");
+    write("migrations/2024-01-02-000000_status_index/metadata.toml", "run_in_transaction = false\n");
+    write("migrations/2024-01-02-000000_status_index/down.sql", "DROP INDEX orders_status_idx;\n");
+    let down = "migrations/2024-01-02-000000_status_index/down.sql";
+    let (code, findings, _) = lint_json(dir.path(), &[down]);
+    assert_eq!(code, 1, "{findings:#?}");
+    let drop = findings.iter().find(|f| f["rule"] == "drop-index-non-concurrently").expect("checked as a migration");
+    assert_eq!(drop["file"], down);
+    assert!(drop["message"].as_str().unwrap().contains("ACCESS EXCLUSIVE lock on orders,"), "{drop:#?}");
+    assert!(findings.iter().all(|f| f["file"] == down), "only the named file is reported: {findings:#?}");
+}
+
 /// A history whose first two migrations already have findings: what a team adopting Sluice has.
 const ADOPTION: &[(&str, &[u8])] = &[
     ("migrations/0001_users.sql", b"CREATE TABLE users (id bigint PRIMARY KEY, email text, name text);\n"),

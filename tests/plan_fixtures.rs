@@ -54,6 +54,7 @@ fn plan(fixture_dir: &Path, scale: &Path, cache: &Path, head: &str, extra: &[&st
         .expect("binary")
         .current_dir(fixture_dir)
         .env_remove("DATABASE_URL")
+        .env_remove("SLUICE_DATABASE_URL")
         .args(["plan", "--base-dir", "base", "--head-dir", head, "--queries", "queries", "--format", "json"])
         .arg("--scale")
         .arg(scale)
@@ -95,6 +96,18 @@ fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
     assert!(f["evidence"]["head_plan"].to_string().contains("\"Seq Scan\""));
     assert!(f["evidence"]["base_plan"].to_string().contains("orders_created_at_idx"));
     assert!(notes(&doc).contains("fixture: built"), "{}", notes(&doc));
+    // Rows Sluice can draw are streamed by binary COPY, written frozen (the table was truncated
+    // in the loading transaction); an `sql` expression with random() is evaluated by PostgreSQL.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sluice: fixture: 2,000 rows into customers in") && stderr.contains("s (binary COPY, frozen)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.contains("40,000 rows into orders") && l.ends_with("(INSERT … SELECT)")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("sluice: fixture: index orders_created_at_idx on orders built in"), "{stderr}");
     // The other query (customer_orders) keeps its plan.
     assert!(doc["findings"].as_array().expect("findings").iter().all(|f| f["file"] == "queries/daily_revenue.sql"));
 
@@ -290,4 +303,58 @@ fn git_revisions_outside_a_repository_are_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("not inside a git repository"), "{stderr}");
+}
+
+/// Issue 10's example: a pull request replaces `events (account_id, created_at)` by
+/// `events (account_id)`. The head plan still reads events through an index and costs a few
+/// times more, not ten: one warning (with the plan diff), not a gate failure.
+#[test]
+fn an_index_replaced_by_its_prefix_is_a_cost_warning_not_a_regression() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let schema = "CREATE TABLE accounts (id integer PRIMARY KEY, name text NOT NULL);\n\
+                  CREATE TABLE events (\n    id bigint PRIMARY KEY,\n    account_id integer NOT NULL REFERENCES accounts (id),\n    \
+                  created_at timestamptz NOT NULL,\n    kind text NOT NULL\n);\n\
+                  CREATE INDEX events_account_created_idx ON events (account_id, created_at);\n";
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("0001_events.sql"), schema);
+    }
+    write(
+        &dir.join("head/0002_narrow_index.sql"),
+        "CREATE INDEX events_account_idx ON events (account_id);\nDROP INDEX events_account_created_idx;\n",
+    );
+    write(
+        &dir.join("queries/recent_events.sql"),
+        "-- An account's events since a moment.\nSELECT id, kind FROM events WHERE account_id = $1 AND created_at >= $2;\n",
+    );
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.accounts]\nrows = 2_000\n\n[tables.events]\nrows = 200_000\n[tables.events.columns]\n\
+         account_id = { uniform = [1, 2_000] }\n\
+         created_at = { timestamps = [\"2025-01-01T00:00:00Z\", \"2026-01-01T00:00:00Z\"] }\n\
+         kind = { one_of = [\"login\", \"purchase\", \"logout\"] }\n",
+    );
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "a warning does not fail the gate: {doc:#}");
+    assert!(findings(&doc, "plan-regression").is_empty(), "{doc:#}");
+    let all = doc["findings"].as_array().expect("findings");
+    assert_eq!(all.len(), 1, "one finding per query: {doc:#}");
+    let f = &all[0];
+    assert_eq!((f["rule"].as_str(), f["severity"].as_str()), (Some("plan-cost-increase"), Some("warning")), "{f:#}");
+    assert_eq!((f["file"].as_str(), f["line"].as_u64()), (Some("queries/recent_events.sql"), Some(2)));
+    let message = f["message"].as_str().expect("message");
+    assert!(
+        message.contains("events_account_created_idx, which no longer exists on head")
+            && message.contains("the head plan uses events_account_idx"),
+        "{message}"
+    );
+    let (base, head) =
+        (f["evidence"]["base_cost"].as_f64().expect("base"), f["evidence"]["head_cost"].as_f64().expect("head"));
+    assert!(head > base && head / base < 10.0, "costlier, below the error ratio: {base} -> {head}");
+    let help = f["help"].as_str().expect("help");
+    assert!(help.lines().any(|l| l.starts_with('-') && l.contains("events_account_created_idx")), "{help}");
+    assert!(help.lines().any(|l| l.starts_with('+') && l.contains("events_account_idx")), "{help}");
 }

@@ -207,3 +207,79 @@ fn check_gives_the_same_json_with_and_without_the_cache() {
     assert!(cache.path().join("schema").read_dir().unwrap().count() > 0, "the base schema was stored");
     assert_eq!(check(&["--cache-dir", cache_dir]), uncached, "warm");
 }
+
+/// A diesel history that leans on the schema model (issue 9): a schema and `search_path`, a DO
+/// block, the names PostgreSQL generates (a primary key name an ALTER TABLE frees and takes
+/// again), and down files.
+fn model_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("sluice.toml", "[migrations]\ndir = \"migrations\"\n");
+    let migrations = [
+        (
+            "2024-01-01-000000_app",
+            "CREATE SCHEMA app;\nCREATE TABLE app.orders (id bigint PRIMARY KEY, status text);\nCREATE TABLE orders (id bigint);\n",
+            "DROP TABLE orders;\nDROP TABLE app.orders;\nDROP SCHEMA app;\n",
+        ),
+        (
+            "2024-01-02-000000_block",
+            "DO $$\nBEGIN\n  IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'orders_id') THEN\n    CREATE INDEX orders_id ON orders (id);\n  END IF;\nEND $$;\n",
+            "DROP INDEX orders_id;\n",
+        ),
+        (
+            "2024-01-03-000000_captcha",
+            "CREATE TABLE captcha_answer (id bigint NOT NULL, uuid uuid PRIMARY KEY);\n",
+            "DROP TABLE captcha_answer;\n",
+        ),
+        (
+            "2024-01-04-000000_path",
+            "SET search_path = app, public;\nCREATE INDEX orders_status ON orders (status);\nALTER TABLE captcha_answer DROP CONSTRAINT captcha_answer_pkey, ADD PRIMARY KEY (id);\n",
+            "DROP INDEX app.orders_status;\nALTER TABLE captcha_answer DROP CONSTRAINT captcha_answer_pkey;\n",
+        ),
+    ];
+    for (name, up, down) in migrations {
+        write(&format!("migrations/{name}/up.sql"), up);
+        write(&format!("migrations/{name}/down.sql"), down);
+    }
+    dir
+}
+
+#[test]
+fn a_snapshot_keeps_what_the_schema_model_knows() {
+    let project = model_project();
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let dir = project.path();
+    let last_up = "migrations/2024-01-04-000000_path/up.sql";
+    let last_down = "migrations/2024-01-04-000000_path/down.sql";
+    let messages = |doc: &Value| -> Vec<String> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{}: {}", f["rule"].as_str().unwrap(), f["message"].as_str().unwrap()))
+            .collect()
+    };
+    for selection in [vec![], vec![last_up], vec![last_down], vec!["migrations/2024-01-02-000000_block/up.sql"]] {
+        let uncached = lint(dir, &[&["--no-cache"], selection.as_slice()].concat());
+        let cold = lint(dir, &[&["--cache-dir", cache_dir], selection.as_slice()].concat());
+        let warm = lint(dir, &[&["--cache-dir", cache_dir], selection.as_slice()].concat());
+        assert_eq!(cold, uncached, "{selection:?}");
+        assert_eq!(warm, uncached, "{selection:?}");
+    }
+    // What the last migration's findings say depends on what the first three built, read back
+    // from the snapshot: app.orders through search_path, the freed name taken again.
+    let warm = lint(dir, &["--cache-dir", cache_dir, "--explain", last_up]);
+    assert!(cache_note(&warm).contains("the first 3 of 4 migration(s) came from the cache"), "{}", cache_note(&warm));
+    let found = messages(&warm);
+    assert!(
+        found.iter().any(|m| m.starts_with("create-index-non-concurrently") && m.contains("app.orders")),
+        "{found:#?}"
+    );
+    assert!(found.iter().any(|m| m.contains("captcha_answer_pkey")), "{found:#?}");
+    assert!(!found.iter().any(|m| m.contains("captcha_answer_pkey1")), "{found:#?}");
+}

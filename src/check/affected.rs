@@ -149,7 +149,7 @@ fn touched(ddl: &Ddl, schema: &Schema) -> Vec<Name> {
             ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => names.clone(),
             _ => Vec::new(),
         },
-        Ddl::Rename { kind, from, to } => match kind {
+        Ddl::Rename { kind, from, to, .. } => match kind {
             ObjectKind::Index => index_table(from).into_iter().collect(),
             ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => vec![from.clone(), to.clone()],
             _ => Vec::new(),
@@ -167,7 +167,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn migration(name: &str, sql: &str) -> MigrationSource {
-        MigrationSource::whole_file(
+        MigrationSource::whole_text(
             Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), ..Migration::default() },
             name,
             sql,

@@ -7,6 +7,7 @@ use crate::finding::Report;
 use crate::lint::baseline::{self, Baseline};
 use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
+use crate::policy::identity;
 use crate::schema::cache::{SchemaCache, Use};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -83,8 +84,19 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let (sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
+    let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
     settings.cache = args.cache.schema_cache();
+    // A down file named on the command line is linted as the rollback it is, not as a query file.
+    let downs: Vec<usize> = sources
+        .migrations
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.down.as_ref().is_some_and(|(display, _)| selection.contains(display)))
+        .map(|(i, _)| i)
+        .collect();
+    let down_displays: Vec<String> =
+        downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|(display, _)| display.clone())).collect();
+    sources.queries.retain(|q| !down_displays.contains(&q.display));
     let since = since_version(&args, &loaded);
     let replayed_only = match &since {
         Some(since) => since::replayed_only(&sources.migrations, since)?,
@@ -94,24 +106,35 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         !replayed_only.contains(display) && (selection.is_empty() || load::is_selected(display, &selection))
     };
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    for &index in &downs {
+        let down = lint::lint_down(&sources, &settings, index);
+        report.findings.extend(down.findings);
+    }
+    report.sort();
     let checked = sources
         .migrations
         .iter()
         .map(|m| &m.display)
         .chain(sources.queries.iter().map(|q| &q.display))
         .filter(|display| selected(display))
-        .count();
-    report.notes.push(format!(
-        "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
-        sources.migrations.len(),
-        sources.queries.len()
-    ));
+        .count()
+        + downs.len();
+    report.notes.insert(
+        0,
+        format!(
+            "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
+            sources.migrations.len(),
+            sources.queries.len()
+        ),
+    );
     if args.output.explain {
         report.notes.push(sources.tool.clone());
         if settings.cache.is_enabled() {
             report.notes.push(describe_cache(&cache_use, sources.migrations.len()));
         }
     }
+    let identity_file = load::display_path(&loaded.policies_dir().join(identity::FILE), &root);
+    report.notes.extend(settings.policies.identity.pending_note(&identity_file));
     if let Some(since) = &since {
         report.notes.push(format!(
             "Since {}: the {} migration(s) before it were replayed without being reported.",

@@ -1,8 +1,11 @@
 //! Argument parsing and dispatch. Each subcommand lives in its own file; the library does the work.
 
 mod check;
+mod completions;
 mod freeze;
+mod init;
 mod lint;
+mod man;
 mod plan;
 mod reviewers;
 mod rules;
@@ -40,6 +43,12 @@ pub enum Command {
     /// Production table sizes for the lock and rewrite rules.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// Set Sluice up in this repository: write sluice.toml and policy skeletons.
+    Init(init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out-dir).
+    Man(man::ManArgs),
     /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
     Reviewers(reviewers::ReviewersArgs),
 }
@@ -145,11 +154,11 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
     }
 }
 
-/// The binary's entry point: parse, run, turn errors into exit code 2.
 /// Stack for the worker threads: sqlparser's syntax trees are as deep as the SQL is long (a
 /// WHERE of 50,000 ANDs), and dropping one recurses that deep. Only touched pages cost memory.
 pub const WORKER_STACK: usize = 256 << 20;
 
+/// The binary's entry point: parse, run, turn errors into exit code 2.
 pub fn main() -> ExitCode {
     // Fails only when a pool already exists, which then serves as it is.
     let _ = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build_global();
@@ -178,6 +187,9 @@ fn run(command: Command) -> crate::error::Result<ExitCode> {
         Command::Freeze(command) => freeze::run(command),
         Command::Plan(args) => plan::run(*args),
         Command::Stats(command) => stats::run(command),
+        Command::Init(args) => init::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
         Command::Reviewers(args) => reviewers::run(args),
     }
 }

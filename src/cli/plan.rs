@@ -40,7 +40,8 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// A PostgreSQL server to use instead of an ephemeral one; Sluice works only in sluice_* databases it creates.
-    /// A generic DATABASE_URL is never used (the report says it was ignored).
+    /// A postgresql:// URI or key=value string; sslmode (disable, prefer, require, verify-ca, verify-full) and
+    /// sslrootcert are honoured as libpq does. A generic DATABASE_URL is never used (the report says it was ignored).
     #[arg(long, env = "SLUICE_DATABASE_URL", value_name = "URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// Keep the databases this run created (printed at the end).

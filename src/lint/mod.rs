@@ -15,7 +15,8 @@ use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
-use crate::sql::parse;
+use crate::sql::parse::{self, Statement};
+use crate::sql::plpgsql::Block;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -56,7 +57,7 @@ pub struct ParsedMigration {
 impl MigrationSource {
     /// A migration whose runner wraps the whole file in a transaction, or runs each statement on
     /// its own: the simple case, for tests and callers without a tool.
-    pub fn whole_file(migration: Migration, display: impl Into<String>, text: &str, in_transaction: bool) -> Self {
+    pub fn whole_text(migration: Migration, display: impl Into<String>, text: &str, in_transaction: bool) -> Self {
         let wrap = in_transaction.then(|| Wrap::file("the migration runner wraps the file in a transaction"));
         MigrationSource {
             migration,
@@ -66,6 +67,14 @@ impl MigrationSource {
             down: None,
             findings: Vec::new(),
         }
+    }
+
+    /// [`whole_text`](Self::whole_text) of files already parsed (they are parsed again when
+    /// replayed: the engine keeps text, not syntax trees).
+    pub fn whole_file(migration: Migration, up: SourceFile, down: Option<SourceFile>, in_transaction: bool) -> Self {
+        let mut source = MigrationSource::whole_text(migration, up.display, &up.parsed.text, in_transaction);
+        source.down = down.map(|down| (down.display, down.parsed.text.to_string()));
+        source
     }
 
     pub fn parse(&self) -> ParsedMigration {
@@ -152,6 +161,151 @@ pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], 
     schema
 }
 
+/// What the engine read of the migrations it checked: the parse-or-recognize rate, and the
+/// objects statements referred to that the history never created.
+#[derive(Debug, Default)]
+struct Coverage {
+    statements: usize,
+    parsed: usize,
+    recognized: usize,
+    do_blocks: usize,
+    do_statements: usize,
+    /// "table foo (file:line)".
+    unknown: Vec<String>,
+}
+
+impl Coverage {
+    fn count(&mut self, statement: &Statement) {
+        self.statements += 1;
+        if statement.parse_error.is_none() {
+            self.parsed += 1;
+        } else if statement.fully_recognized {
+            self.recognized += 1;
+        }
+        if let Some(block) = &statement.block {
+            self.do_blocks += 1;
+            self.do_statements += block.statements.len();
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.statements > 0 {
+            let understood = self.parsed + self.recognized;
+            let mut note = format!(
+                "Migration statements checked: {}; read by the SQL parser: {}; understood by Sluice's recognizer: {}; not understood: {} ({:.2}% understood)",
+                self.statements,
+                self.parsed,
+                self.recognized,
+                self.statements - understood,
+                100.0 * understood as f64 / self.statements as f64
+            );
+            if self.do_blocks > 0 {
+                note.push_str(&format!(
+                    "; {} statement(s) inside {} DO block(s) checked one by one",
+                    self.do_statements, self.do_blocks
+                ));
+            }
+            notes.push(note + ".");
+        }
+        if !self.unknown.is_empty() {
+            let shown: Vec<&str> = self.unknown.iter().take(10).map(String::as_str).collect();
+            let more = self.unknown.len().saturating_sub(shown.len());
+            notes.push(format!(
+                "{} reference(s) to objects the migration history never created, so Sluice assumed the worst about them (an unknown table counts as large): {}{}. A schema dump (`[migrations] schema_dump`) gives Sluice what came before the history.",
+                self.unknown.len(),
+                shown.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            ));
+        }
+        notes
+    }
+}
+
+/// The statements of one file being replayed: checks each statement (when `check`), then
+/// applies it. The file is passed along rather than held, so that the caller can give a
+/// statement its syntax tree just before and take it away just after.
+struct Replay<'a> {
+    facts: &'a Facts<'a>,
+    check: bool,
+    findings: Vec<Finding>,
+}
+
+impl Replay<'_> {
+    fn statement(
+        &mut self,
+        file: &SourceFile,
+        statement: &Statement,
+        schema: &mut Schema,
+        state: &mut MigrationState,
+        coverage: &mut Coverage,
+    ) {
+        let statement = state.resolve(statement, schema);
+        if self.check {
+            coverage.count(&statement);
+            for unknown in schema.unknown_references(&statement.ddl) {
+                coverage
+                    .unknown
+                    .push(format!("{} {} ({}:{})", unknown.kind, unknown.name, file.display, statement.span.line));
+            }
+            self.check(file, &statement, schema, state, &mut |f| f);
+        }
+        state.observe(&statement, schema);
+        let origin = Origin { file: file.display.clone(), line: statement.span.line, migration: Some(state.index) };
+        schema.apply(&statement, &origin);
+        if let Some(block) = &statement.block {
+            self.do_block(file, block, schema, state, &origin);
+        }
+    }
+
+    /// Runs every rule on a statement. A statement that does nothing (`IF [NOT] EXISTS` on an
+    /// object that is, or is not, there) is not checked at all, and its sub-commands that do
+    /// nothing are left out.
+    fn check(
+        &mut self,
+        file: &SourceFile,
+        statement: &Statement,
+        schema: &Schema,
+        state: &MigrationState,
+        mark: &mut dyn FnMut(Finding) -> Finding,
+    ) {
+        if schema.no_op(&statement.ddl).is_some() {
+            return;
+        }
+        let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
+        let statement = effective.as_ref().unwrap_or(statement);
+        let mut found = Vec::new();
+        let cx = Context { file, statement, schema, role: Role::Migration(state), facts: self.facts };
+        check_statement(&cx, &mut found);
+        self.findings.extend(found.into_iter().map(mark));
+    }
+
+    /// The statements of a DO block run as one statement: in one transaction, each under the
+    /// condition of its branch, which every finding on them says.
+    fn do_block(
+        &mut self,
+        file: &SourceFile,
+        block: &Block,
+        schema: &mut Schema,
+        state: &mut MigrationState,
+        origin: &Origin,
+    ) {
+        for inner in &block.statements {
+            state.do_block = Some(inner.branch);
+            let statement = state.resolve(&inner.statement, schema);
+            if self.check {
+                self.check(file, &statement, schema, state, &mut |mut finding| {
+                    finding.message = format!("{} ({})", finding.message, inner.branch.describe());
+                    finding
+                });
+            }
+            state.observe(&statement, schema);
+            schema.apply(&statement, &Origin { line: statement.span.line, ..origin.clone() });
+        }
+        state.end_do_block();
+    }
+}
+
 /// Which files' findings are reported, by display path.
 pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
@@ -187,13 +341,15 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     };
 
     let mut findings: Vec<Finding> = Vec::new();
+    let mut coverage = Coverage::default();
     parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
         if index == first_checked {
             store(index, &schema);
         }
         let source = &migrations[index];
-        let replay = Replay { index, source, layout_has_down, check: selected(&source.display), facts: &facts };
-        findings.extend(replay.run(parsed, &mut schema));
+        let replay =
+            MigrationReplay { index, source, layout_has_down, check: selected(&source.display), facts: &facts };
+        findings.extend(replay.run(parsed, &mut schema, &mut coverage));
     });
     if first_checked == migrations.len() {
         store(first_checked, &schema);
@@ -202,7 +358,7 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
 
     let findings = apply_levels(findings, &settings.levels);
-    let mut report = Report { findings, notes: Vec::new() };
+    let mut report = Report { findings, notes: coverage.notes() };
     report.sort();
     (report, cache_use)
 }
@@ -222,14 +378,26 @@ pub fn schema_after(sources: &Sources, settings: &Settings, count: usize) -> Sch
     schema
 }
 
+/// The schema the whole history builds, replayed as `lint` replays it (search_path, DO blocks,
+/// the tool's transactions), uncached.
+pub fn final_schema(sources: &Sources) -> Schema {
+    let postgres_version = crate::config::Config::default().postgres_version;
+    replay(sources.schema_dump.as_ref(), &sources.migrations, postgres_version)
+}
+
 /// Replays `migrations[range]` onto `schema`, unchecked.
 fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range<usize>, postgres_version: u32) {
     let policies = Policies::default();
     let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
     let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+    let mut coverage = Coverage::default();
     parse_in_order(migrations, range, |index, parsed| {
         let source = &migrations[index];
-        Replay { index, source, layout_has_down, check: false, facts: &facts }.run(parsed, schema);
+        MigrationReplay { index, source, layout_has_down, check: false, facts: &facts }.run(
+            parsed,
+            schema,
+            &mut coverage,
+        );
     });
 }
 
@@ -243,7 +411,9 @@ fn initial_schema(schema_dump: Option<&SourceFile>) -> Schema {
 }
 
 /// The cache keys of every prefix of the history: the schema dump and the PostgreSQL version
-/// (what the replay depends on besides the migrations), then each migration.
+/// (what the replay depends on besides the migrations), then each migration. Session state
+/// (`search_path`, `timezone`) is not part of a snapshot: each migration starts from the
+/// default session, so the schema alone is the state between migrations.
 fn chain(sources: &Sources, settings: &Settings) -> cache::Chain {
     let dump = sources.schema_dump.as_ref().map(|d| (d.display.as_str(), &*d.parsed.text));
     let (dump_path, dump_text) = dump.unwrap_or(("", ""));
@@ -314,9 +484,9 @@ fn chunks(migrations: &[MigrationSource], from: usize) -> Vec<Range<usize>> {
     out
 }
 
-/// One migration file replayed: each statement checked against the schema just before it
-/// (when the file is selected), then applied.
-struct Replay<'a> {
+/// One migration replayed: each statement checked against the schema just before it (when the
+/// file is selected), then applied, one syntax tree at a time.
+struct MigrationReplay<'a> {
     index: usize,
     source: &'a MigrationSource,
     layout_has_down: bool,
@@ -324,8 +494,8 @@ struct Replay<'a> {
     facts: &'a Facts<'a>,
 }
 
-impl Replay<'_> {
-    fn run(&self, mut parsed: ParsedMigration, schema: &mut Schema) -> Vec<Finding> {
+impl MigrationReplay<'_> {
+    fn run(&self, mut parsed: ParsedMigration, schema: &mut Schema, coverage: &mut Coverage) -> Vec<Finding> {
         let down = parsed.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
             index: self.index,
@@ -334,28 +504,25 @@ impl Replay<'_> {
             down,
             ..MigrationState::default()
         };
-        let mut findings = if self.check { self.source.findings.clone() } else { Vec::new() };
-        let origin = |line| Origin { file: self.source.display.clone(), line, migration: Some(self.index) };
+        let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
+        let mut replay = Replay { facts: self.facts, check: self.check, findings };
         for position in 0..parsed.up.parsed.statements.len() {
             state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
             let statement = &mut parsed.up.parsed.statements[position];
             if statement.lacks_syntax_tree() {
                 statement.ast = parse::syntax_tree(&self.source.text, &statement.span);
             }
-            let file = &parsed.up;
-            let statement = &file.parsed.statements[position];
-            if self.check {
-                let cx = Context { file, statement, schema, role: Role::Migration(&state), facts: self.facts };
-                check_statement(&cx, &mut findings);
-            }
-            state.observe(statement, schema);
-            schema.apply(statement, &origin(statement.span.line));
-            // Checked and applied: later rules need its typed view at most, never its syntax tree.
-            parsed.up.parsed.statements[position].ast = None;
+            replay.statement(&parsed.up, &parsed.up.parsed.statements[position], schema, &mut state, coverage);
+            // Checked and applied: later rules need its typed view at most, never its syntax
+            // tree, nor the statements of a DO block.
+            let statement = &mut parsed.up.parsed.statements[position];
+            statement.ast = None;
+            statement.block = None;
         }
         if !self.check {
             return Vec::new();
         }
+        let mut findings = replay.findings;
         for rule in rules::REGISTRY {
             rule.finish_file(&parsed.up, &mut findings);
         }
@@ -378,4 +545,42 @@ fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selecte
             suppress::apply(file, out)
         })
         .collect()
+}
+
+/// Lints the down (rollback) file of migration `index` as a down migration: against the schema
+/// as it stands after that migration (from the schema cache when it has it), where everything
+/// the history created already exists.
+pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
+    let facts = Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    };
+    let source = &sources.migrations[index];
+    let parsed = source.parse();
+    let Some(file) = &parsed.down else { return Report::default() };
+    let mut schema = schema_after(sources, settings, index + 1);
+    let mut coverage = Coverage::default();
+    let mut state = MigrationState {
+        // No migration created anything the rollback touches: it all exists in production.
+        index: usize::MAX,
+        migration: Some(source.migration.clone()),
+        ..MigrationState::default()
+    };
+    // The tool runs the rollback the way it runs the migration.
+    state.enter_runner_transaction(parsed.transactions.first().cloned().flatten());
+    let mut replay = Replay { facts: &facts, check: true, findings: Vec::new() };
+    for statement in &file.parsed.statements {
+        replay.statement(file, statement, &mut schema, &mut state, &mut coverage);
+    }
+    let mut found = replay.findings;
+    for rule in rules::REGISTRY {
+        rule.finish_file(file, &mut found);
+    }
+    found.extend(tokenizer_finding(file));
+    let mut report =
+        Report { findings: apply_levels(suppress::apply(file, found), &settings.levels), notes: coverage.notes() };
+    report.sort();
+    report
 }

@@ -81,7 +81,7 @@ mod tests {
                     down: None,
                     repeatable: false,
                 };
-                MigrationSource::whole_file(migration, format!("migrations/{v}_m.sql"), "", false)
+                MigrationSource::whole_text(migration, format!("migrations/{v}_m.sql"), "", false)
             })
             .collect()
     }

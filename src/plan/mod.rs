@@ -5,12 +5,16 @@
 //! The rest of Sluice is synchronous; this module runs its own current-thread tokio runtime.
 
 pub mod capacity;
+mod cleanup;
 pub mod diff;
 pub mod explain;
+pub mod fill;
 pub mod fixture;
+pub mod postmaster;
 pub mod scale;
 pub mod server;
 pub mod sources;
+pub mod tls;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
@@ -108,12 +112,19 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
         .map_err(|e| Error::Other(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async {
         let started = Instant::now();
-        let mut server = server::Server::start(&options.server).await?;
+        let started_server = server::Server::start(&options.server).await;
+        if started_server.is_err() {
+            cleanup::yield_to_signal_handler();
+        }
+        let mut server = started_server?;
+        let cleaned = std::mem::take(&mut server.notes);
         let result = run(&mut server, options).await;
         let location = server.location.clone();
         let kept = server.shutdown(options.keep).await;
+        cleanup::yield_to_signal_handler();
         let mut report = result?;
         let kept = kept?;
+        report.notes.extend(cleaned);
         if !kept.is_empty() {
             report.notes.push(format!("kept databases on {location}: {}", kept.join(", ")));
         }
@@ -215,30 +226,7 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
         plan_side(&client, &queries, &at_base, options, server.version_num).await?
     };
 
-    // Head: a copy of the base fixture plus the new migrations, when the head only adds migrations.
-    let same = |a: &MigrationSql, b: &MigrationSql| a.name == b.name && a.sql == b.sql;
-    let is_prefix =
-        options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
-    let head_db = if is_prefix {
-        let name = format!("sluice_head_{}_{}", std::process::id(), chrono::Utc::now().timestamp_millis());
-        server.create_database(&name, Some(&base_template.name)).await?;
-        let client = server.connect(&name).await?;
-        client
-            .batch_execute(&format!("SET statement_timeout = {}", options.build_timeout.as_millis()))
-            .await
-            .map_err(|e| Error::Other(server::pg_message(&e)))?;
-        let new = &options.head[options.base.len()..];
-        fixture::apply_migrations(&client, new).await?;
-        fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
-        report.notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
-        name
-    } else {
-        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
-        report
-            .notes
-            .push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
-        t.name
-    };
+    let head_db = head_database(server, options, &base_template.name, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
     let head = plan_side(&client, &queries, &all, options, server.version_num).await?;
 
@@ -269,6 +257,42 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     Ok(report)
 }
 
+/// The database to plan the head on: the base fixture itself when the head adds no migration, a
+/// copy of it with the new migrations applied when the head only adds migrations, else a
+/// fixture built from the head's own history.
+async fn head_database(
+    server: &mut server::Server,
+    options: &PlanOptions,
+    base_template: &str,
+    cache: bool,
+    notes: &mut Vec<String>,
+) -> Result<String> {
+    let same = |a: &MigrationSql, b: &MigrationSql| a.name == b.name && a.sql == b.sql;
+    let is_prefix =
+        options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
+    if !is_prefix {
+        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
+        notes.push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
+        return Ok(t.name);
+    }
+    let new = &options.head[options.base.len()..];
+    if new.is_empty() {
+        notes.push("head: no new migration; planned on the base fixture".into());
+        return Ok(base_template.to_string());
+    }
+    let name = format!("sluice_head_{}_{}", std::process::id(), chrono::Utc::now().timestamp_millis());
+    server.create_database(&name, Some(base_template)).await?;
+    let client = server.connect(&name).await?;
+    client
+        .batch_execute(&format!("SET statement_timeout = {}", options.build_timeout.as_millis()))
+        .await
+        .map_err(|e| Error::Other(server::pg_message(&e)))?;
+    fixture::apply_migrations(&client, new).await?;
+    fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
+    notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
+    Ok(name)
+}
+
 fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
     Finding::new(rule, severity, query.file.clone(), message)
         .at(query.line, query.column, query.end_line, query.end_column)
@@ -286,6 +310,25 @@ fn evidence(base: Option<&Value>, head: &Value, base_m: Option<&Measured>, head_
     })
 }
 
+/// What one query's comparison found, most severe group first; the query gets one finding.
+struct Candidate {
+    rule: &'static str,
+    severity: Severity,
+    sentences: Vec<String>,
+    fix: &'static str,
+}
+
+/// The most severe candidate with something to say, and every other sentence, to mention.
+fn most_severe(candidates: Vec<Candidate>) -> Option<(Candidate, Vec<String>)> {
+    let mut candidates: Vec<Candidate> = candidates.into_iter().filter(|c| !c.sentences.is_empty()).collect();
+    // Stable: among equal severities, the order given (regression before unavailable) decides.
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.severity));
+    let mut iter = candidates.into_iter();
+    let chosen = iter.next()?;
+    let also = iter.flat_map(|c| c.sentences.into_iter().map(move |s| format!("{s} ({})", c.rule))).collect();
+    Some((chosen, also))
+}
+
 async fn findings_for(
     client: &Client,
     query: &Query,
@@ -294,29 +337,17 @@ async fn findings_for(
     base_m: &Option<std::result::Result<Measured, String>>,
     head_m: &Option<std::result::Result<Measured, String>>,
     options: &PlanOptions,
-) -> Vec<Finding> {
-    let mut out = Vec::new();
+) -> Option<Finding> {
     let head_plan = match head_plan {
         Ok(p) => p,
         Err(reason) => {
-            let f = match &base_plan {
-                Some(Ok(_)) => finding_at(
-                    plan_regression::META.id,
-                    Severity::Error,
-                    query,
-                    format!("the query planned on base but does not plan on head: {reason}"),
-                ),
-                _ => finding_at(
-                    plan_unavailable::META.id,
-                    Severity::Error,
-                    query,
-                    format!("the query cannot be planned: {reason}"),
-                ),
+            let message = match &base_plan {
+                Some(Ok(_)) => format!("the query planned on base but does not plan on head: {reason}"),
+                _ => format!("the query cannot be planned: {reason}"),
             };
-            out.push(f.help(
+            return Some(finding_at(plan_unavailable::META.id, Severity::Error, query, message).help(
                 "fix the query or the migration so PostgreSQL can plan it; the gate cannot judge what it cannot plan",
             ));
-            return out;
         }
     };
     let base_ok = match &base_plan {
@@ -324,17 +355,6 @@ async fn findings_for(
         _ => None,
     };
     let (bm, hm) = (base_m.as_ref().and_then(|r| r.as_ref().ok()), head_m.as_ref().and_then(|r| r.as_ref().ok()));
-    if let Some(Err(reason)) = head_m {
-        out.push(
-            finding_at(
-                plan_unavailable::META.id,
-                Severity::Error,
-                query,
-                format!("EXPLAIN ANALYZE failed on head: {reason}"),
-            )
-            .help("a query that times out at production scale would time out in production; see the statement timeout"),
-        );
-    }
     let facts = head_facts(client, base_ok, &head_plan).await;
     // Under --analyze, the measured plans carry the actual rows that show inefficient indexes.
     let analyzed_head = hm.map(|m| &m.plan);
@@ -350,51 +370,59 @@ async fn findings_for(
         }
     }
     verdict.inefficient = analyzed_head.map(diff::inefficient_scans).unwrap_or_default();
+    let analyze_failure = match head_m {
+        Some(Err(reason)) => vec![format!("EXPLAIN ANALYZE failed on head: {reason}")],
+        _ => Vec::new(),
+    };
+    let (chosen, also) = most_severe(vec![
+        Candidate {
+            rule: plan_regression::META.id,
+            severity: Severity::Error,
+            sentences: verdict.regressions,
+            fix: "restore the index the query needs, or change the query so the head schema serves it",
+        },
+        Candidate {
+            rule: plan_unavailable::META.id,
+            severity: Severity::Error,
+            sentences: analyze_failure,
+            fix: "a query that times out at production scale would time out in production; see the statement timeout",
+        },
+        Candidate {
+            rule: plan_cost_increase::META.id,
+            severity: Severity::Warning,
+            sentences: verdict.cost_increases,
+            fix: "check that the new plan is intended",
+        },
+        Candidate {
+            rule: index_inefficient::META.id,
+            severity: Severity::Warning,
+            sentences: verdict.inefficient,
+            fix:
+                "make the predicate match the index columns (no function on an indexed column), or index the expression",
+        },
+    ])?;
     let tree = match base_ok {
         Some(base) => diff::render_diff(base, &head_plan),
         None => format!("head plan (no base plan: {}):\n{}", new_reason(&base_plan), diff::render_tree(&head_plan)),
     };
-    let ev = evidence(base_ok, &head_plan, bm, hm);
-    let mut timing = String::new();
-    if let Some(h) = hm {
-        timing = match bm {
-            Some(b) => format!(" (median {:.2} ms on base, {:.2} ms on head)", b.median_ms, h.median_ms),
-            None => format!(" (median {:.2} ms on head)", h.median_ms),
-        };
-    }
-    let mut emit = |rule: &str, severity: Severity, sentences: &[String], fix: &str| {
-        if sentences.is_empty() {
-            return;
-        }
-        let mut f = finding_at(rule, severity, query, format!("{}{timing}", sentences.join("; ")))
-            .help(format!("{fix}\n{tree}"))
-            .evidence(ev.clone())
-            .fact("base cost", format!("{:.2}", verdict.base_cost))
-            .fact("head cost", format!("{:.2}", verdict.head_cost));
-        for (relation, rows) in &facts.relation_rows {
-            f = f.fact(format!("rows in {relation}"), diff::format_count(*rows));
-        }
-        out.push(f);
+    let timing = match (bm, hm) {
+        (Some(b), Some(h)) => format!(" (median {:.2} ms on base, {:.2} ms on head)", b.median_ms, h.median_ms),
+        (None, Some(h)) => format!(" (median {:.2} ms on head)", h.median_ms),
+        _ => String::new(),
     };
-    emit(
-        plan_regression::META.id,
-        Severity::Error,
-        &verdict.regressions,
-        "restore the index the query needs, or change the query so the head schema serves it",
-    );
-    emit(
-        plan_cost_increase::META.id,
-        Severity::Warning,
-        &verdict.cost_increases,
-        "check that the new plan is intended",
-    );
-    emit(
-        index_inefficient::META.id,
-        Severity::Warning,
-        &verdict.inefficient,
-        "make the predicate match the index columns (no function on an indexed column), or index the expression",
-    );
-    out
+    let also_text = if also.is_empty() { String::new() } else { format!("\nalso on this query: {}", also.join("; ")) };
+    let mut f = finding_at(chosen.rule, chosen.severity, query, format!("{}{timing}", chosen.sentences.join("; ")))
+        .help(format!("{}{also_text}\n{tree}", chosen.fix))
+        .evidence(evidence(base_ok, &head_plan, bm, hm))
+        .fact("base cost", format!("{:.2}", verdict.base_cost))
+        .fact("head cost", format!("{:.2}", verdict.head_cost));
+    for (relation, rows) in &facts.relation_rows {
+        f = f.fact(format!("rows in {relation}"), diff::format_count(*rows));
+    }
+    for sentence in also {
+        f = f.fact("also", sentence);
+    }
+    Some(f)
 }
 
 fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {

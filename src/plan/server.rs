@@ -1,21 +1,27 @@
 //! Getting a PostgreSQL: an ephemeral server started from the local binaries, or a server the
-//! user runs (`--database-url`). Whatever happens (success, error, Ctrl-C), the server Sluice
-//! started is stopped and every database it created for the run is dropped.
+//! user runs (`--database-url`, over TLS as its `sslmode` says). Whatever happens (success,
+//! error, SIGINT/SIGTERM/SIGHUP), the server Sluice started is stopped and every database it
+//! created for the run is dropped.
 //!
 //! The ephemeral cluster lives in a cache directory so the filled fixture (a template database)
 //! survives between runs: a second run on the same base starts the existing cluster and skips
-//! generation. A lock file keeps two Sluice processes from sharing one cluster at once.
+//! generation. A lock file keeps two Sluice processes from sharing one cluster at once, and
+//! tells a later run which clusters a killed run left behind ([`super::postmaster`]).
 
+use super::cleanup;
+use super::postmaster;
+use super::tls;
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The superuser the ephemeral cluster is initialised with.
-const SUPERUSER: &str = "sluice";
+pub(crate) const SUPERUSER: &str = "sluice";
 /// Every database Sluice creates starts with this; it never touches any other.
 pub const DB_PREFIX: &str = "sluice_";
 
@@ -150,88 +156,6 @@ fn command(program: PathBuf, who: Option<RunAs>, cwd: &Path) -> Command {
     cmd
 }
 
-// ---------------------------------------------------------------------------------------------
-// Cleanup on Ctrl-C: what the handler must undo, registered while it exists.
-
-#[derive(Default)]
-struct Pending {
-    pids: Vec<i32>,
-    dirs: Vec<PathBuf>,
-    databases: Vec<(Config, String)>,
-}
-
-fn pending() -> &'static Mutex<Pending> {
-    static PENDING: OnceLock<Mutex<Pending>> = OnceLock::new();
-    PENDING.get_or_init(|| {
-        // Installed once per process; if the embedding program has its own handler, it owns Ctrl-C.
-        let _ = ctrlc::set_handler(|| {
-            eprintln!("sluice: interrupted; stopping the PostgreSQL server and dropping the databases it created");
-            let work = match pending().lock() {
-                Ok(mut p) => std::mem::take(&mut *p),
-                Err(_) => std::process::exit(130),
-            };
-            if !work.databases.is_empty() {
-                if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                    rt.block_on(async {
-                        for (config, name) in &work.databases {
-                            let _ =
-                                tokio::time::timeout(Duration::from_secs(10), drop_database_with(config, name)).await;
-                        }
-                    });
-                }
-            }
-            for pid in &work.pids {
-                stop_pid(*pid, Duration::from_secs(10));
-            }
-            for dir in &work.dirs {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            std::process::exit(130);
-        });
-        Mutex::new(Pending::default())
-    })
-}
-
-fn with_pending(f: impl FnOnce(&mut Pending)) {
-    if let Ok(mut p) = pending().lock() {
-        f(&mut p);
-    }
-}
-
-/// Fast shutdown (SIGINT), escalating to SIGQUIT and SIGKILL if the server does not go.
-fn stop_pid(pid: i32, patience: Duration) {
-    use nix::sys::signal::{kill, Signal};
-    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-    let pid = nix::unistd::Pid::from_raw(pid);
-    let gone = |deadline: Instant| loop {
-        match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::StillAlive) => {}
-            Ok(_) => return true,
-            // Not our child (an orphan from an earlier run): poll for its existence instead.
-            Err(_) if kill(pid, None).is_ok() => {}
-            Err(_) => return true,
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    for signal in [Signal::SIGINT, Signal::SIGQUIT, Signal::SIGKILL] {
-        if kill(pid, signal).is_err() || gone(Instant::now() + patience) {
-            return;
-        }
-    }
-}
-
-async fn drop_database_with(config: &Config, name: &str) -> Result<()> {
-    let (client, connection) = config.connect(NoTls).await.map_err(|e| Error::Other(format!("cannot connect: {e}")))?;
-    tokio::spawn(connection);
-    client
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(name)))
-        .await
-        .map_err(|e| Error::Other(format!("cannot drop database {name}: {}", pg_message(&e))))
-}
-
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
@@ -249,7 +173,128 @@ pub fn pg_message(e: &tokio_postgres::Error) -> String {
             }
             text
         }
-        None => e.to_string(),
+        // tokio-postgres's own text names only the kind ("error connecting to server"); the
+        // cause (refused, timed out, certificate not trusted) is in the source chain.
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a server is and how to reach it.
+
+/// A server to connect to: its address (tokio-postgres's `Config`, with the database to connect
+/// to for CREATE/DROP DATABASE) and how the connection is secured.
+#[derive(Clone)]
+pub struct Target {
+    config: Config,
+    /// `None`: plain connections (a Unix socket, or `sslmode=disable`).
+    tls: Option<MakeRustlsConnect>,
+    /// `sslmode` as the user gave it, for messages.
+    ssl_mode: Option<tls::SslMode>,
+}
+
+impl Target {
+    /// The server named by `--database-url` / `SLUICE_DATABASE_URL`: a `postgresql://` URI or a
+    /// `key=value` string, with libpq's `sslmode` and `sslrootcert` ([`tls`] says how each is
+    /// honoured). Without a database in it, Sluice connects to `postgres`.
+    pub fn from_url(url: &str, connect_timeout: Duration) -> Result<Target> {
+        let (rest, tls_options) = tls::split_options(url)?;
+        let mut config: Config = rest
+            .parse()
+            .map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection string: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(connect_timeout);
+        }
+        if config.get_dbname().is_none() {
+            config.dbname("postgres");
+        }
+        // libpq never negotiates TLS over a Unix socket, whatever sslmode says.
+        let only_sockets =
+            !config.get_hosts().is_empty() && config.get_hosts().iter().all(|h| matches!(h, Host::Unix(_)));
+        let client_config = if only_sockets { None } else { tls_options.client_config()? };
+        config.ssl_mode(match (tls_options.mode, &client_config) {
+            (_, None) => SslMode::Disable,
+            (tls::SslMode::Prefer, Some(_)) => SslMode::Prefer,
+            (_, Some(_)) => SslMode::Require,
+        });
+        Ok(Target { config, tls: client_config.map(MakeRustlsConnect::new), ssl_mode: Some(tls_options.mode) })
+    }
+
+    /// The ephemeral server: a Unix socket in `socket_dir`, as the superuser, no TLS.
+    fn unix_socket(socket_dir: &Path, connect_timeout: Duration) -> Target {
+        let mut config = Config::new();
+        config.host_path(socket_dir).port(5432).user(SUPERUSER).dbname("postgres").connect_timeout(connect_timeout);
+        Target { config, tls: None, ssl_mode: None }
+    }
+
+    /// Where the server is, for messages: `host:port` (or the socket directory) and the sslmode.
+    pub fn describe(&self) -> String {
+        let ports = self.config.get_ports();
+        let hosts: Vec<String> = self
+            .config
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+                match host {
+                    Host::Tcp(name) => format!("{name}:{port}"),
+                    Host::Unix(dir) => format!("{} (Unix socket, port {port})", dir.display()),
+                }
+            })
+            .collect();
+        let hosts = if hosts.is_empty() { "the default host".to_string() } else { hosts.join(", ") };
+        match self.ssl_mode {
+            Some(mode) => format!("{hosts}, sslmode={}", mode.as_str()),
+            None => hosts,
+        }
+    }
+
+    /// The database Sluice connects to for CREATE/DROP DATABASE.
+    pub fn maintenance_db(&self) -> &str {
+        self.config.get_dbname().unwrap_or("postgres")
+    }
+
+    /// Connects to `dbname` on this server; the connection is driven by a task on the runtime.
+    pub async fn connect(&self, dbname: &str) -> std::result::Result<Client, tokio_postgres::Error> {
+        let mut config = self.config.clone();
+        config.dbname(dbname);
+        let client = match &self.tls {
+            None => {
+                let (client, connection) = config.connect(NoTls).await?;
+                tokio::spawn(connection);
+                client
+            }
+            Some(tls) => {
+                let (client, connection) = config.connect(tls.clone()).await?;
+                tokio::spawn(connection);
+                client
+            }
+        };
+        Ok(client)
+    }
+
+    /// [`Target::connect`] with an error that names the database, the server and the cause.
+    pub async fn connect_or_explain(&self, dbname: &str) -> Result<Client> {
+        self.connect(dbname).await.map_err(|e| {
+            Error::Other(format!("cannot connect to database {dbname} at {}: {}", self.describe(), pg_message(&e)))
+        })
+    }
+
+    pub async fn drop_database(&self, name: &str) -> Result<()> {
+        let client = self.connect_or_explain(self.maintenance_db()).await?;
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(name)))
+            .await
+            .map_err(|e| Error::Other(format!("cannot drop database {name}: {}", pg_message(&e))))
     }
 }
 
@@ -259,30 +304,32 @@ struct Ephemeral {
     child: Child,
     /// Held for the life of the server: one Sluice per cluster.
     _lock: File,
-    /// The throwaway cluster (`--no-cache`) and the socket directory, removed on drop.
-    _dirs: Vec<tempfile::TempDir>,
+    /// The throwaway cluster (`--no-cache`) and a socket directory outside the cluster, removed on drop.
+    dirs: Vec<tempfile::TempDir>,
 }
 
 /// A PostgreSQL server Sluice may create databases on.
 pub struct Server {
-    config: Config,
-    /// The database to connect to for CREATE/DROP DATABASE.
-    maintenance_db: String,
+    target: Target,
     ephemeral: Option<Ephemeral>,
     /// `server_version_num`, e.g. 150008.
     pub version_num: u32,
     pub superuser: bool,
     /// Databases this run created and must drop.
     created: Vec<String>,
-    /// Where the ephemeral cluster lives (for messages).
+    /// Where the server is (for messages): the cluster directory, or the --database-url host.
     pub location: String,
+    /// What Sluice cleaned up before starting (servers and clusters killed runs left behind).
+    pub notes: Vec<String>,
 }
+
+/// The longest Unix socket path the platforms allow, less room for the socket's file name.
+const SOCKET_PATH_MAX: usize = 100;
 
 impl Server {
     /// A connection URL for `database` on the ephemeral server (Unix socket), e.g. for `psql`.
     pub fn url(&self, database: &str) -> Option<String> {
-        use tokio_postgres::config::Host;
-        let host = self.config.get_hosts().iter().find_map(|h| match h {
+        let host = self.target.config.get_hosts().iter().find_map(|h| match h {
             Host::Unix(path) => Some(path.display().to_string()),
             _ => None,
         })?;
@@ -303,6 +350,11 @@ impl Server {
         self.ephemeral.is_some()
     }
 
+    /// The postmaster's PID, for an ephemeral server.
+    pub fn pid(&self) -> Option<u32> {
+        self.ephemeral.as_ref().map(|e| e.child.id())
+    }
+
     pub async fn start(options: &ServerOptions) -> Result<Server> {
         match &options.database_url {
             Some(url) => Server::external(url, options).await,
@@ -311,18 +363,16 @@ impl Server {
     }
 
     async fn external(url: &str, options: &ServerOptions) -> Result<Server> {
-        let mut config: Config =
-            url.parse().map_err(|e| Error::Usage(format!("--database-url is not a PostgreSQL connection URL: {e}")))?;
-        config.connect_timeout(options.connect_timeout);
-        let maintenance_db = config.get_dbname().unwrap_or("postgres").to_string();
+        let target = Target::from_url(url, options.connect_timeout)?;
+        let location = format!("the server at --database-url ({})", target.describe());
         let mut server = Server {
-            config,
-            maintenance_db,
+            target,
             ephemeral: None,
             version_num: 0,
             superuser: false,
             created: Vec::new(),
-            location: "the server at --database-url".into(),
+            location,
+            notes: Vec::new(),
         };
         server.inspect().await?;
         Ok(server)
@@ -332,10 +382,12 @@ impl Server {
         let bindir = find_bindir()?;
         let who = run_as()?;
         let major = server_major(&bindir)?;
+        // Throwaway clusters of runs that were killed: nobody else will remove them.
+        let mut notes = postmaster::reap_dead_runs().await;
         let mut dirs = Vec::new();
         let cluster_dir = if options.no_cache {
             let dir = tempfile::Builder::new()
-                .prefix("sluice-pg-")
+                .prefix(postmaster::THROWAWAY_PREFIX)
                 .tempdir()
                 .map_err(|e| Error::Other(format!("cannot create a temporary directory: {e}")))?;
             let path = dir.path().to_path_buf();
@@ -345,15 +397,16 @@ impl Server {
             options.cache_dir.clone().unwrap_or_else(default_cache_dir).join(format!("pg{major}"))
         };
         std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io(&cluster_dir, e))?;
+        let lock = postmaster::lock_cluster(&cluster_dir)?;
         if let Some(who) = who {
             check_reachable(&cluster_dir, who)?;
         }
         chown(&cluster_dir, who)?;
-        let lock = lock_cluster(&cluster_dir)?;
 
         let data = cluster_dir.join("data");
-        let fresh = !data.join("PG_VERSION").is_file();
-        if fresh {
+        if data.join("PG_VERSION").is_file() {
+            notes.extend(postmaster::clear_leftover(&data).await);
+        } else {
             let _ = std::fs::remove_dir_all(&data);
             let out = command(bindir.join("initdb"), who, &cluster_dir)
                 .args(["-D", "data", "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
@@ -366,51 +419,22 @@ impl Server {
                     String::from_utf8_lossy(&out.stderr).trim()
                 )));
             }
-        } else {
-            stop_orphan(&data);
         }
 
-        let socket = tempfile::Builder::new()
-            .prefix("sluice-sock-")
-            .tempdir_in("/tmp")
-            .map_err(|e| Error::Other(format!("cannot create a socket directory in /tmp: {e}")))?;
-        chown(socket.path(), who)?;
-        let socket_path = socket.path().to_path_buf();
-        dirs.push(socket);
-
+        let socket_path = socket_dir(&cluster_dir, who, &mut dirs)?;
         let log_path = cluster_dir.join("server.log");
         let log = File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;
         chown(&log_path, who)?;
         let log2 = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
-        let settings = [
-            "listen_addresses=".to_string(),
-            format!("unix_socket_directories={}", socket_path.display()),
-            "port=5432".into(),
-            "fsync=off".into(),
-            "synchronous_commit=off".into(),
-            "full_page_writes=off".into(),
-            // With wal_level=minimal, a table truncated and filled in one transaction skips the WAL.
-            "wal_level=minimal".into(),
-            "max_wal_senders=0".into(),
-            "max_wal_size=8GB".into(),
-            "checkpoint_timeout=1h".into(),
-            "shared_buffers=256MB".into(),
-            "maintenance_work_mem=512MB".into(),
-            "work_mem=32MB".into(),
-            "max_parallel_maintenance_workers=2".into(),
-            // Statistics come only from Sluice's own ANALYZE, so plans are reproducible.
-            "autovacuum=off".into(),
-            "jit=off".into(),
-            "max_connections=30".into(),
-        ];
         let mut cmd = command(bindir.join("postgres"), who, &cluster_dir);
         cmd.arg("-D").arg("data");
-        for setting in &settings {
+        for setting in settings(&socket_path) {
             cmd.arg("-c").arg(setting);
         }
         {
             use std::os::unix::process::CommandExt;
-            // Its own process group: Ctrl-C reaches Sluice, which drops databases and then stops the server.
+            // Its own process group: a terminal's Ctrl-C reaches Sluice, which drops databases
+            // and then stops the server.
             cmd.process_group(0);
         }
         let child = cmd
@@ -418,22 +442,16 @@ impl Server {
             .stderr(Stdio::from(log2))
             .spawn()
             .map_err(|e| Error::Other(format!("cannot start postgres: {e}")))?;
-        let pid = child.id() as i32;
-        with_pending(|p| {
-            p.pids.push(pid);
-            p.dirs.extend(dirs.iter().map(|d| d.path().to_path_buf()));
-        });
+        cleanup::server_started(child.id() as i32, dirs.iter().map(|d| d.path().to_path_buf()));
 
-        let mut config = Config::new();
-        config.host_path(&socket_path).port(5432).user(SUPERUSER).connect_timeout(options.connect_timeout);
         let mut server = Server {
-            config,
-            maintenance_db: "postgres".into(),
-            ephemeral: Some(Ephemeral { child, _lock: lock, _dirs: dirs }),
+            target: Target::unix_socket(&socket_path, options.connect_timeout),
+            ephemeral: Some(Ephemeral { child, _lock: lock, dirs }),
             version_num: 0,
             superuser: true,
             created: Vec::new(),
             location: cluster_dir.display().to_string(),
+            notes,
         };
         server.wait_ready(&log_path, options.connect_timeout).await?;
         server.inspect().await?;
@@ -456,7 +474,7 @@ impl Server {
                     )));
                 }
             }
-            if self.connect_db(&self.maintenance_db.clone()).await.is_ok() {
+            if self.target.connect(self.target.maintenance_db()).await.is_ok() {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -470,8 +488,12 @@ impl Server {
         }
     }
 
+    async fn maintenance(&self) -> Result<Client> {
+        self.target.connect_or_explain(self.target.maintenance_db()).await
+    }
+
     async fn inspect(&mut self) -> Result<()> {
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         let row = client
             .query_one(
                 "SELECT current_setting('server_version_num')::int, r.rolsuper, r.rolsuper OR r.rolcreatedb \
@@ -495,7 +517,7 @@ impl Server {
 
     /// In our own cluster (locked, so nobody else is using it): leftovers of an interrupted run.
     async fn drop_stale(&mut self) -> Result<()> {
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         let rows = client
             .query(
                 "SELECT datname FROM pg_database WHERE datname LIKE 'sluice\\_head\\_%' OR datname LIKE 'sluice\\_build\\_%'",
@@ -510,18 +532,8 @@ impl Server {
         Ok(())
     }
 
-    async fn connect_db(&self, dbname: &str) -> std::result::Result<Client, tokio_postgres::Error> {
-        let mut config = self.config.clone();
-        config.dbname(dbname);
-        let (client, connection) = config.connect(NoTls).await?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(client)
-    }
-
     pub async fn connect(&self, dbname: &str) -> Result<Client> {
-        self.connect_db(dbname).await.map_err(|e| {
+        self.target.connect(dbname).await.map_err(|e| {
             Error::Other(format!("cannot connect to database {dbname} on {}: {}", self.location, pg_message(&e)))
         })
     }
@@ -529,7 +541,7 @@ impl Server {
     /// Creates `name` (which must carry the `sluice_` prefix), optionally as a copy of `template`.
     pub async fn create_database(&mut self, name: &str, template: Option<&str>) -> Result<()> {
         assert!(name.starts_with(DB_PREFIX), "Sluice only creates sluice_* databases");
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         let mut sql = format!("CREATE DATABASE {}", quote_ident(name));
         if let Some(t) = template {
             sql.push_str(&format!(" TEMPLATE {}", quote_ident(t)));
@@ -539,23 +551,17 @@ impl Server {
             }
         }
         self.created.push(name.to_string());
-        with_pending(|p| p.databases.push((self.maintenance_config(), name.to_string())));
+        cleanup::database_created(&self.target, name);
         client
             .batch_execute(&sql)
             .await
             .map_err(|e| Error::Other(format!("cannot create database {name}: {}", pg_message(&e))))
     }
 
-    fn maintenance_config(&self) -> Config {
-        let mut config = self.config.clone();
-        config.dbname(&self.maintenance_db);
-        config
-    }
-
     /// Drops a database this run created (or a stale one in Sluice's own cluster).
     pub async fn drop_database(&mut self, name: &str) -> Result<()> {
         assert!(name.starts_with(DB_PREFIX), "Sluice only drops sluice_* databases");
-        drop_database_with(&self.maintenance_config(), name).await?;
+        self.target.drop_database(name).await?;
         self.forget(name);
         Ok(())
     }
@@ -563,12 +569,12 @@ impl Server {
     /// The database is no longer this run's to drop (it became the cached template, or `--keep`).
     pub fn forget(&mut self, name: &str) {
         self.created.retain(|n| n != name);
-        with_pending(|p| p.databases.retain(|(_, n)| n != name));
+        cleanup::database_settled(name);
     }
 
     pub async fn rename_database(&mut self, from: &str, to: &str) -> Result<()> {
         assert!(from.starts_with(DB_PREFIX) && to.starts_with(DB_PREFIX));
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         client
             .batch_execute(&format!("ALTER DATABASE {} RENAME TO {}", quote_ident(from), quote_ident(to)))
             .await
@@ -576,13 +582,13 @@ impl Server {
         if self.created.iter().any(|n| n == from) {
             self.forget(from);
             self.created.push(to.to_string());
-            with_pending(|p| p.databases.push((self.maintenance_config(), to.to_string())));
+            cleanup::database_created(&self.target, to);
         }
         Ok(())
     }
 
     pub async fn database_exists(&self, name: &str) -> Result<bool> {
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         let row = client
             .query_one("SELECT count(*) FROM pg_database WHERE datname = $1", &[&name])
             .await
@@ -592,7 +598,7 @@ impl Server {
 
     /// `sluice_*` databases on the server, for cache eviction.
     pub async fn databases_like(&self, pattern: &str) -> Result<Vec<(String, Option<String>)>> {
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         let rows = client
             .query(
                 "SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database WHERE datname LIKE $1",
@@ -605,7 +611,7 @@ impl Server {
 
     pub async fn comment_database(&self, name: &str, comment: &str) -> Result<()> {
         assert!(name.starts_with(DB_PREFIX));
-        let client = self.connect(&self.maintenance_db.clone()).await?;
+        let client = self.maintenance().await?;
         client
             .batch_execute(&format!(
                 "COMMENT ON DATABASE {} IS {}",
@@ -643,14 +649,60 @@ impl Drop for Server {
     fn drop(&mut self) {
         if let Some(e) = self.ephemeral.take() {
             let pid = e.child.id() as i32;
-            stop_pid(pid, Duration::from_secs(15));
-            with_pending(|p| {
-                p.pids.retain(|&x| x != pid);
-                p.dirs.retain(|d| !e._dirs.iter().any(|t| t.path() == d));
-            });
+            postmaster::stop(pid, Duration::from_secs(15));
+            let dirs: Vec<PathBuf> = e.dirs.iter().map(|d| d.path().to_path_buf()).collect();
+            cleanup::server_stopped(pid, &dirs);
             // Dropping `e` removes the temporary directories and releases the lock.
         }
     }
+}
+
+/// The server's settings: a private socket, no TCP, and tuned for loading a fixture fast
+/// (nothing here needs to survive a crash: the fixture can always be rebuilt).
+fn settings(socket_dir: &Path) -> Vec<String> {
+    vec![
+        "listen_addresses=".into(),
+        format!("unix_socket_directories={}", socket_dir.display()),
+        "port=5432".into(),
+        "fsync=off".into(),
+        "synchronous_commit=off".into(),
+        "full_page_writes=off".into(),
+        // With wal_level=minimal, a table truncated and filled in one transaction skips the WAL.
+        "wal_level=minimal".into(),
+        "max_wal_senders=0".into(),
+        "max_wal_size=8GB".into(),
+        "checkpoint_timeout=1h".into(),
+        "shared_buffers=256MB".into(),
+        "maintenance_work_mem=512MB".into(),
+        "work_mem=32MB".into(),
+        "max_parallel_maintenance_workers=2".into(),
+        // Statistics come only from Sluice's own ANALYZE, so plans are reproducible.
+        "autovacuum=off".into(),
+        "jit=off".into(),
+        "max_connections=30".into(),
+    ]
+}
+
+/// The server's socket directory: `socket/` in the cluster directory, emptied of what a dead
+/// server left (its lock file names a PID that may since belong to anyone), or a fresh
+/// temporary directory when the cluster's path is too long for a socket.
+fn socket_dir(cluster_dir: &Path, who: Option<RunAs>, dirs: &mut Vec<tempfile::TempDir>) -> Result<PathBuf> {
+    let inside = cluster_dir.canonicalize().map_err(|e| Error::io(cluster_dir, e))?.join("socket");
+    let path = if inside.as_os_str().len() + ".s.PGSQL.5432".len() < SOCKET_PATH_MAX {
+        let _ = std::fs::remove_dir_all(&inside);
+        std::fs::create_dir(&inside).map_err(|e| Error::io(&inside, e))?;
+        inside
+    } else {
+        let dir = tempfile::Builder::new()
+            .prefix(postmaster::SOCKET_PREFIX)
+            .tempdir()
+            .map_err(|e| Error::Other(format!("cannot create a socket directory: {e}")))?;
+        let path = dir.path().to_path_buf();
+        dirs.push(dir);
+        path
+    };
+    chown(&path, who)?;
+    Ok(path)
 }
 
 fn server_major(bindir: &Path) -> Result<u32> {
@@ -685,48 +737,4 @@ fn check_reachable(dir: &Path, who: RunAs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn lock_cluster(dir: &Path) -> Result<File> {
-    let path = dir.join("sluice.lock");
-    let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => return Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            eprintln!("sluice: waiting for another `sluice plan` using {}", dir.display());
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-    }
-    let deadline = Instant::now() + Duration::from_secs(30 * 60);
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Other(format!(
-                    "another Sluice has held {} for 30 minutes; giving up (use --cache-dir or --no-cache)",
-                    path.display()
-                )))
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-        }
-    }
-}
-
-/// A server left running by a Sluice that was killed (SIGKILL) holds the data directory; we hold
-/// the cluster lock, so nobody is using it.
-fn stop_orphan(data: &Path) {
-    let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else {
-        return;
-    };
-    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<i32>().ok()) else {
-        return;
-    };
-    let is_postgres = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).contains("postgres"))
-        .unwrap_or(false);
-    if pid > 0 && is_postgres && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() {
-        stop_pid(pid, Duration::from_secs(15));
-    }
 }

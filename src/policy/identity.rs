@@ -51,6 +51,9 @@ pub struct IdentityPolicy {
     pub default_reviewers: Vec<String>,
     /// The file it came from, relative path for messages.
     pub source: Option<String>,
+    /// Tables listed with `identity = []` (the skeleton `sluice init` writes): not declared yet,
+    /// so checked as if absent, and named in a note until someone fills them in.
+    pub pending: Vec<String>,
 }
 
 impl IdentityPolicy {
@@ -61,6 +64,7 @@ impl IdentityPolicy {
             None => Vec::new(),
         };
         let mut tables = BTreeMap::new();
+        let mut pending = Vec::new();
         for spanned in file.table {
             let at = line_of_offset(text, spanned.span().start);
             let line = Some(at);
@@ -71,22 +75,43 @@ impl IdentityPolicy {
             if entry.name.is_empty() {
                 return Err(invalid("[[table]] needs a `name`".into()));
             }
-            if entry.identity.is_empty() || entry.identity.iter().any(|k| k.is_empty()) {
+            if entry.identity.iter().any(|k| k.is_empty()) {
                 return Err(invalid(format!(
-                    "table `{}`: `identity` must list at least one non-empty key, e.g. identity = [[\"id\"]]",
+                    "table `{}`: an identity key must list at least one column, e.g. identity = [[\"id\"]]",
                     entry.name
                 )));
+            }
+            if tables.contains_key(&entry.name) || pending.contains(&entry.name) {
+                return Err(invalid(format!("table `{}` is declared twice", entry.name)));
+            }
+            if entry.identity.is_empty() {
+                pending.push(entry.name);
+                continue;
             }
             entry.identity = entry.identity.iter().map(|k| k.iter().map(|c| normalize(c)).collect()).collect();
             entry.shared = entry.shared.iter().map(|c| normalize(c)).collect();
             entry.surrogate = entry.surrogate.iter().map(|c| normalize(c)).collect();
             entry.reviewers = reviewers(&entry.reviewers, path, entry.line)?;
-            if tables.contains_key(&entry.name) {
-                return Err(invalid(format!("table `{}` is declared twice", entry.name)));
-            }
             tables.insert(entry.name.clone(), entry);
         }
-        Ok(IdentityPolicy { tables, default_reviewers, source: Some(path.display().to_string()) })
+        Ok(IdentityPolicy { tables, default_reviewers, source: Some(path.display().to_string()), pending })
+    }
+
+    /// A note naming the tables whose identity is still to be declared (the first few), if any;
+    /// `shown_as` is the policy file as the report shows paths.
+    pub fn pending_note(&self, shown_as: &str) -> Option<String> {
+        const NAMED: usize = 8;
+        if self.pending.is_empty() {
+            return None;
+        }
+        let mut named = self.pending.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+        if self.pending.len() > NAMED {
+            named.push_str(&format!(" and {} more", self.pending.len() - NAMED));
+        }
+        Some(format!(
+            "{shown_as}: {} table(s) still have `identity = []` ({named}): domain-identity-unique cannot check them until their identity is declared.",
+            self.pending.len()
+        ))
     }
 
     pub fn get(&self, table: &str) -> Option<&Entry> {
@@ -157,6 +182,24 @@ reason = "Many participants report the same site."
     }
 
     #[test]
+    fn an_empty_identity_is_pending_not_declared() {
+        let policy =
+            IdentityPolicy::parse(Path::new("p/identity.toml"), "[[table]]\nname = \"Public.X\"\nidentity = []\n")
+                .unwrap();
+        assert!(policy.get("x").is_none());
+        assert_eq!(policy.pending, ["x"]);
+        let note = policy.pending_note("p/identity.toml").unwrap();
+        assert!(note.starts_with("p/identity.toml: 1 table(s) still have `identity = []` (x):"), "{note}");
+        let many: String = (0..10).map(|i| format!("[[table]]\nname = \"t{i}\"\nidentity = []\n")).collect();
+        let note = IdentityPolicy::parse(Path::new("i.toml"), &many).unwrap().pending_note("i.toml").unwrap();
+        assert!(note.contains("(t0, t1, t2, t3, t4, t5, t6, t7 and 2 more)"), "{note}");
+
+        let twice = "[[table]]\nname = \"x\"\nidentity = []\n[[table]]\nname = \"x\"\nidentity = [[\"id\"]]\n";
+        let err = IdentityPolicy::parse(Path::new("identity.toml"), twice).unwrap_err();
+        assert_eq!(err.to_string(), "identity.toml:4: table `x` is declared twice");
+    }
+
+    #[test]
     fn reviewers_are_per_table_or_top_level_and_must_be_logins_or_teams() {
         let policy = IdentityPolicy::parse(
             Path::new("identity.toml"),
@@ -180,11 +223,11 @@ reason = "Many participants report the same site."
 
     #[test]
     fn errors_name_the_file_and_line() {
-        let err = IdentityPolicy::parse(Path::new("p/identity.toml"), "[[table]]\nname = \"x\"\nidentity = []\n")
+        let err = IdentityPolicy::parse(Path::new("p/identity.toml"), "[[table]]\nname = \"x\"\nidentity = [[]]\n")
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "p/identity.toml:1: table `x`: `identity` must list at least one non-empty key, e.g. identity = [[\"id\"]]"
+            "p/identity.toml:1: table `x`: an identity key must list at least one column, e.g. identity = [[\"id\"]]"
         );
         let err = IdentityPolicy::parse(Path::new("identity.toml"), "[[table]]\nname = \"x\"\nidentty = [[\"a\"]]\n")
             .unwrap_err();

@@ -48,7 +48,7 @@ impl Rule for AddCheckValidated {
             if c.not_valid {
                 continue;
             }
-            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let name = cx.added_constraint_name(table, c);
             let message = format!(
                 "CHECK constraint {name} ({expression}) on existing table {table} is validated immediately: every row is scanned under ACCESS EXCLUSIVE"
             );

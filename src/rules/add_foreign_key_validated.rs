@@ -50,7 +50,7 @@ impl Rule for AddForeignKeyValidated {
             if c.not_valid {
                 continue;
             }
-            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let name = cx.added_constraint_name(table, c);
             let message = format!(
                 "foreign key {name} on existing table {table} is validated immediately: every row is checked against {references} while writes to both tables are blocked"
             );

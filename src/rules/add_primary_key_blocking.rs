@@ -46,8 +46,9 @@ impl Rule for AddPrimaryKeyBlocking {
             let ConstraintKind::PrimaryKey { columns } = &c.kind else {
                 continue;
             };
+            let name = cx.added_constraint_name(table, c);
             let message = format!(
-                "PRIMARY KEY ({}) on existing table {table} builds its unique index under ACCESS EXCLUSIVE, blocking reads and writes",
+                "PRIMARY KEY {name} ({}) on existing table {table} builds its unique index under ACCESS EXCLUSIVE, blocking reads and writes",
                 columns.join(", ")
             );
             out.extend(cx.lock_finding(&META, table, message));
@@ -75,5 +76,28 @@ mod tests {
         assert_eq!(count("ALTER TABLE t ADD COLUMN k bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;"), 1);
         assert_eq!(count("CREATE UNIQUE INDEX CONCURRENTLY t_id ON t (id); ALTER TABLE t ADD CONSTRAINT t_pkey PRIMARY KEY USING INDEX t_id;"), 0);
         assert_eq!(count("CREATE TABLE u (id bigint); ALTER TABLE u ADD PRIMARY KEY (id);"), 0);
+    }
+
+    #[test]
+    fn an_unnamed_primary_key_is_named_as_postgresql_names_it() {
+        let found = lint_files(
+            &[("001.sql", "CREATE TABLE t (id bigint NOT NULL);"), ("002.sql", "ALTER TABLE t ADD PRIMARY KEY (id);")],
+            "",
+        );
+        let message = &of(&found, META.id)[0].message;
+        assert!(message.starts_with("PRIMARY KEY t_pkey (id) on existing table t"), "{message}");
+        // PostgreSQL runs the statement's drops first: the name they free is taken again.
+        let found = lint_files(
+            &[
+                ("001.sql", "CREATE TABLE captcha_answer (id serial PRIMARY KEY, uuid uuid NOT NULL UNIQUE);"),
+                (
+                    "002.sql",
+                    "ALTER TABLE captcha_answer ADD PRIMARY KEY (uuid), DROP COLUMN id, DROP CONSTRAINT captcha_answer_uuid_key;",
+                ),
+            ],
+            "",
+        );
+        let message = &of(&found, META.id)[0].message;
+        assert!(message.starts_with("PRIMARY KEY captcha_answer_pkey (uuid)"), "{message}");
     }
 }

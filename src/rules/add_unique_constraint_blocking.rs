@@ -46,7 +46,7 @@ impl Rule for AddUniqueConstraintBlocking {
             let ConstraintKind::Unique { columns, .. } = &c.kind else {
                 continue;
             };
-            let name = c.name.as_deref().unwrap_or("(unnamed)");
+            let name = cx.added_constraint_name(table, c);
             let message = format!(
                 "UNIQUE constraint {name} ({}) on existing table {table} builds its index under ACCESS EXCLUSIVE, blocking reads and writes",
                 columns.join(", ")

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{Ddl, ObjectKind};
+use crate::sql::ddl::{AlterAction, Ddl, ObjectKind, ReindexKind};
 
 pub struct ConcurrentlyInTransaction;
 
@@ -10,8 +10,10 @@ pub static META: RuleMeta = RuleMeta {
     severity: Severity::Error,
     category: Category::MigrationSafety,
     summary: "CREATE/DROP INDEX CONCURRENTLY or REINDEX CONCURRENTLY inside a transaction fails",
-    what: "Flags `CREATE INDEX CONCURRENTLY`, `DROP INDEX CONCURRENTLY` and `REINDEX … CONCURRENTLY` inside \
-`BEGIN … COMMIT`, or anywhere in a file the migration runner wraps in a transaction. Whether the runner does \
+    what: "Flags `CREATE INDEX CONCURRENTLY`, `DROP INDEX CONCURRENTLY`, `REINDEX … CONCURRENTLY`, `REINDEX \
+SCHEMA | DATABASE | SYSTEM` and `ALTER TABLE … DETACH PARTITION … CONCURRENTLY` inside `BEGIN … COMMIT`, inside \
+a `DO` block (which runs as one statement in a transaction), or anywhere in a file the migration runner wraps in \
+a transaction. Whether the runner does \
 comes from `[migrations] transaction_per_file` in `sluice.toml`, else the layout (diesel folders and Flyway \
 wrap each file; dbmate files with `-- migrate:up` do too), and the per-file opt-outs runners honour: dbmate's \
 `-- migrate:up transaction:false`, a diesel `metadata.toml` with `run_in_transaction = false`.",
@@ -47,10 +49,16 @@ impl Rule for ConcurrentlyInTransaction {
         if !state.in_transaction() {
             return;
         }
+        let detach_concurrently = matches!(&cx.statement.ddl, Ddl::AlterTable { actions, .. }
+            if actions.iter().any(|a| matches!(a, AlterAction::DetachPartition { concurrently: true, .. })));
         let what = match &cx.statement.ddl {
             Ddl::CreateIndex(i) if i.concurrently => "CREATE INDEX CONCURRENTLY",
             Ddl::Drop { kind: ObjectKind::Index, concurrently: true, .. } => "DROP INDEX CONCURRENTLY",
             Ddl::Reindex { concurrently: true, .. } => "REINDEX CONCURRENTLY",
+            Ddl::Reindex { kind: ReindexKind::Schema, .. } => "REINDEX SCHEMA",
+            Ddl::Reindex { kind: ReindexKind::Database, .. } => "REINDEX DATABASE",
+            Ddl::Reindex { kind: ReindexKind::System, .. } => "REINDEX SYSTEM",
+            _ if detach_concurrently => "DETACH PARTITION CONCURRENTLY",
             _ => return,
         };
         let why = state.transaction_phrase().unwrap_or_default();
@@ -95,5 +103,23 @@ mod tests {
             1
         );
         assert_eq!(in_tx("START TRANSACTION; REINDEX TABLE CONCURRENTLY t; ROLLBACK;", false), 1);
+        assert_eq!(in_tx("REINDEX (CONCURRENTLY) INDEX t_a;", true), 1);
+        assert_eq!(in_tx("REINDEX SCHEMA public;", true), 1, "REINDEX SCHEMA cannot run in a transaction block either");
+        assert_eq!(in_tx("REINDEX SCHEMA public;", false), 0);
+        assert_eq!(in_tx("DO $$ BEGIN CREATE INDEX CONCURRENTLY t_d ON t (a); END $$;", false), 1);
+    }
+
+    #[test]
+    fn detach_partition_concurrently() {
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE p (a int) PARTITION BY RANGE (a); CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (1) TO (10);"),
+                ("002.sql", "BEGIN; ALTER TABLE p DETACH PARTITION p1 CONCURRENTLY; COMMIT;"),
+            ],
+            &Setup::default(),
+        );
+        let f = of(&found, META.id);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.starts_with("DETACH PARTITION CONCURRENTLY inside BEGIN"), "{}", f[0].message);
     }
 }

@@ -88,7 +88,7 @@ fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
                 })
                 .chain(i.predicate.clone())
                 .collect(),
-            what: format!("index {}", i.name.as_deref().unwrap_or("(unnamed)")),
+            what: format!("index {}", schema.index_name(i)),
         }],
         Ddl::AlterTable { table, actions, .. } => actions
             .iter()
@@ -107,7 +107,7 @@ fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
                         ConstraintKind::Check { expression } => vec![expression.clone()],
                         _ => Vec::new(),
                     },
-                    what: format!("constraint {}", c.name.as_deref().unwrap_or("(unnamed)")),
+                    what: format!("constraint {}", schema.added_constraint_name(table, actions, c)),
                 }),
                 _ => None,
             })

@@ -5,9 +5,10 @@ use crate::finding::{Finding, Severity, Snippet};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
-use crate::schema::Schema;
+use crate::schema::{is_system_catalog, is_tool_table, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
+use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -77,6 +78,66 @@ pub struct MigrationState {
     pub layout_has_down: bool,
     /// This migration's rollback statements (a down file, or dbmate's `-- migrate:down` section).
     pub down: Option<Vec<Ddl>>,
+    /// Settings `SET` earlier in the file; they last for the file (the session).
+    pub session: SessionSettings,
+    /// Settings `SET LOCAL` in the current transaction; they end with it.
+    pub local: SessionSettings,
+    /// Checking the statements of a DO block: they run as one statement, in one transaction,
+    /// under this condition.
+    pub do_block: Option<Branch>,
+}
+
+/// Session settings that change what PostgreSQL does with a statement.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// `SET timezone = …` / `SET TIME ZONE …`.
+    pub timezone: Option<String>,
+    /// `SET search_path = …`, schemas in order.
+    pub search_path: Option<Vec<String>>,
+}
+
+/// `app, "$user", public` or `'app,public'` → the schema names, folded like identifiers.
+fn search_path(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            Some(quoted) => quoted.to_string(),
+            None => s.trim_matches('\'').to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// Whether a time zone setting has a fixed offset of zero (`UTC`, `Etc/UTC`, `GMT`, `Zulu`,
+/// `0`, `+00:00`…): the zones in which PostgreSQL 12+ changes timestamp ↔ timestamptz without a
+/// rewrite (`TimestampTimestampTzRequiresRewrite`).
+pub fn is_utc(zone: &str) -> bool {
+    let zone = zone.trim().trim_matches('\'').to_ascii_lowercase();
+    let zone = zone.strip_prefix("etc/").unwrap_or(&zone);
+    const ZERO: &[&str] = &[
+        "utc",
+        "uct",
+        "gmt",
+        "zulu",
+        "universal",
+        "greenwich",
+        "gmt0",
+        "gmt+0",
+        "gmt-0",
+        "utc0",
+        "z",
+        "0",
+        "+0",
+        "-0",
+        "00:00",
+        "+00:00",
+        "-00:00",
+        "+00",
+        "-00",
+        "interval '0'",
+    ];
+    ZERO.contains(&zone)
 }
 
 /// A transaction the migration tool opens, or PostgreSQL opens for a multi-statement string.
@@ -122,12 +183,46 @@ fn timeout_on(value: &str) -> bool {
 
 impl MigrationState {
     pub fn in_transaction(&self) -> bool {
-        self.runner_transaction.is_some() || self.explicit_transaction
+        self.runner_transaction.is_some() || self.explicit_transaction || self.do_block.is_some()
+    }
+
+    /// The session time zone, if the migration set one (`SET LOCAL` wins while it lasts).
+    pub fn timezone(&self) -> Option<&str> {
+        self.local.timezone.as_deref().or(self.session.timezone.as_deref())
+    }
+
+    /// The `search_path` the migration set, if any.
+    pub fn search_path(&self) -> Option<&[String]> {
+        self.local.search_path.as_deref().or(self.session.search_path.as_deref())
+    }
+
+    /// `statement` with its relation names resolved through the `search_path` the migration
+    /// set; borrowed unchanged when it set none (the default path resolves to `public`).
+    pub fn resolve<'s>(&self, statement: &'s Statement, schema: &Schema) -> std::borrow::Cow<'s, Statement> {
+        match self.search_path() {
+            Some(path) if path.iter().any(|s| s != "public" && !s.starts_with('$')) => {
+                let mut resolved = statement.clone();
+                resolved.ddl.map_relation_names(&mut |name: &mut Name| *name = schema.resolve(name, path));
+                std::borrow::Cow::Owned(resolved)
+            }
+            _ => std::borrow::Cow::Borrowed(statement),
+        }
+    }
+
+    /// The end of a DO block: its transaction ends with it unless an outer one goes on.
+    pub fn end_do_block(&mut self) {
+        self.do_block = None;
+        if !self.in_transaction() {
+            self.held_lock = None;
+        }
     }
 
     /// Where the statement runs, completing "CREATE INDEX CONCURRENTLY …": inside BEGIN … COMMIT,
     /// or the tool's (or the implicit) transaction; `None` outside any.
     pub fn transaction_phrase(&self) -> Option<String> {
+        if self.do_block.is_some() {
+            return Some("inside a DO block, which runs as one statement in a transaction".into());
+        }
         if self.explicit_transaction {
             return Some("inside BEGIN … COMMIT".into());
         }
@@ -159,19 +254,23 @@ impl MigrationState {
         self.statement_timeout_set || self.statement_timeout_local
     }
 
-    /// Whether `table` existed before this migration (so locking it blocks production traffic).
+    /// Whether `table` (or materialized view) existed before this migration (so locking it
+    /// blocks production traffic).
     pub fn is_existing(&self, table: &str, schema: &Schema) -> bool {
         !self.created_tables.contains(table)
-            && schema.table(table).is_some_and(|t| t.origin.migration != Some(self.index))
+            && schema.relation_origin(table).is_some_and(|o| o.migration != Some(self.index))
     }
 
     /// Like [`is_existing`](Self::is_existing), but a table the history never showed counts as
-    /// existing: the gate fails closed on what it cannot see.
+    /// existing: the gate fails closed on what it cannot see. System catalogs (`pg_*`,
+    /// `information_schema`) and the migration tool's own bookkeeping table are never tables a
+    /// migration could block the application on.
     pub fn may_exist(&self, table: &str, schema: &Schema) -> bool {
-        !self.created_tables.contains(table)
-            && schema.table(table).is_none_or(|t| t.origin.migration != Some(self.index))
-            // A (materialized) view this migration created is as new as a table it created.
-            && schema.views.get(table).is_none_or(|v| v.origin.migration != Some(self.index))
+        let origin = schema.relation_origin(table);
+        if origin.is_none() && (is_system_catalog(table) || is_tool_table(table)) {
+            return false;
+        }
+        !self.created_tables.contains(table) && origin.is_none_or(|o| o.migration != Some(self.index))
     }
 
     fn end_transaction(&mut self) {
@@ -179,6 +278,7 @@ impl MigrationState {
         // SET LOCAL ends with the transaction; plain SET lasts the session.
         self.lock_timeout_local = false;
         self.statement_timeout_local = false;
+        self.local = SessionSettings::default();
         self.held_lock = None;
     }
 
@@ -196,9 +296,10 @@ impl MigrationState {
                 }
             }
         }
+        let does_something = schema.no_op(&statement.ddl).is_none();
         self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
-            Ddl::CreateTable { name, .. } => {
+            Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
             }
             Ddl::AlterTable { table, actions, .. } => {
@@ -226,6 +327,21 @@ impl MigrationState {
             }
             Ddl::Set { name, value, local } => {
                 let on = timeout_on(value);
+                let in_transaction = self.in_transaction();
+                let settings = if *local { &mut self.local } else { &mut self.session };
+                match name.as_str() {
+                    // Outside a transaction SET LOCAL has no effect.
+                    _ if *local && !in_transaction => {}
+                    "timezone" | "time zone" => {
+                        settings.timezone = (!value.eq_ignore_ascii_case("default")
+                            && !value.eq_ignore_ascii_case("local"))
+                        .then(|| value.trim_matches('\'').to_string())
+                    }
+                    "search_path" => {
+                        settings.search_path = (!value.eq_ignore_ascii_case("default")).then(|| search_path(value))
+                    }
+                    _ => {}
+                }
                 match (name.as_str(), local) {
                     ("lock_timeout", false) => self.lock_timeout_set = on,
                     // Any explicit statement_timeout, even 0 (no limit), is a deliberate choice.
@@ -237,6 +353,14 @@ impl MigrationState {
                 }
             }
             Ddl::Reset { name } => {
+                for settings in [&mut self.session, &mut self.local] {
+                    if name == "timezone" || name == "all" {
+                        settings.timezone = None;
+                    }
+                    if name == "search_path" || name == "all" {
+                        settings.search_path = None;
+                    }
+                }
                 if name == "lock_timeout" || name == "all" {
                     self.lock_timeout_set = false;
                     self.lock_timeout_local = false;
@@ -320,7 +444,10 @@ pub struct UniqueAddition {
     pub keys: Vec<IndexKey>,
     /// "UNIQUE constraint", "PRIMARY KEY", "unique index".
     pub what: &'static str,
+    /// The name the statement gives it; `None` when PostgreSQL generates one.
     pub name: Option<Name>,
+    /// The name it has in the database: its own, or the one PostgreSQL generates.
+    pub pg_name: Name,
     /// Added by the CREATE TABLE of its own table.
     pub with_new_table: bool,
 }
@@ -332,6 +459,11 @@ impl UniqueAddition {
 
     pub fn describe_keys(&self) -> String {
         self.keys.iter().map(IndexKey::display).collect::<Vec<_>>().join(", ")
+    }
+
+    /// `UNIQUE constraint accounts_email_key (email)`: what, its name, its keys.
+    pub fn describe(&self) -> String {
+        format!("{} {} ({})", self.what, self.pg_name, self.describe_keys())
     }
 }
 
@@ -427,6 +559,7 @@ impl<'a> Context<'a> {
     /// How the statement runs: inside the runner's transaction, an explicit one, or on its own.
     pub fn transaction_fact(&self) -> String {
         match self.migration() {
+            Some(s) if s.do_block.is_some() => "inside a DO block (one statement, one transaction)".into(),
             Some(s) if s.explicit_transaction => "inside an explicit BEGIN … COMMIT".into(),
             Some(MigrationState { runner_transaction: Some(t), .. }) => t.fact.clone(),
             Some(_) => "no transaction (each statement commits on its own)".into(),
@@ -537,6 +670,15 @@ impl<'a> Context<'a> {
             .collect()
     }
 
+    /// The name PostgreSQL gives a constraint this statement adds to `table` (after the
+    /// statement's own drops, which PostgreSQL runs first).
+    pub fn added_constraint_name(&self, table: &str, constraint: &crate::sql::ddl::Constraint) -> Name {
+        match &self.statement.ddl {
+            Ddl::AlterTable { actions, .. } => self.schema.added_constraint_name(table, actions, constraint),
+            _ => self.schema.constraint_name(table, constraint, &[]),
+        }
+    }
+
     /// The uniqueness this statement adds, if any.
     pub fn unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
@@ -551,7 +693,8 @@ impl<'a> Context<'a> {
                     ),
                     _ => return None,
                 };
-                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), with_new_table })
+                let pg_name = self.added_constraint_name(table, c);
+                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), pg_name, with_new_table })
             };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
@@ -559,6 +702,7 @@ impl<'a> Context<'a> {
                 keys: index.keys.clone(),
                 what: "unique index",
                 name: index.name.clone(),
+                pg_name: self.schema.index_name(index),
                 with_new_table: false,
             }],
             Ddl::AlterTable { table, actions, .. } => actions
@@ -588,4 +732,163 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
         index -= 1;
     }
     index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{lint_files, lint_with, Setup};
+
+    fn rules_on(files: &[(&str, &str)]) -> Vec<(String, usize, String)> {
+        lint_with(files, &Setup::default()).into_iter().map(|f| (f.rule, f.line, f.message)).collect()
+    }
+
+    #[test]
+    fn utc_zones_are_those_with_a_fixed_zero_offset() {
+        for zone in ["UTC", "'utc'", "Etc/UTC", "GMT", "Zulu", "0", "+00:00", "Etc/Universal"] {
+            assert!(is_utc(zone), "{zone}");
+        }
+        for zone in ["Europe/London", "America/New_York", "CET", "+01:00", "local"] {
+            assert!(!is_utc(zone), "{zone}");
+        }
+    }
+
+    #[test]
+    fn search_path_is_followed() {
+        let base =
+            "CREATE SCHEMA app; CREATE TABLE app.orders (id bigint, status text); CREATE TABLE orders (id bigint);";
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "SET search_path = app, public;\nCREATE INDEX orders_status ON orders (status);"),
+        ]);
+        let index = found.iter().find(|(r, ..)| r == "create-index-non-concurrently").expect("flagged");
+        assert!(index.2.contains("existing table app.orders"), "{}", index.2);
+        // Without the SET, the same name is public.orders, which has no status column but exists.
+        let found = rules_on(&[("001.sql", base), ("002.sql", "CREATE INDEX orders_status ON orders (status);")]);
+        let index = found.iter().find(|(r, ..)| r == "create-index-non-concurrently").expect("flagged");
+        assert!(index.2.contains("existing table orders"), "{}", index.2);
+        // A table created through the path in the same migration is new.
+        let found = rules_on(&[
+            ("001.sql", "CREATE SCHEMA app;"),
+            (
+                "002.sql",
+                "SET search_path TO app;\nCREATE TABLE events (id bigint);\nCREATE INDEX events_id ON events (id);",
+            ),
+        ]);
+        assert!(of_rule(&found, "create-index-non-concurrently").is_empty(), "{found:?}");
+    }
+
+    fn of_rule<'f>(found: &'f [(String, usize, String)], rule: &str) -> Vec<&'f (String, usize, String)> {
+        found.iter().filter(|(r, ..)| r == rule).collect()
+    }
+
+    #[test]
+    fn statements_that_do_nothing_are_not_flagged() {
+        let base = "CREATE TABLE t (id bigint, a int); CREATE INDEX t_a ON t (a);";
+        for sql in [
+            "CREATE INDEX IF NOT EXISTS t_a ON t (a);",
+            "ALTER TABLE t ADD COLUMN IF NOT EXISTS a int NOT NULL DEFAULT random();",
+            "DROP INDEX IF EXISTS never_created;",
+            "ALTER TABLE IF EXISTS never_created ADD COLUMN b int DEFAULT random();",
+            "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY);",
+            "ALTER TABLE t DROP COLUMN IF EXISTS b;",
+        ] {
+            let loud: Vec<_> = lint_files(&[("001.sql", base), ("002.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.severity >= crate::finding::Severity::Warning)
+                .map(|f| (f.rule, f.message))
+                .collect();
+            assert!(loud.is_empty(), "{sql}: {loud:?}");
+        }
+        // The table a no-op CREATE TABLE IF NOT EXISTS names is still the existing one.
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "CREATE TABLE IF NOT EXISTS t (id bigint);\nCREATE INDEX t_id ON t (id);"),
+        ]);
+        assert_eq!(of_rule(&found, "create-index-non-concurrently").len(), 1, "{found:?}");
+        // Only the sub-commands that do nothing are left out.
+        let found = rules_on(&[
+            ("001.sql", base),
+            ("002.sql", "ALTER TABLE t ADD COLUMN IF NOT EXISTS a int DEFAULT random(), ADD COLUMN IF NOT EXISTS r float8 DEFAULT random();"),
+        ]);
+        let volatile = of_rule(&found, "add-column-volatile-default");
+        assert_eq!(volatile.len(), 1);
+        assert!(volatile[0].2.contains("column r"), "{volatile:?}");
+    }
+
+    #[test]
+    fn relations_created_in_the_migration_are_new_whatever_their_kind() {
+        let base = "CREATE TABLE t (id bigint, a int);";
+        for sql in [
+            "CREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t WITH NO DATA;\nCREATE UNIQUE INDEX ON mv (id);",
+            "CREATE TABLE t2 AS SELECT * FROM t;\nCREATE INDEX ON t2 (a);",
+            "SELECT id, a INTO t3 FROM t;\nCREATE INDEX ON t3 (a);",
+            "CREATE TABLE p (id bigint, a int) PARTITION BY RANGE (a);\nCREATE TABLE p1 PARTITION OF p FOR VALUES FROM (1) TO (10);\nCREATE INDEX ON p1 (id);",
+            "CREATE TABLE child (b int) INHERITS (t);\nCREATE INDEX ON child (b);",
+        ] {
+            let found = rules_on(&[("001.sql", base), ("002.sql", sql)]);
+            assert!(of_rule(&found, "create-index-non-concurrently").is_empty(), "{sql}: {found:?}");
+        }
+        // In a later migration they exist.
+        let found = rules_on(&[
+            ("001.sql", "CREATE TABLE t (id bigint, a int); CREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t;"),
+            ("002.sql", "SET lock_timeout = '1s';\nCREATE UNIQUE INDEX ON mv (id);\nREFRESH MATERIALIZED VIEW mv;"),
+        ]);
+        let index = of_rule(&found, "create-index-non-concurrently");
+        assert!(index[0].2.contains("mv_id_idx on existing table mv"), "{index:?}");
+    }
+
+    #[test]
+    fn refresh_without_concurrently_takes_access_exclusive() {
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint); CREATE MATERIALIZED VIEW mv AS SELECT id FROM t;"),
+                ("002.sql", "REFRESH MATERIALIZED VIEW mv;"),
+                ("003.sql", "REFRESH MATERIALIZED VIEW CONCURRENTLY mv;"),
+            ],
+            &Setup::default(),
+        );
+        let timeouts: Vec<(&str, &str)> = found
+            .iter()
+            .filter(|f| f.rule == "missing-lock-timeout")
+            .map(|f| (f.file.as_str(), f.message.as_str()))
+            .collect();
+        assert!(
+            timeouts.iter().any(|(file, m)| *file == "002.sql" && m.contains("takes ACCESS EXCLUSIVE on mv")),
+            "{timeouts:?}"
+        );
+        assert!(
+            timeouts.iter().any(|(file, m)| *file == "003.sql" && m.contains("takes EXCLUSIVE on mv")),
+            "{timeouts:?}"
+        );
+    }
+
+    #[test]
+    fn system_catalogs_and_tool_tables_are_never_existing_tables() {
+        let found = rules_on(&[(
+            "001.sql",
+            "LOCK TABLE pg_catalog.pg_class IN ACCESS EXCLUSIVE MODE;\nALTER TABLE schema_migrations ADD COLUMN data_version int;\nTRUNCATE pg_statistic;",
+        )]);
+        assert!(found.iter().all(|(r, ..)| r != "missing-lock-timeout"), "{found:?}");
+    }
+
+    #[test]
+    fn statements_inside_do_blocks_are_checked_and_marked() {
+        let found = rules_on(&[
+            ("001.sql", "CREATE TABLE t (id bigint, a int);"),
+            (
+                "002.sql",
+                "DO $$\nBEGIN\n  IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 't_a') THEN\n    CREATE INDEX t_a ON t (a);\n  END IF;\nEND $$;",
+            ),
+        ]);
+        let index = of_rule(&found, "create-index-non-concurrently");
+        assert_eq!(index.len(), 1, "{found:?}");
+        assert_eq!(index[0].1, 4, "the finding points at the statement inside the block");
+        assert!(
+            index[0].2.ends_with("(inside a DO block, conditionally: only when its IF/CASE branch is taken)"),
+            "{}",
+            index[0].2
+        );
+        assert!(of_rule(&found, "unparsed-statement").is_empty(), "fully checked: {found:?}");
+    }
 }

@@ -43,12 +43,12 @@ impl Rule for CreateIndexNonConcurrently {
         if index.concurrently {
             return;
         }
-        let name = index.name.as_deref().unwrap_or("(unnamed)");
+        let name = cx.schema.index_name(index);
         let message = format!(
             "CREATE INDEX {name} on existing table {} without CONCURRENTLY holds a SHARE lock that blocks all writes for the whole build",
             index.table
         );
-        out.extend(cx.lock_finding(&META, &index.table, message).map(|f| f.fact("index", name)));
+        out.extend(cx.lock_finding(&META, &index.table, message).map(|f| f.fact("index", name.as_str())));
     }
 }
 

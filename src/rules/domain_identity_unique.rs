@@ -60,13 +60,8 @@ impl Rule for DomainIdentityUnique {
             }
             let keys = policy.identity.iter().map(|k| format!("({})", k.join(", "))).collect::<Vec<_>>().join(" or ");
             let shared: Vec<&str> = columns.iter().copied().filter(|c| policy.shared.iter().any(|s| s == c)).collect();
-            let mut message = format!(
-                "{} ({}) on {} contains none of its identity keys {}",
-                addition.what,
-                addition.describe_keys(),
-                addition.table,
-                keys
-            );
+            let mut message =
+                format!("{} on {} contains none of its identity keys {}", addition.describe(), addition.table, keys);
             if !shared.is_empty() {
                 message.push_str(&format!("; {} are values many rows legitimately share", shared.join(", ")));
             }
@@ -142,6 +137,10 @@ reason = "Many participants report the same site, window and species; a checklis
         );
         assert_eq!(found.len(), 1);
         let message = &found[0].message;
+        assert!(
+            message.starts_with("UNIQUE constraint obs_uniq (site_id, observed_window, species_code) on observations"),
+            "{message}"
+        );
         assert!(message.contains("(checklist_id, client_observation_id)"), "{message}");
         assert!(
             message.contains("site_id, observed_window, species_code are values many rows legitimately share"),
@@ -167,7 +166,13 @@ reason = "Many participants report the same site, window and species; a checklis
     fn surrogate_keys_the_database_or_the_policy_generates_pass() {
         assert!(flagged("ALTER TABLE observations ADD COLUMN row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;")
             .is_empty());
-        assert_eq!(flagged("ALTER TABLE observations ADD PRIMARY KEY (id);").len(), 1);
+        let unnamed = flagged("ALTER TABLE observations ADD PRIMARY KEY (id);");
+        assert_eq!(unnamed.len(), 1);
+        assert!(
+            unnamed[0].message.starts_with("PRIMARY KEY observations_pkey (id) on observations"),
+            "{}",
+            unnamed[0].message
+        );
         let declared = format!("{IDENTITY}surrogate = [\"id\"]\n");
         let found =
             lint_files(&[("001.sql", TABLE), ("002.sql", "ALTER TABLE observations ADD PRIMARY KEY (id);")], &declared);

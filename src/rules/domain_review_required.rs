@@ -113,17 +113,14 @@ fn identity_touches(ddl: &Ddl, schema: &Schema, cx: &Context) -> Vec<(Name, Stri
         .unique_additions()
         .into_iter()
         .filter(|a| !a.with_new_table)
-        .map(|a| {
-            let named = a.name.as_ref().map(|n| format!(" {n}")).unwrap_or_default();
-            (a.table.clone(), format!("adds {}{named} ({})", a.what, a.describe_keys()))
-        })
+        .map(|a| (a.table.clone(), format!("adds {}", a.describe())))
         .collect();
     match ddl {
         Ddl::AlterTable { table, actions, .. } => {
             for action in actions {
                 let touch = match action {
                     AlterAction::DropConstraint { name, .. } => drop_constraint(schema, table, name),
-                    AlterAction::Other(text) => alter_constraint(schema, table, text),
+                    AlterAction::AlterConstraint { name } => alter_constraint(schema, table, name),
                     AlterAction::DropColumn { name, .. } if is_identity_column(table, name) => {
                         Some(format!("drops identity column {name}"))
                     }
@@ -151,7 +148,7 @@ fn identity_touches(ddl: &Ddl, schema: &Schema, cx: &Context) -> Vec<(Name, Stri
         Ddl::Drop { kind: ObjectKind::Table, names, .. } => {
             out.extend(names.iter().map(|t| (t.clone(), "drops the table".to_string())));
         }
-        Ddl::Rename { kind: ObjectKind::Table, from, to } => {
+        Ddl::Rename { kind: ObjectKind::Table, from, to, .. } => {
             out.push((from.clone(), format!("renames the table to {to}")))
         }
         _ => {}
@@ -171,9 +168,7 @@ fn drop_constraint(schema: &Schema, table: &str, name: &str) -> Option<String> {
 }
 
 /// `ALTER CONSTRAINT name …` (deferrability) on a uniqueness changes when it is enforced.
-fn alter_constraint(schema: &Schema, table: &str, text: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    let name = lower.strip_prefix("alter constraint")?.split_whitespace().next()?.trim_matches('"');
+fn alter_constraint(schema: &Schema, table: &str, name: &str) -> Option<String> {
     let constraint = schema.table(table)?.constraints.iter().find(|c| c.name == name)?;
     uniqueness(&constraint.kind).map(|what| format!("alters {what} {name}"))
 }
@@ -242,6 +237,10 @@ CREATE TABLE notes (id bigint PRIMARY KEY, body text);";
             (
                 "CREATE UNIQUE INDEX CONCURRENTLY o2 ON observations (checklist_id, client_observation_id);",
                 "adds unique index o2",
+            ),
+            (
+                "ALTER TABLE observations ADD UNIQUE (site_id, species_code);",
+                "adds UNIQUE constraint observations_site_id_species_code_key (site_id, species_code)",
             ),
             (
                 "ALTER TABLE observations DROP CONSTRAINT observations_client;",

@@ -1,6 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::index_table;
+use crate::rules::locks::index_lock_target;
 use crate::rules::Category;
 use crate::sql::ddl::{Ddl, ObjectKind};
 
@@ -12,23 +12,25 @@ pub static META: RuleMeta = RuleMeta {
     category: Category::MigrationSafety,
     summary: "DROP INDEX without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on the index's table",
     what: "Flags `DROP INDEX` without `CONCURRENTLY` when the index belongs to a table that existed before this \
-migration (or to a table the history never showed). Severity follows the table's size.",
+migration (or to a table the history never showed). Severity follows the table's size. A `DROP INDEX` of an \
+index the history already dropped (explicitly, or with its table, view or materialized view) is an error: \
+PostgreSQL stops the migration there.",
     why: "A plain DROP INDEX takes ACCESS EXCLUSIVE on the table. It is quick once granted, but it queues behind \
 any long-running query on the table, and every read and write queues behind it: a brief outage on a busy table.",
     fix: "Use `DROP INDEX CONCURRENTLY` (outside a transaction), with a `SET lock_timeout` before it.",
     bad: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-CREATE INDEX orders_status ON orders (status);
+CREATE INDEX ON orders (status);
 -- migration: 002_drop_status_index.sql
-DROP INDEX orders_status;",
+DROP INDEX orders_status_idx;",
     good: "\
 -- migration: 001_orders.sql
 CREATE TABLE orders (id bigint PRIMARY KEY, status text NOT NULL);
-CREATE INDEX orders_status ON orders (status);
+CREATE INDEX ON orders (status);
 -- migration: 002_drop_status_index.sql
 SET lock_timeout = '5s';
-DROP INDEX CONCURRENTLY orders_status;",
+DROP INDEX CONCURRENTLY orders_status_idx;",
     equivalents:
         "squawk: require-concurrent-index-deletion; strong_migrations: remove_index (algorithm: :concurrently)",
 };
@@ -39,17 +41,43 @@ impl Rule for DropIndexNonConcurrently {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        let Ddl::Drop { kind: ObjectKind::Index, names, concurrently: false, .. } = &cx.statement.ddl else {
+        let Ddl::Drop { kind: ObjectKind::Index, names, concurrently: false, if_exists, .. } = &cx.statement.ddl else {
             return;
         };
-        for name in names {
-            let table = index_table(cx.schema, name);
-            let message = format!(
+        // `DROP INDEX IF EXISTS` of an index the history never created does nothing.
+        for name in names.iter().filter(|n| !if_exists || cx.schema.indexes.contains_key(*n)) {
+            if let Some(gone) = dropped_earlier(cx, name) {
+                let help = "Remove this DROP INDEX (or make it DROP INDEX IF EXISTS): what it drops is already gone.";
+                out.push(cx.finding(&META, gone).help(help).fact("index", name.as_str()));
+                continue;
+            }
+            let table = index_lock_target(cx.schema, name);
+            let mut message = format!(
                 "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
             );
+            if !cx.schema.indexes.contains_key(name) {
+                message.push_str(&format!(
+                    "; the migration history never created index {name}, so its table and that table's size are unknown"
+                ));
+            }
             out.extend(cx.lock_finding(&META, &table, message).map(|f| f.fact("index", name.as_str())));
         }
     }
+}
+
+/// The message for an index the history created and already dropped: PostgreSQL stops the
+/// migration with `index "…" does not exist`.
+fn dropped_earlier(cx: &Context, name: &str) -> Option<String> {
+    if cx.schema.indexes.contains_key(name) {
+        return None;
+    }
+    let how = match cx.schema.dropped_indexes.get(name)? {
+        Some(relation) => format!("it was dropped with {relation}"),
+        None => "an earlier DROP INDEX dropped it".to_string(),
+    };
+    Some(format!(
+        "DROP INDEX {name} fails: the index no longer exists ({how}), so PostgreSQL stops the migration with `index \"{name}\" does not exist`"
+    ))
 }
 
 #[cfg(test)]
@@ -72,8 +100,47 @@ mod tests {
         let f = of(&found, META.id);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
+        let found = lint_with(&[("001.sql", "DROP INDEX mystery_idx;")], &Setup::default());
+        let f = of(&found, META.id);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("the migration history never created index mystery_idx"), "{}", f[0].message);
+        assert!(!f[0].message.contains('('), "no placeholder: {}", f[0].message);
+        // The names PostgreSQL gives: generated for an unnamed index, truncated to 63 bytes.
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE reserved_crate_names (name text);\nCREATE UNIQUE INDEX ON reserved_crate_names (canon_crate_name(name));"),
+                ("002.sql", "DROP INDEX reserved_crate_names_canon_crate_name_idx;"),
+                ("003.sql", "CREATE TABLE post_aggregates (a int);\nCREATE INDEX idx_post_aggregates_featured_community_newest_comment_time_necro ON post_aggregates (a);"),
+                ("004.sql", "DROP INDEX idx_post_aggregates_featured_community_newest_comment_time_necr;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 2);
+        assert!(messages[0].contains("ACCESS EXCLUSIVE lock on reserved_crate_names,"), "{}", messages[0]);
+        assert!(messages[1].contains("ACCESS EXCLUSIVE lock on post_aggregates,"), "{}", messages[1]);
+        // An index dropped with its materialized view, or by an earlier DROP INDEX, is not unknown.
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint, a int);\nCREATE MATERIALIZED VIEW mv AS SELECT id, a FROM t;\nCREATE INDEX mv_a ON mv (a);\nCREATE INDEX t_a ON t (a);"),
+                ("002.sql", "DROP MATERIALIZED VIEW mv;\nDROP INDEX mv_a;"),
+                ("003.sql", "DROP INDEX CONCURRENTLY t_a;"),
+                ("004.sql", "DROP INDEX t_a;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert_eq!(
+            messages[0],
+            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with mv), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
+        );
+        assert!(messages[1]
+            .starts_with("DROP INDEX t_a fails: the index no longer exists (an earlier DROP INDEX dropped it)"));
+        assert!(of(&found, META.id).iter().all(|f| f.severity == Severity::Error && f.help.starts_with("Remove")));
+        // IF EXISTS of an index the history never created: PostgreSQL does nothing.
         let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
-        assert_eq!(of(&found, META.id)[0].severity, Severity::Error);
+        assert!(of(&found, META.id).is_empty());
         // Same migration: the table is new.
         let found = lint_with(&[("001.sql", &format!("{base} DROP INDEX t_a;"))], &Setup::default());
         assert!(of(&found, META.id).is_empty());

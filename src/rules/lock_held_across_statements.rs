@@ -3,7 +3,7 @@ use super::{Context, HeldLock, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Fact, Finding, Severity};
 use crate::rules::locks::Lock;
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name};
+use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ReindexKind};
 
 pub struct LockHeldAcrossStatements;
 
@@ -152,7 +152,7 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
         // Its own rule (create-index-non-concurrently) reports a build on the locked table.
         Ddl::CreateIndex(index) if !index.concurrently && index.table != held.table => work(
             &index.table,
-            format!("builds index {} on {}", index.name.as_deref().unwrap_or("(unnamed)"), index.table),
+            format!("builds index {} on {}", cx.schema.index_name(index), index.table),
             "an index build",
         ),
         Ddl::AlterTable { table, actions, .. } => {
@@ -188,13 +188,18 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
         Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name)
             .first()
             .and_then(|source| work(source, format!("creates {name} from the rows of {source}"), "a full scan")),
-        Ddl::Reindex { concurrently: false, target } => Some(Work {
+        Ddl::Reindex { concurrently: false, kind, name } => Some(Work {
             table: String::new(),
-            what: format!("rebuilds the indexes of {target} (REINDEX)"),
+            what: match kind {
+                ReindexKind::Index => format!("rebuilds index {name} (REINDEX)"),
+                ReindexKind::Table => format!("rebuilds the indexes of {name} (REINDEX)"),
+                ReindexKind::Schema => format!("rebuilds the indexes of schema {name} (REINDEX)"),
+                ReindexKind::Database | ReindexKind::System => "rebuilds the indexes of the database (REINDEX)".into(),
+            },
             how_long: "an index build",
             selective: false,
         }),
-        Ddl::Other(keywords) if keywords.starts_with("REFRESH MATERIALIZED VIEW") => Some(Work {
+        Ddl::RefreshMaterializedView { .. } => Some(Work {
             table: String::new(),
             what: "recomputes a materialized view (REFRESH MATERIALIZED VIEW)".into(),
             how_long: "the whole query",

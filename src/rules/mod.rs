@@ -48,6 +48,7 @@ mod prefer_bigint_primary_key;
 mod prefer_jsonb;
 mod prefer_text_over_varchar;
 mod prefer_timestamptz;
+mod reindex_non_concurrently;
 mod rename_column;
 mod rename_table;
 mod set_not_null;
@@ -87,6 +88,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &create_index_non_concurrently::CreateIndexNonConcurrently,
     &drop_index_non_concurrently::DropIndexNonConcurrently,
     &concurrently_in_transaction::ConcurrentlyInTransaction,
+    &reindex_non_concurrently::ReindexNonConcurrently,
     &add_column_volatile_default::AddColumnVolatileDefault,
     &add_column_not_null_without_default::AddColumnNotNullWithoutDefault,
     &set_not_null::SetNotNull,

@@ -7,12 +7,14 @@ pub static META: RuleMeta = RuleMeta {
     id: "plan-regression",
     severity: Severity::Error,
     category: Category::Plan,
-    summary: "A query's plan regresses at production scale: index lost, Seq Scan, or cost up more than 10×",
+    summary: "A query's plan regresses at production scale: an index path becomes a Seq Scan of a large table, or cost up more than 10×",
     what: "Compares the EXPLAIN plan of every query on the base and head schemas, on a fixture filled to \
-production scale. Flags a relation read through an index (Index, Index Only or Bitmap scan) on base that \
-head reads by Seq Scan and that holds at least `seq_scan_rows` rows (default 100,000); an index the base \
-plan used that no longer exists on head; an estimated total cost that grows more than `cost_ratio_error` \
-times (default 10); a query that planned on base and no longer plans on head.",
+production scale. An error only when the head plan is worse in the way that causes outages: a relation read \
+through an index (Index, Index Only or Bitmap scan) on base that head reads by Seq Scan and that holds at \
+least `seq_scan_rows` rows (default 100,000), or an estimated total cost that grows more than \
+`cost_ratio_error` times (default 10). An index the base plan used that no longer exists, while the head \
+plan is served by another index within that cost ratio, is `plan-cost-increase` (a warning) instead. Each \
+query gets one finding, the most severe; what else changed is listed in it.",
     why: "Static rules catch the patterns we know; the planner catches the rest. In the reporting incident a \
 migration dropped an index a reporting query needed, and the query went from milliseconds to a full scan \
 of the table. In the transit incident a query passed every test on 12% of production's rows, then took \

@@ -49,7 +49,7 @@ impl Rule for RenameTable {
                     _ => None,
                 })
                 .collect(),
-            Ddl::Rename { kind: ObjectKind::Table, from, to } => vec![(from.clone(), to.clone())],
+            Ddl::Rename { kind: ObjectKind::Table, from, to, .. } => vec![(from.clone(), to.clone())],
             _ => return,
         };
         for (from, to) in renames {

@@ -115,9 +115,8 @@ impl Rule for UniqueConstraintOnExistingTable {
                 cx.finding(
                     &META,
                     format!(
-                        "{} ({}) added to existing table {} (created at {created}), which has no identity declared in policies/identity.toml: existing and future rows may be rejected",
-                        addition.what,
-                        addition.describe_keys(),
+                        "{} added to existing table {} (created at {created}), which has no identity declared in policies/identity.toml: existing and future rows may be rejected",
+                        addition.describe(),
                         addition.table
                     ),
                 )
@@ -149,6 +148,25 @@ mod tests {
         let identity = "[[table]]\nname = \"t\"\nidentity = [[\"a\"]]\n";
         assert_eq!(flagged(&[("001.sql", table), ("002.sql", "ALTER TABLE t ADD UNIQUE (a);")], identity), 0);
         assert_eq!(flagged(&[("001.sql", table), ("002.sql", "CREATE INDEX t_a ON t (a);")], ""), 0);
+    }
+
+    #[test]
+    fn names_what_it_adds_as_postgresql_names_it() {
+        let messages = |sql: &str| -> Vec<String> {
+            lint_files(&[("001.sql", "CREATE TABLE accounts (id bigint, email text);"), ("002.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .map(|f| f.message)
+                .collect()
+        };
+        assert!(messages("ALTER TABLE accounts ADD UNIQUE (email);")[0]
+            .starts_with("UNIQUE constraint accounts_email_key (email) added"));
+        assert!(messages("ALTER TABLE accounts ADD PRIMARY KEY (id);")[0]
+            .starts_with("PRIMARY KEY accounts_pkey (id) added"));
+        assert!(messages("CREATE UNIQUE INDEX ON accounts (lower(email));")[0]
+            .starts_with("unique index accounts_lower_idx ((lower(email))) added"));
+        assert!(messages("CREATE UNIQUE INDEX accounts_email ON accounts (email);")[0]
+            .starts_with("unique index accounts_email (email) added"));
     }
 
     const LIKES: &str = "CREATE TABLE person (id bigint PRIMARY KEY);

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::Ddl;
+use crate::sql::ddl::{other_action_lock, AlterAction, Ddl};
 
 pub struct UnparsedStatement;
 
@@ -10,21 +10,73 @@ pub static META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     category: Category::Meta,
     summary: "A statement the SQL parser could not read, so only the token-level recognizer checked it",
-    what: "Reports every statement sqlparser (PostgreSQL dialect) rejects, with the parser's message. Such a \
-statement still goes through a token-level recognizer for what the gate must never miss (CREATE [UNIQUE] \
-INDEX, UNIQUE and PRIMARY KEY constraints, DROP INDEX, renames); the finding says what it was recognized as, \
-or that it was not checked at all. When the recognizer understood every token of the statement (for example \
-`DROP INDEX CONCURRENTLY IF EXISTS name`, which sqlparser 0.64 rejects) nothing went unchecked, and the finding \
-is only `info`, so the recommended migration patterns do not raise warnings.",
+    what: "Reports every statement sqlparser (PostgreSQL dialect) rejects and Sluice's own recognizer does not \
+fully understand, saying what kind of statement it is and what was and was not checked. The recognizer reads \
+what sqlparser 0.64 cannot: `DROP INDEX CONCURRENTLY`, `UNIQUE NULLS NOT DISTINCT`, every `ALTER TABLE` \
+sub-command (`ALTER CONSTRAINT … DEFERRABLE`, `ADD GENERATED … AS IDENTITY`, `SET STATISTICS`…), `ALTER \
+SEQUENCE`, `ALTER INDEX`, `CREATE STATISTICS`, `COMMENT ON FUNCTION f(args)` / `CONSTRAINT c ON t`, `REINDEX`, \
+`CREATE MATERIALIZED VIEW … WITH NO DATA`, `LIKE … INCLUDING ALL`; when it understood every token the finding \
+is only `info`. A `DO` block's statements are checked one by one (see the other rules' findings, marked as \
+inside a DO block); what it runs dynamically (`EXECUTE`, `CALL`) is listed in a warning.",
     why: "A gate that silently skips what it cannot read passes exactly the unusual migration that needed \
 review. Saying so keeps the verdict honest: the rest of the file is still checked, and a reviewer knows which \
 statement to read by hand.",
     fix: "Read the statement by hand. If it is valid PostgreSQL, keep it and silence this finding with \
 `-- sluice:ignore unparsed-statement -- <why it is safe>` on the line before it.",
-    bad: "DO $$ BEGIN RAISE NOTICE 'hello'; END $$;",
-    good: "-- sluice:ignore unparsed-statement -- only prints a notice\nDO $$ BEGIN RAISE NOTICE 'hello'; END $$;",
+    bad: "\
+-- migration: 001_events.sql
+CREATE TABLE events (id bigint PRIMARY KEY, kind text);
+-- migration: 002_index_kind.sql
+DO $$ BEGIN
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON events (kind)', 'events_kind_idx');
+END $$;",
+    good: "\
+-- migration: 001_events.sql
+CREATE TABLE events (id bigint PRIMARY KEY, kind text);
+CREATE INDEX IF NOT EXISTS events_kind_idx ON events (kind);",
     equivalents: "squawk reports a parse error and stops; Sluice keeps checking the rest of the file.",
 };
+
+/// What kind of statement the recognizer read, in SQL words.
+fn kind(ddl: &Ddl) -> String {
+    match ddl {
+        Ddl::CreateIndex(_) => "CREATE INDEX".into(),
+        Ddl::Drop { kind, .. } => format!("DROP {}", kind.as_str().to_uppercase()),
+        Ddl::AlterTable { .. } => "ALTER TABLE".into(),
+        Ddl::Rename { kind, .. } => format!("ALTER {} … RENAME", kind.as_str().to_uppercase()),
+        Ddl::AlterIndex { .. } => "ALTER INDEX".into(),
+        Ddl::AlterSequence { .. } => "ALTER SEQUENCE".into(),
+        Ddl::CreateStatistics { .. } => "CREATE STATISTICS".into(),
+        Ddl::Comment(_) => "COMMENT ON".into(),
+        Ddl::Reindex { kind, .. } => format!("REINDEX {}", kind.as_str()),
+        Ddl::CreateView { materialized: true, .. } => "CREATE MATERIALIZED VIEW".into(),
+        Ddl::CreateTable { .. } => "CREATE TABLE".into(),
+        Ddl::Do => "DO".into(),
+        Ddl::Other(keywords) => keywords.clone(),
+        _ => "this".into(),
+    }
+}
+
+/// What of a statement the recognizer did not understand, for the message.
+fn not_understood(ddl: &Ddl) -> String {
+    match ddl {
+        Ddl::AlterTable { actions, .. } => {
+            let unknown: Vec<&str> = actions
+                .iter()
+                .filter_map(|a| match a {
+                    AlterAction::Other(text) if other_action_lock(text).is_none() => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if unknown.is_empty() {
+                "a clause it does not know".into()
+            } else {
+                format!("`{}`", unknown.join("`, `"))
+            }
+        }
+        _ => "a clause it does not know".into(),
+    }
+}
 
 impl Rule for UnparsedStatement {
     fn meta(&self) -> &'static RuleMeta {
@@ -33,24 +85,58 @@ impl Rule for UnparsedStatement {
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
         let Some(error) = &cx.statement.parse_error else { return };
-        let verdict = match &cx.statement.ddl {
-            Ddl::Other(keywords) if keywords.is_empty() => "it was not checked".to_string(),
-            Ddl::Other(keywords) => format!("Sluice does not know what `{keywords}` does, so it was not checked"),
-            Ddl::CreateIndex(_) => "it was recognized as CREATE INDEX and checked as such".into(),
-            Ddl::Drop { .. } => "it was recognized as DROP INDEX and checked as such".into(),
-            Ddl::AlterTable { .. } => "it was recognized as ALTER TABLE and checked as far as it was understood".into(),
-            Ddl::Rename { .. } => "it was recognized as a rename and checked as such".into(),
-            Ddl::Reindex { .. } => "it was recognized as REINDEX".into(),
-            _ => "it was only partly checked".into(),
+        let ddl = &cx.statement.ddl;
+        if let Some(block) = cx.statement.block.as_deref() {
+            // Its statements are checked one by one; say what was not.
+            if block.unchecked.is_empty() {
+                return;
+            }
+            let parts: Vec<String> = block.unchecked.iter().map(|u| format!("line {}: {}", u.line, u.what)).collect();
+            out.push(cx.finding(
+                &META,
+                format!(
+                    "DO block: its {} SQL statement(s) were checked one by one, but not what it runs dynamically — {}",
+                    block.statements.len(),
+                    parts.join("; ")
+                ),
+            ));
+            return;
+        }
+        let kind = kind(ddl);
+        let message = match ddl {
+            _ if cx.statement.fully_recognized => {
+                format!("the SQL parser cannot read this {kind} statement; Sluice's own recognizer understood all of it and checked it")
+            }
+            Ddl::Other(keywords) if keywords.is_empty() => {
+                "Sluice could not read this statement: its locks and its effect on the schema were not checked (the rest of the file was)".to_string()
+            }
+            Ddl::Do => "the body of this DO block is not a dollar-quoted string ($$ … $$), so Sluice did not read its statements: their locks and effects were not checked (the rest of the file was)".to_string(),
+            Ddl::Other(_) => format!(
+                "Sluice does not know what {kind} does: its locks and its effect on the schema were not checked (the rest of the file was)"
+            ),
+            _ => format!(
+                "this {kind} statement was read by Sluice's recognizer and checked as {kind}, except {}, whose locks and effects were not checked",
+                not_understood(ddl)
+            ),
         };
-        let mut finding = cx
-            .finding(&META, format!("the SQL parser could not read this statement ({error}); {verdict}"))
-            .fact("parser", error.clone());
+        let mut finding = cx.finding(&META, message).fact("parser", short(error));
         if cx.statement.fully_recognized {
             finding.severity = Severity::Info;
             finding.help = "Nothing to do: Sluice's recognizer understood every part of it and checked it.".into();
         }
         out.push(finding);
+    }
+}
+
+/// The parser's complaint, without its list of every token it would have accepted.
+fn short(error: &str) -> String {
+    let first = error.split(" at Line").next().unwrap_or(error);
+    match first.split_once("Expected: ") {
+        Some((_, rest)) if rest.contains(" or ") => match rest.rsplit_once(", found: ") {
+            Some((_, found)) => format!("unexpected {found}"),
+            None => "unexpected token".into(),
+        },
+        _ => first.chars().take(120).collect(),
     }
 }
 
@@ -77,14 +163,57 @@ DO $$ BEGIN PERFORM 1; END $$;
 CREATE PROCEDURE p() LANGUAGE sql AS $$ SELECT 1 $$;
 CREATE INDEX t_b ON t (b);";
         let found = lint_files(&[("001.sql", sql)], "");
-        let unparsed: Vec<usize> = found.iter().filter(|f| f.rule == META.id).map(|f| f.line).collect();
-        assert!(
-            unparsed.contains(&3) && unparsed.contains(&4) && unparsed.contains(&5) && unparsed.contains(&8),
-            "{unparsed:?}"
+        let unparsed: Vec<(usize, Severity)> =
+            found.iter().filter(|f| f.rule == META.id).map(|f| (f.line, f.severity)).collect();
+        // Everything but the procedure is understood: only info, and the DO block was checked inside.
+        assert_eq!(
+            unparsed,
+            [
+                (3, Severity::Info),
+                (4, Severity::Info),
+                (5, Severity::Info),
+                (6, Severity::Info),
+                (7, Severity::Info),
+                (9, Severity::Warning)
+            ]
         );
-        assert!(!unparsed.contains(&10));
         let drop = found.iter().find(|f| f.rule == META.id && f.line == 3).unwrap();
-        assert!(drop.message.contains("recognized as DROP INDEX"), "{}", drop.message);
+        assert!(drop.message.contains("this DROP INDEX statement"), "{}", drop.message);
+        let procedure = found.iter().find(|f| f.rule == META.id && f.line == 9).unwrap();
+        assert!(procedure.message.contains("Sluice does not know what CREATE PROCEDURE does"), "{}", procedure.message);
+        for f in found.iter().filter(|f| f.rule == META.id) {
+            assert!(!f.message.contains("Expected") && !f.message.contains(" or "), "parser internals: {}", f.message);
+        }
+    }
+
+    #[test]
+    fn a_do_block_says_exactly_what_it_did_not_check() {
+        let sql = "CREATE TABLE t (a int);
+DO $$
+BEGIN
+  CREATE INDEX t_a ON t (a);
+  EXECUTE 'DROP TABLE ' || quote_ident('t');
+  CALL tidy_up();
+END $$;";
+        let found = lint_files(&[("001.sql", sql)], "");
+        let f: Vec<&crate::finding::Finding> = found.iter().filter(|f| f.rule == META.id).collect();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("its 1 SQL statement(s) were checked one by one"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("line 5: `EXECUTE 'DROP TABLE ' || quote_ident('t')` runs SQL built at run time"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].message.contains("line 6: `CALL tidy_up()` runs a procedure"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn a_do_block_with_a_single_quoted_body_says_it_was_not_read() {
+        let found = lint_files(&[("001.sql", "DO 'BEGIN PERFORM 1; END';")], "");
+        let f = found.iter().find(|f| f.rule == META.id).expect("reported");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("not a dollar-quoted string"), "{}", f.message);
     }
 
     #[test]

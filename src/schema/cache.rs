@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of a snapshot changes in a way its derived serialization would not
-/// notice (a field's meaning, or how the replay builds the schema).
-pub const FORMAT: u32 = 1;
+/// notice (a field's meaning, or how the replay builds the schema). 2: the model's names as
+/// PostgreSQL makes them, search_path, DO blocks, ALTER TABLE drops first (issue 9).
+pub const FORMAT: u32 = 2;
 
 /// How many snapshots are kept (the most recently used): one project needs one or two at a time.
 const KEEP: usize = 16;

@@ -1,9 +1,13 @@
 //! The schema model and its replay: a pure value, built statement by statement.
 
 pub mod cache;
+mod derive;
 pub mod migrations;
 mod model;
+pub mod naming;
+mod references;
 mod replay;
 pub mod tools;
 
 pub use model::*;
+pub use references::Unknown;

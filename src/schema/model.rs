@@ -1,9 +1,12 @@
-//! The schema as a plain value: tables, columns, indexes, constraints, views.
+//! The schema as a plain value: tables (and the other relations that hold rows: partitioned
+//! tables, materialized views), columns, indexes, constraints, views, sequences, functions and
+//! schemas. Names are normalized: folded, truncated to 63 bytes, `public.` dropped.
 
-use crate::sql::ddl::{ConstraintKind, IndexKey, Name};
+use crate::sql::ddl::{ConstraintKind, IndexKey, Name, Volatility};
+use crate::sql::names;
 use crate::sql::query::{Catalog, ColumnUse};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where an object was defined: file, line, and which migration (in replay order) did it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,25 +32,65 @@ pub struct ConstraintInfo {
     pub name: Name,
     pub kind: ConstraintKind,
     pub not_valid: bool,
-    /// The unique index PostgreSQL built for a PRIMARY KEY or UNIQUE constraint.
+    /// The unique index PostgreSQL built for a PRIMARY KEY, UNIQUE or EXCLUDE constraint.
     pub index: Option<Name>,
+}
+
+/// What kind of relation a [`Table`] is: every relation that holds rows and can be indexed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RelationKind {
+    Table,
+    /// `PARTITION BY`: its rows live in its partitions.
+    PartitionedTable,
+    MaterializedView,
+}
+
+impl RelationKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RelationKind::Table => "table",
+            RelationKind::PartitionedTable => "partitioned table",
+            RelationKind::MaterializedView => "materialized view",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     pub name: Name,
+    pub kind: RelationKind,
     pub columns: Vec<ColumnInfo>,
     pub constraints: Vec<ConstraintInfo>,
     pub origin: Origin,
+    /// The partitioned table this is a partition of.
+    pub partition_of: Option<Name>,
+    /// `INHERITS` parents.
+    pub inherits: Vec<Name>,
 }
 
 impl Table {
+    pub fn new(name: Name, kind: RelationKind, origin: Origin) -> Table {
+        Table {
+            name,
+            kind,
+            columns: Vec::new(),
+            constraints: Vec::new(),
+            origin,
+            partition_of: None,
+            inherits: Vec::new(),
+        }
+    }
+
     pub fn column(&self, name: &str) -> Option<&ColumnInfo> {
         self.columns.iter().find(|c| c.name == name)
     }
 
     pub fn column_mut(&mut self, name: &str) -> Option<&mut ColumnInfo> {
         self.columns.iter_mut().find(|c| c.name == name)
+    }
+
+    pub fn constraint(&self, name: &str) -> Option<&ConstraintInfo> {
+        self.constraints.iter().find(|c| c.name == name)
     }
 }
 
@@ -57,6 +100,9 @@ pub struct Index {
     pub table: Name,
     pub unique: bool,
     pub keys: Vec<IndexKey>,
+    /// Its column names (`pg_attribute` of the index): the key column or the expression's name,
+    /// then INCLUDE columns. PostgreSQL names copies of the index (partitions, `LIKE`) from them.
+    pub key_names: Vec<Name>,
     pub predicate: Option<String>,
     /// The constraint this index backs, if any.
     pub constraint: Option<Name>,
@@ -75,13 +121,49 @@ impl Index {
     pub fn has_key_column(&self, column: &str) -> bool {
         self.keys.iter().any(|k| k.column() == Some(column))
     }
+
+    /// Whether a key reads `column`, as a plain column or inside an expression.
+    pub fn reads_column(&self, column: &str) -> bool {
+        self.keys.iter().any(|k| match k {
+            IndexKey::Column(c) => c == column,
+            IndexKey::Expression(e) => mentions(e, column),
+        }) || self.predicate.as_deref().is_some_and(|p| mentions(p, column))
+    }
+}
+
+/// Whether normalized expression text mentions `word` as a whole identifier.
+pub fn mentions(text: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_ident(c) && c != '\'');
+        let after = text[at + word.len()..].chars().next().is_none_or(|c| !is_ident(c) && c != '(');
+        before && after
+    })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     pub name: Name,
+    pub materialized: bool,
     /// The columns its query compares, resolved when it was defined.
     pub uses: Vec<ColumnUse>,
+    /// The relations its query reads: dropping one with CASCADE drops the view.
+    pub depends_on: Vec<Name>,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sequence {
+    pub name: Name,
+    /// The column whose drop drops it (`serial`, identity, `OWNED BY`).
+    pub owned_by: Option<(Name, Name)>,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Function {
+    pub name: Name,
+    pub volatility: Volatility,
     pub origin: Origin,
 }
 
@@ -90,7 +172,53 @@ pub struct Schema {
     pub tables: BTreeMap<Name, Table>,
     pub indexes: BTreeMap<Name, Index>,
     pub views: BTreeMap<Name, View>,
-    pub functions: BTreeMap<Name, Origin>,
+    pub sequences: BTreeMap<Name, Sequence>,
+    pub functions: BTreeMap<Name, Function>,
+    /// Schemas the history created (`public` always exists).
+    pub schemas: BTreeSet<Name>,
+    /// Extended statistics objects and their table.
+    pub statistics: BTreeMap<Name, Name>,
+    /// Some table ever was a partition or an inheritance child: only then do ALTER TABLE and
+    /// CREATE INDEX look for descendants (a scan of every table, which long histories without
+    /// partitions need not pay).
+    pub has_descendants: bool,
+    /// Indexes the history created and then dropped, with the relation whose drop took them
+    /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
+    /// finding says why rather than calling the index unknown.
+    pub dropped_indexes: BTreeMap<Name, Option<Name>>,
+}
+
+/// System catalogs are never "existing tables" a migration could block: `pg_catalog.*`,
+/// `information_schema.*`, and unqualified `pg_*` names the history never created (PostgreSQL
+/// searches `pg_catalog` first).
+pub fn is_system_catalog(name: &str) -> bool {
+    match names::split(name) {
+        (Some(schema), _) => schema == "pg_catalog" || schema == "information_schema" || schema.starts_with("pg_"),
+        (None, rel) => rel.starts_with("pg_"),
+    }
+}
+
+/// The tables migration tools keep their own bookkeeping in (golang-migrate and dbmate
+/// `schema_migrations`, diesel `__diesel_schema_migrations`, Flyway `flyway_schema_history`,
+/// sqlx `_sqlx_migrations`, goose `goose_db_version`, refinery `refinery_schema_history`, Prisma
+/// `_prisma_migrations`, Liquibase `databasechangelog[lock]`, Drizzle and Atlas in their own
+/// schemas): the tool creates them, so they are not unknown, and only the tool uses them, so
+/// locking them blocks no application traffic.
+pub fn is_tool_table(name: &str) -> bool {
+    const TABLES: &[&str] = &[
+        "schema_migrations",
+        "__diesel_schema_migrations",
+        "flyway_schema_history",
+        "_sqlx_migrations",
+        "goose_db_version",
+        "refinery_schema_history",
+        "_prisma_migrations",
+        "databasechangelog",
+        "databasechangeloglock",
+        "drizzle.__drizzle_migrations",
+        "atlas_schema_revisions.atlas_schema_revisions",
+    ];
+    TABLES.contains(&name)
 }
 
 impl Schema {
@@ -101,10 +229,106 @@ impl Schema {
     pub fn indexes_on<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Index> + 'a {
         self.indexes.values().filter(move |i| i.table == table)
     }
+
+    /// Where a relation that holds rows (table, partitioned table, materialized view) or a
+    /// view was created.
+    pub fn relation_origin(&self, name: &str) -> Option<&Origin> {
+        self.tables.get(name).map(|t| &t.origin).or_else(|| self.views.get(name).map(|v| &v.origin))
+    }
+
+    /// Whether `name` is taken in `pg_class`: a table, view, index or sequence of that name
+    /// exists (they share one namespace per schema).
+    pub fn relation_exists(&self, name: &str) -> bool {
+        self.tables.contains_key(name)
+            || self.views.contains_key(name)
+            || self.indexes.contains_key(name)
+            || self.sequences.contains_key(name)
+    }
+
+    /// What kind of relation `name` is, for messages.
+    pub fn relation_kind(&self, name: &str) -> Option<&'static str> {
+        if let Some(t) = self.tables.get(name) {
+            Some(t.kind.as_str())
+        } else if self.views.contains_key(name) {
+            Some("view")
+        } else if self.indexes.contains_key(name) {
+            Some("index")
+        } else if self.sequences.contains_key(name) {
+            Some("sequence")
+        } else {
+            None
+        }
+    }
+
+    /// Whether a schema exists: `public`, one the history created, or one that holds objects
+    /// the history created (a schema dump may create it implicitly).
+    pub fn schema_exists(&self, schema: &str) -> bool {
+        schema == "public"
+            || self.schemas.contains(schema)
+            || self.tables.keys().chain(self.views.keys()).any(|n| names::split(n).0 == Some(schema))
+    }
+
+    /// Whether any table in `schema` (the one `table` is in) has a constraint named `name`:
+    /// PostgreSQL keeps generated constraint names unique per schema.
+    pub fn constraint_name_taken(&self, table: &str, name: &str) -> bool {
+        let schema = names::split(table).0;
+        self.tables.values().filter(|t| names::split(&t.name).0 == schema).any(|t| t.constraint(name).is_some())
+    }
+
+    /// The declared volatility of a function the history created.
+    pub fn function_volatility(&self, name: &str) -> Option<Volatility> {
+        self.functions.get(name).map(|f| f.volatility)
+    }
+
+    /// The partitions of a partitioned table.
+    pub fn partitions_of<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Table> + 'a {
+        let any = self.has_descendants;
+        self.tables.values().filter(move |t| any && t.partition_of.as_deref() == Some(table))
+    }
+
+    /// Resolves an unqualified relation name through `search_path` (schemas in order): the first
+    /// schema that holds a relation of that name, else the name in the first schema that exists
+    /// (where PostgreSQL would create it). Qualified names are returned as they are.
+    pub fn resolve(&self, name: &str, search_path: &[String]) -> Name {
+        if names::split(name).0.is_some() || is_system_catalog(name) {
+            return name.to_string();
+        }
+        let in_schema = |schema: &str| if schema == "public" { name.to_string() } else { format!("{schema}.{name}") };
+        let candidates: Vec<&String> =
+            search_path.iter().filter(|s| !s.starts_with('$') && !s.starts_with("pg_")).collect();
+        candidates
+            .iter()
+            .map(|s| in_schema(s))
+            .find(|n| self.relation_exists(n))
+            .or_else(|| candidates.iter().find(|s| self.schema_exists(s)).map(|s| in_schema(s)))
+            .unwrap_or_else(|| name.to_string())
+    }
 }
 
 impl Catalog for Schema {
     fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|t| t.column(column).is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_catalogs_are_recognized() {
+        assert!(is_system_catalog("pg_catalog.pg_class"));
+        assert!(is_system_catalog("pg_enum"));
+        assert!(is_system_catalog("information_schema.columns"));
+        assert!(!is_system_catalog("app.users"));
+        assert!(!is_system_catalog("users"));
+    }
+
+    #[test]
+    fn mentions_whole_identifiers_only() {
+        assert!(mentions("lower(email)", "email"));
+        assert!(!mentions("lower(email_hash)", "email"));
+        assert!(!mentions("lower(email)", "lower"));
+        assert!(!mentions("status = 'email'", "email"));
     }
 }

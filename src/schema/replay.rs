@@ -1,109 +1,428 @@
-//! Replaying one statement onto the schema. Pure: no I/O, and unknown objects are
-//! tolerated (a migration may touch what the history never showed us).
+//! Replaying one statement onto the schema, as PostgreSQL would: the names it generates, the
+//! objects that go with a drop, what `IF [NOT] EXISTS` skips. Pure: no I/O, and unknown objects
+//! are tolerated (a migration may touch what the history never showed us).
 
+use super::derive::query_columns;
 use super::model::*;
-use crate::sql::ddl::{AlterAction, Column, Constraint, ConstraintKind, CreateIndex, Ddl, IndexKey, Name, ObjectKind};
+use super::naming::IndexPurpose;
+use crate::sql::ddl::{
+    AlterAction, Column, Constraint, ConstraintKind, CreateIndex, Ddl, IndexKey, Name, ObjectKind, TableLineage,
+};
+use crate::sql::names::{beside, split};
 use crate::sql::parse::Statement;
-use crate::sql::query::predicate_uses;
-
-/// PostgreSQL truncates identifiers to 63 bytes.
-fn pg_name(name: String) -> Name {
-    if name.len() <= 63 {
-        return name;
-    }
-    let mut end = 63;
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    name[..end].to_string()
-}
-
-/// The name PostgreSQL gives an index it builds without being told one.
-fn default_index_name(table: &str, columns: &[Name], suffix: &str) -> Name {
-    let table = table.rsplit('.').next().unwrap_or(table);
-    let columns: Vec<String> =
-        columns.iter().map(|c| c.chars().filter(|ch| ch.is_alphanumeric() || *ch == '_').collect()).collect();
-    let base = if columns.is_empty() || suffix == "pkey" {
-        table.to_string()
-    } else {
-        format!("{table}_{}", columns.join("_"))
-    };
-    pg_name(format!("{base}_{suffix}"))
-}
+use crate::sql::query::{predicate_uses, relations};
 
 impl Schema {
+    /// Why `ddl` does nothing at all on this schema (`IF [NOT] EXISTS` on an object that is, or
+    /// is not, there), or `None` when it does something.
+    pub fn no_op(&self, ddl: &Ddl) -> Option<String> {
+        match ddl {
+            Ddl::CreateTable { name, if_not_exists: true, .. } if self.relation_exists(name) => {
+                Some(format!("{} {name} already exists", self.relation_kind(name).unwrap_or("relation")))
+            }
+            Ddl::CreateIndex(CreateIndex { name: Some(index), table, if_not_exists: true, .. }) => {
+                let qualified = beside(table, index);
+                self.relation_exists(&qualified).then(|| format!("index {qualified} already exists"))
+            }
+            Ddl::CreateView { name, if_not_exists: true, .. } | Ddl::CreateSequence { name, if_not_exists: true }
+                if self.relation_exists(name) =>
+            {
+                Some(format!("{} {name} already exists", self.relation_kind(name).unwrap_or("relation")))
+            }
+            Ddl::CreateSchema { name, if_not_exists: true } if self.schemas.contains(name) => {
+                Some(format!("schema {name} already exists"))
+            }
+            Ddl::AlterTable { table, if_exists: true, .. } if !self.tables.contains_key(table) => {
+                Some(format!("table {table} does not exist"))
+            }
+            Ddl::AlterTable { table, actions, .. } if !actions.is_empty() => {
+                let reasons: Vec<String> =
+                    actions.iter().map(|a| self.action_no_op(table, a)).collect::<Option<_>>()?;
+                Some(reasons.join("; "))
+            }
+            Ddl::Drop { kind, names, if_exists: true, .. } => {
+                let missing: Vec<&Name> = names.iter().filter(|n| !self.object_exists(*kind, n)).collect();
+                (missing.len() == names.len()).then(|| {
+                    let list = missing.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ");
+                    format!("{} {list} does not exist", kind.as_str())
+                })
+            }
+            Ddl::AlterSequence { name, if_exists: true, .. } if !self.sequences.contains_key(name) => {
+                Some(format!("sequence {name} does not exist"))
+            }
+            Ddl::Rename { kind, from, if_exists: true, .. } if !self.object_exists(*kind, from) => {
+                Some(format!("{} {from} does not exist", kind.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Why one `ALTER TABLE` sub-command does nothing (`ADD COLUMN IF NOT EXISTS` of a column
+    /// that is there, `DROP … IF EXISTS` of one that is not).
+    pub fn action_no_op(&self, table: &str, action: &AlterAction) -> Option<String> {
+        let t = self.tables.get(table)?;
+        match action {
+            AlterAction::AddColumn { column, if_not_exists: true } if t.column(&column.name).is_some() => {
+                Some(format!("column {table}.{} already exists", column.name))
+            }
+            AlterAction::DropColumn { name, if_exists: true } if t.column(name).is_none() => {
+                Some(format!("column {table}.{name} does not exist"))
+            }
+            AlterAction::DropConstraint { name, if_exists: true } if t.constraint(name).is_none() => {
+                Some(format!("constraint {name} on {table} does not exist"))
+            }
+            _ => None,
+        }
+    }
+
+    /// `ddl` without its `ALTER TABLE` sub-commands that do nothing (`ADD COLUMN IF NOT EXISTS`
+    /// of a column that is there…), when it has some; `None` when every part does something.
+    pub fn without_no_op_actions(&self, ddl: &Ddl) -> Option<Ddl> {
+        let Ddl::AlterTable { table, if_exists, actions } = ddl else { return None };
+        let kept: Vec<AlterAction> =
+            actions.iter().filter(|a| self.action_no_op(table, a).is_none()).cloned().collect();
+        (kept.len() < actions.len()).then(|| Ddl::AlterTable {
+            table: table.clone(),
+            if_exists: *if_exists,
+            actions: kept,
+        })
+    }
+
+    /// Whether an object of `kind` named `name` exists in the model.
+    pub fn object_exists(&self, kind: ObjectKind, name: &str) -> bool {
+        match kind {
+            ObjectKind::Table => self.tables.get(name).is_some_and(|t| t.kind != RelationKind::MaterializedView),
+            ObjectKind::Index => self.indexes.contains_key(name),
+            ObjectKind::View => self.views.get(name).is_some_and(|v| !v.materialized),
+            ObjectKind::MaterializedView => self.views.get(name).is_some_and(|v| v.materialized),
+            ObjectKind::Sequence => self.sequences.contains_key(name),
+            ObjectKind::Function => self.functions.contains_key(name),
+            ObjectKind::Schema => self.schemas.contains(name),
+            ObjectKind::Statistics => self.statistics.contains_key(name),
+            ObjectKind::Type | ObjectKind::Other => true,
+        }
+    }
+
     /// Applies `statement`, defined at `origin`, to the schema.
     pub fn apply(&mut self, statement: &Statement, origin: &Origin) {
-        match &statement.ddl {
-            Ddl::CreateTable { name, if_not_exists, columns, constraints, .. } => {
-                if *if_not_exists && self.tables.contains_key(name) {
-                    return;
+        let ddl = &statement.ddl;
+        if self.no_op(ddl).is_some() {
+            return;
+        }
+        match ddl {
+            Ddl::CreateTable { name, columns, constraints, from_query, lineage, .. } => {
+                let derived = if *from_query {
+                    statement.ast.as_deref().map(|ast| query_columns(ast, self, &[])).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                self.create_table(name, lineage, origin);
+                if let Some(t) = self.tables.get_mut(name) {
+                    t.columns.extend(derived);
                 }
-                self.drop_table(name);
-                self.tables.insert(
-                    name.clone(),
-                    Table { name: name.clone(), columns: Vec::new(), constraints: Vec::new(), origin: origin.clone() },
-                );
+                let all: Vec<&Constraint> =
+                    columns.iter().flat_map(|c| c.constraints.iter()).chain(constraints.iter()).collect();
                 for column in columns {
                     self.add_column(name, column, origin);
                 }
-                for constraint in constraints {
-                    self.add_constraint(name, constraint, origin);
-                }
+                self.add_constraints(name, &all, origin, true);
             }
             Ddl::AlterTable { table, actions, .. } => {
                 let mut table = table.clone();
-                for action in actions {
-                    self.alter(&mut table, action, origin);
+                for action in in_postgres_order(actions) {
+                    if self.action_no_op(&table, action).is_none() {
+                        self.alter(&mut table, action, origin);
+                    }
                 }
             }
             Ddl::CreateIndex(index) => self.create_index(index, origin),
-            Ddl::Drop { kind, names, .. } => {
+            Ddl::Drop { kind, names, cascade, .. } => {
                 for name in names {
-                    match kind {
-                        ObjectKind::Table => self.drop_table(name),
-                        ObjectKind::Index => {
-                            self.indexes.remove(name);
-                        }
-                        ObjectKind::View | ObjectKind::MaterializedView => {
-                            self.views.remove(name);
-                        }
-                        _ => {}
-                    }
+                    self.drop(*kind, name, *cascade);
                 }
             }
-            Ddl::Rename { kind, from, to } => match kind {
-                ObjectKind::Index => {
-                    if let Some(mut index) = self.indexes.remove(from) {
-                        index.name = to.clone();
-                        self.indexes.insert(to.clone(), index);
-                    }
+            Ddl::Rename { kind, from, to, .. } => {
+                let to = beside(from, split(to).1);
+                match kind {
+                    ObjectKind::Index
+                    | ObjectKind::View
+                    | ObjectKind::MaterializedView
+                    | ObjectKind::Sequence
+                    | ObjectKind::Table => self.rename_relation(from, &to),
+                    _ => {}
                 }
-                ObjectKind::View => {
-                    if let Some(mut view) = self.views.remove(from) {
-                        view.name = to.clone();
-                        self.views.insert(to.clone(), view);
-                    }
-                }
-                _ => {}
-            },
-            Ddl::CreateView { name, .. } => {
-                let uses = statement.ast.as_deref().map(|ast| predicate_uses(ast, self, 0)).unwrap_or_default();
-                self.views.insert(name.clone(), View { name: name.clone(), uses, origin: origin.clone() });
             }
-            Ddl::CreateFunction { name, .. } => {
-                self.functions.insert(name.clone(), origin.clone());
+            Ddl::CreateView { name, materialized, columns, .. } => {
+                let ast = statement.ast.as_deref();
+                let uses = ast.map(|ast| predicate_uses(ast, self, 0)).unwrap_or_default();
+                let depends_on =
+                    ast.map(|ast| relations(ast).into_iter().filter(|r| r != name).collect()).unwrap_or_default();
+                if *materialized {
+                    let derived = ast.map(|ast| query_columns(ast, self, columns)).unwrap_or_default();
+                    if self.relation_exists(name) {
+                        self.drop_relation(name, false);
+                    }
+                    let mut table = Table::new(name.clone(), RelationKind::MaterializedView, origin.clone());
+                    table.columns = derived;
+                    self.tables.insert(name.clone(), table);
+                } else {
+                    self.tables.remove(name);
+                }
+                self.views.insert(
+                    name.clone(),
+                    View { name: name.clone(), materialized: *materialized, uses, depends_on, origin: origin.clone() },
+                );
+            }
+            Ddl::CreateFunction { name, volatility, .. } => {
+                self.functions.insert(
+                    name.clone(),
+                    Function { name: name.clone(), volatility: *volatility, origin: origin.clone() },
+                );
+            }
+            Ddl::CreateSequence { name, .. } => {
+                self.sequences
+                    .insert(name.clone(), Sequence { name: name.clone(), owned_by: None, origin: origin.clone() });
+            }
+            Ddl::AlterSequence { name, owned_by: Some(owner), .. } => {
+                if let Some(sequence) = self.sequences.get_mut(name) {
+                    sequence.owned_by = owner.clone();
+                }
+            }
+            Ddl::CreateSchema { name, .. } => {
+                self.schemas.insert(name.clone());
+            }
+            Ddl::CreateStatistics { name: Some(name), table, .. } => {
+                self.statistics.insert(beside(table, split(name).1), table.clone());
             }
             _ => {}
         }
     }
 
-    fn drop_table(&mut self, name: &str) {
+    fn create_table(&mut self, name: &str, lineage: &TableLineage, origin: &Origin) {
+        if self.relation_exists(name) {
+            self.drop_relation(name, false);
+        }
+        self.has_descendants |= lineage.partition_of.is_some() || !lineage.inherits.is_empty();
+        let kind = if lineage.partitioned { RelationKind::PartitionedTable } else { RelationKind::Table };
+        let mut table = Table::new(name.to_string(), kind, origin.clone());
+        table.partition_of = lineage.partition_of.clone();
+        table.inherits = lineage.inherits.clone();
+        let sources = lineage.partition_of.iter().chain(&lineage.inherits).chain(&lineage.like);
+        for source in sources {
+            for column in self.tables.get(source).map(|t| t.columns.clone()).unwrap_or_default() {
+                if table.column(&column.name).is_none() {
+                    table.columns.push(column);
+                }
+            }
+        }
+        // CHECK constraints are inherited under their own names, and partitions get their
+        // parent's foreign keys too.
+        for parent in lineage.partition_of.iter().chain(&lineage.inherits) {
+            let partition = lineage.partition_of.as_ref() == Some(parent);
+            let inherited = self.tables.get(parent).map(|t| t.constraints.clone()).unwrap_or_default();
+            table.constraints.extend(inherited.into_iter().filter(|c| match c.kind {
+                ConstraintKind::Check { .. } => true,
+                ConstraintKind::ForeignKey { .. } => partition,
+                _ => false,
+            }));
+        }
+        if let Some(source) = lineage.like.as_ref().filter(|_| lineage.like_constraints) {
+            let checks = self.tables.get(source).map(|t| t.constraints.clone()).unwrap_or_default();
+            table.constraints.extend(checks.into_iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })));
+        }
+        self.tables.insert(name.to_string(), table);
+        if let Some(parent) = &lineage.partition_of {
+            self.clone_indexes(parent, name, origin, false);
+        }
+        if let Some(source) = lineage.like.as_ref().filter(|_| lineage.like_indexes) {
+            self.clone_indexes(source, name, origin, false);
+        }
+    }
+
+    /// A partition gets a copy of each of its parent's indexes (and of the constraints they
+    /// back), named by PostgreSQL's rules for the partition, unless it already has an
+    /// equivalent one (`ATTACH PARTITION` adopts it). `LIKE … INCLUDING INDEXES` copies them
+    /// the same way.
+    fn clone_indexes(&mut self, parent: &str, partition: &str, origin: &Origin, adopt_equivalent: bool) {
+        let parent_indexes: Vec<Index> = self.indexes_on(parent).cloned().collect();
+        for index in parent_indexes {
+            self.clone_index(parent, index, partition, origin, adopt_equivalent);
+        }
+    }
+
+    /// One index of `parent` copied onto `target`, named for it (see [`Self::clone_indexes`]).
+    fn clone_index(&mut self, parent: &str, index: Index, target: &str, origin: &Origin, adopt_equivalent: bool) {
+        let equivalent = self
+            .indexes_on(target)
+            .any(|i| i.keys == index.keys && i.predicate == index.predicate && i.unique == index.unique);
+        if adopt_equivalent && equivalent {
+            return;
+        }
+        let backs =
+            index.constraint.as_ref().and_then(|c| self.tables.get(parent)?.constraint(c)).map(|c| c.kind.clone());
+        let purpose = match &backs {
+            Some(ConstraintKind::PrimaryKey { .. }) => IndexPurpose::PrimaryKey,
+            Some(ConstraintKind::Unique { .. } | ConstraintKind::UsingIndex { .. }) => IndexPurpose::Unique,
+            Some(ConstraintKind::Exclusion) => IndexPurpose::Exclusion,
+            _ => IndexPurpose::Plain,
+        };
+        let name = self.choose_index_name(target, &index.key_names, purpose, &[]);
+        let constraint = backs.map(|kind| {
+            let constraint = split(&name).1.to_string();
+            if let Some(t) = self.tables.get_mut(target) {
+                t.constraints.push(ConstraintInfo {
+                    name: constraint.clone(),
+                    kind,
+                    not_valid: false,
+                    index: Some(name.clone()),
+                });
+            }
+            constraint
+        });
+        self.indexes.insert(
+            name.clone(),
+            Index { name, table: target.to_string(), constraint, origin: origin.clone(), ..index },
+        );
+    }
+
+    /// Drops an object of `kind`, with what PostgreSQL drops along with it.
+    fn drop(&mut self, kind: ObjectKind, name: &str, cascade: bool) {
+        match kind {
+            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => self.drop_relation(name, cascade),
+            ObjectKind::Index => {
+                if self.indexes.remove(name).is_some() {
+                    self.dropped_indexes.insert(name.to_string(), None);
+                }
+            }
+            ObjectKind::Sequence => {
+                self.sequences.remove(name);
+            }
+            ObjectKind::Function => {
+                self.functions.remove(name);
+            }
+            ObjectKind::Statistics => {
+                self.statistics.remove(name);
+            }
+            ObjectKind::Schema => {
+                self.schemas.remove(name);
+                if cascade {
+                    let in_schema = |n: &Name| split(n).0 == Some(name);
+                    let relations: Vec<Name> =
+                        self.tables.keys().chain(self.views.keys()).filter(|n| in_schema(n)).cloned().collect();
+                    for relation in relations {
+                        self.drop_relation(&relation, true);
+                    }
+                    self.sequences.retain(|n, _| !in_schema(n));
+                    self.functions.retain(|n, _| !in_schema(n));
+                    self.indexes.retain(|n, _| !in_schema(n));
+                }
+            }
+            ObjectKind::Type | ObjectKind::Other => {}
+        }
+    }
+
+    /// Drops a table, view or materialized view: its indexes, constraints, partitions, owned
+    /// sequences and statistics always go with it; with CASCADE also the views that read it,
+    /// its inheritance children and the foreign keys that reference it.
+    fn drop_relation(&mut self, name: &str, cascade: bool) {
+        let partitions: Vec<Name> = self.partitions_of(name).map(|t| t.name.clone()).collect();
         self.tables.remove(name);
-        self.indexes.retain(|_, i| i.table != name);
+        self.views.remove(name);
+        let taken_along: Vec<Name> =
+            self.indexes.iter().filter(|(_, i)| i.table == name).map(|(n, _)| n.clone()).collect();
+        for index in taken_along {
+            self.indexes.remove(&index);
+            self.dropped_indexes.insert(index, Some(name.to_string()));
+        }
+        self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, _)| t != name));
+        self.statistics.retain(|_, t| t != name);
+        for partition in partitions {
+            self.drop_relation(&partition, cascade);
+        }
+        if cascade {
+            let dependents: Vec<Name> = self
+                .views
+                .values()
+                .filter(|v| v.depends_on.iter().any(|d| d == name))
+                .map(|v| v.name.clone())
+                .chain(self.tables.values().filter(|t| t.inherits.iter().any(|p| p == name)).map(|t| t.name.clone()))
+                .collect();
+            for dependent in dependents {
+                self.drop_relation(&dependent, true);
+            }
+            for table in self.tables.values_mut() {
+                table.constraints.retain(
+                    |c| !matches!(&c.kind, ConstraintKind::ForeignKey { references, .. } if references == name),
+                );
+            }
+        }
+    }
+
+    /// Renames a relation of any kind, keeping everything that refers to it in step.
+    fn rename_relation(&mut self, from: &str, to: &str) {
+        if let Some(mut table) = self.tables.remove(from) {
+            table.name = to.to_string();
+            self.tables.insert(to.to_string(), table);
+            for index in self.indexes.values_mut().filter(|i| i.table == from) {
+                index.table = to.to_string();
+            }
+            for sequence in self.sequences.values_mut() {
+                if let Some((table, _)) = sequence.owned_by.as_mut().filter(|(t, _)| t == from) {
+                    *table = to.to_string();
+                }
+            }
+            for table in self.tables.values_mut() {
+                if table.partition_of.as_deref() == Some(from) {
+                    table.partition_of = Some(to.to_string());
+                }
+                for c in &mut table.constraints {
+                    if let ConstraintKind::ForeignKey { references, .. } = &mut c.kind {
+                        if references == from {
+                            *references = to.to_string();
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(mut view) = self.views.remove(from) {
+            view.name = to.to_string();
+            self.views.insert(to.to_string(), view);
+        }
+        if let Some(mut index) = self.indexes.remove(from) {
+            index.name = to.to_string();
+            // Renaming the index of a PRIMARY KEY or UNIQUE constraint renames the constraint.
+            if let Some(constraint) = index.constraint.clone() {
+                let new = split(to).1.to_string();
+                if let Some(c) = self
+                    .tables
+                    .get_mut(&index.table)
+                    .and_then(|t| t.constraints.iter_mut().find(|c| c.name == constraint))
+                {
+                    c.name = new.clone();
+                    c.index = Some(to.to_string());
+                }
+                index.constraint = Some(new);
+            }
+            self.indexes.insert(to.to_string(), index);
+        }
+        if let Some(mut sequence) = self.sequences.remove(from) {
+            sequence.name = to.to_string();
+            self.sequences.insert(to.to_string(), sequence);
+        }
     }
 
     fn add_column(&mut self, table: &str, column: &Column, origin: &Origin) {
+        if column.identity && self.tables.contains_key(table) {
+            let sequence = self.choose_sequence_name(table, &column.name, &[]);
+            self.sequences.insert(
+                sequence.clone(),
+                Sequence {
+                    name: sequence,
+                    owned_by: Some((table.to_string(), column.name.clone())),
+                    origin: origin.clone(),
+                },
+            );
+        }
         if let Some(t) = self.tables.get_mut(table) {
             t.columns.retain(|c| c.name != column.name);
             t.columns.push(ColumnInfo {
@@ -114,146 +433,241 @@ impl Schema {
                 generated: column.identity || column.default.as_ref().is_some_and(|d| d.volatile),
             });
         }
-        for constraint in &column.constraints {
-            self.add_constraint(table, constraint, origin);
+    }
+
+    /// Adds constraints in the order PostgreSQL names them: in `CREATE TABLE` the CHECKs with
+    /// the table, then the indexes (PRIMARY KEY first), then foreign keys; in `ALTER TABLE` the
+    /// indexes first.
+    fn add_constraints(&mut self, table: &str, constraints: &[&Constraint], origin: &Origin, creating: bool) {
+        let is_check = |c: &&&Constraint| matches!(c.kind, ConstraintKind::Check { .. } | ConstraintKind::Other);
+        let is_pk = |c: &&&Constraint| matches!(c.kind, ConstraintKind::PrimaryKey { .. });
+        let is_index = |c: &&&Constraint| {
+            matches!(
+                c.kind,
+                ConstraintKind::Unique { .. } | ConstraintKind::UsingIndex { .. } | ConstraintKind::Exclusion
+            )
+        };
+        let is_fk = |c: &&&Constraint| matches!(c.kind, ConstraintKind::ForeignKey { .. });
+        let checks: Vec<&&Constraint> = constraints.iter().filter(is_check).collect();
+        let indexes: Vec<&&Constraint> =
+            constraints.iter().filter(is_pk).chain(constraints.iter().filter(is_index)).collect();
+        let ordered: Vec<&&Constraint> = if creating {
+            checks.into_iter().chain(indexes).chain(constraints.iter().filter(is_fk)).collect()
+        } else {
+            indexes.into_iter().chain(checks).chain(constraints.iter().filter(is_fk)).collect()
+        };
+        let mut chosen: Vec<Name> = Vec::new();
+        for constraint in ordered {
+            if let Some(name) = self.add_constraint(table, constraint, origin, &chosen) {
+                chosen.push(name);
+            }
         }
     }
 
-    fn add_constraint(&mut self, table: &str, constraint: &Constraint, origin: &Origin) {
-        let Some(t) = self.tables.get(table) else { return };
-        let (name, index) = match &constraint.kind {
-            ConstraintKind::PrimaryKey { columns } => {
-                let name = constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "pkey"));
-                (name.clone(), Some((name, columns.clone())))
-            }
-            ConstraintKind::Unique { columns, .. } => {
-                let name = constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "key"));
-                (name.clone(), Some((name, columns.clone())))
-            }
-            ConstraintKind::UsingIndex { index, .. } => {
-                // PostgreSQL renames the index to the constraint's name.
-                let name = constraint.name.clone().unwrap_or_else(|| index.clone());
-                if let Some(mut existing) = self.indexes.remove(index) {
-                    existing.name = name.clone();
-                    existing.constraint = Some(name.clone());
-                    self.indexes.insert(name.clone(), existing);
-                }
-                (name.clone(), None)
-            }
-            ConstraintKind::ForeignKey { columns, .. } => {
-                (constraint.name.clone().unwrap_or_else(|| default_index_name(&t.name, columns, "fkey")), None)
-            }
-            ConstraintKind::Check { .. } | ConstraintKind::Other => {
-                (constraint.name.clone().unwrap_or_else(|| format!("{}_check", t.name)), None)
-            }
+    /// Adds one constraint (and the index it needs); returns its name.
+    fn add_constraint(
+        &mut self,
+        table: &str,
+        constraint: &Constraint,
+        origin: &Origin,
+        chosen: &[Name],
+    ) -> Option<Name> {
+        if !self.tables.contains_key(table) {
+            return None;
+        }
+        let index_purpose = match &constraint.kind {
+            ConstraintKind::PrimaryKey { .. } => Some(IndexPurpose::PrimaryKey),
+            ConstraintKind::Unique { .. } => Some(IndexPurpose::Unique),
+            ConstraintKind::Exclusion => Some(IndexPurpose::Exclusion),
+            _ => None,
         };
-        if matches!(constraint.kind, ConstraintKind::PrimaryKey { .. }) {
-            if let Some(ConstraintKind::PrimaryKey { columns }) = Some(&constraint.kind) {
-                let t = self.tables.get_mut(table).expect("checked above");
-                for column in columns {
-                    if let Some(c) = t.column_mut(column) {
-                        c.not_null = true;
+        let name = self.constraint_name(table, constraint, chosen);
+        let backing = match (&constraint.kind, index_purpose) {
+            (_, Some(purpose)) => {
+                let index = beside(table, &name);
+                let keys = match &constraint.kind {
+                    ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } => {
+                        columns.iter().cloned().map(IndexKey::Column).collect()
                     }
+                    _ => constraint.naming.iter().cloned().map(IndexKey::Column).collect(),
+                };
+                self.indexes.insert(
+                    index.clone(),
+                    Index {
+                        name: index.clone(),
+                        table: table.to_string(),
+                        unique: purpose != IndexPurpose::Exclusion,
+                        keys,
+                        key_names: constraint.naming.clone(),
+                        predicate: None,
+                        constraint: Some(name.clone()),
+                        origin: origin.clone(),
+                    },
+                );
+                Some(index)
+            }
+            (ConstraintKind::UsingIndex { index, .. }, None) => {
+                // PostgreSQL renames the index to the constraint's name.
+                let existing = beside(table, index);
+                let renamed = beside(table, &name);
+                if let Some(mut found) = self.indexes.remove(&existing) {
+                    found.name = renamed.clone();
+                    found.constraint = Some(name.clone());
+                    found.unique = true;
+                    self.indexes.insert(renamed.clone(), found);
+                }
+                Some(renamed)
+            }
+            _ => None,
+        };
+        let t = self.tables.get_mut(table)?;
+        if let ConstraintKind::PrimaryKey { columns } = &constraint.kind {
+            for column in columns {
+                if let Some(c) = t.column_mut(column) {
+                    c.not_null = true;
                 }
             }
         }
-        let backing = index.map(|(index_name, columns)| {
-            self.indexes.insert(
-                index_name.clone(),
-                Index {
-                    name: index_name.clone(),
-                    table: table.to_string(),
-                    unique: true,
-                    keys: columns.into_iter().map(IndexKey::Column).collect(),
-                    predicate: None,
-                    constraint: Some(name.clone()),
-                    origin: origin.clone(),
-                },
-            );
-            index_name
-        });
-        let backing = backing.or_else(|| match &constraint.kind {
-            ConstraintKind::UsingIndex { .. } => Some(name.clone()),
-            _ => None,
-        });
-        let t = self.tables.get_mut(table).expect("checked above");
         t.constraints.retain(|c| c.name != name);
         t.constraints.push(ConstraintInfo {
-            name,
+            name: name.clone(),
             kind: constraint.kind.clone(),
             not_valid: constraint.not_valid,
             index: backing,
         });
+        Some(name)
     }
 
     fn create_index(&mut self, index: &CreateIndex, origin: &Origin) {
-        let columns: Vec<Name> = index
-            .keys
-            .iter()
-            .map(|k| match k {
-                IndexKey::Column(c) => c.clone(),
-                IndexKey::Expression(_) => "expr".to_string(),
-            })
-            .collect();
-        let name = index.name.clone().unwrap_or_else(|| default_index_name(&index.table, &columns, "idx"));
-        if index.if_not_exists && self.indexes.contains_key(&name) {
-            return;
+        let name = self.index_name(index);
+        let created = Index {
+            name: name.clone(),
+            table: index.table.clone(),
+            unique: index.unique,
+            keys: index.keys.clone(),
+            key_names: index.key_names.clone(),
+            predicate: index.predicate.clone(),
+            constraint: None,
+            origin: origin.clone(),
+        };
+        self.indexes.insert(name, created.clone());
+        // An index on a partitioned table is built on each partition too (or adopts an
+        // equivalent one the partition has).
+        let partitions: Vec<Name> = self.partitions_of(&index.table).map(|t| t.name.clone()).collect();
+        for partition in partitions {
+            self.clone_index(&index.table, created.clone(), &partition, origin, true);
         }
-        self.indexes.insert(
-            name.clone(),
-            Index {
-                name,
-                table: index.table.clone(),
-                unique: index.unique,
-                keys: index.keys.clone(),
-                predicate: index.predicate.clone(),
-                constraint: None,
-                origin: origin.clone(),
-            },
-        );
+    }
+
+    /// The tables an `ALTER TABLE` on `table` reaches: itself, and its partitions and
+    /// inheritance children (PostgreSQL recurses unless `ONLY`).
+    fn with_descendants(&self, table: &str) -> Vec<Name> {
+        let mut out = vec![table.to_string()];
+        if !self.has_descendants {
+            return out;
+        }
+        let mut i = 0;
+        while i < out.len() {
+            let current = out[i].clone();
+            for t in self.tables.values() {
+                let child = t.partition_of.as_deref() == Some(current.as_str()) || t.inherits.contains(&current);
+                if child && !out.contains(&t.name) {
+                    out.push(t.name.clone());
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    fn drop_column(&mut self, table: &str, column: &str) {
+        if let Some(t) = self.tables.get_mut(table) {
+            t.columns.retain(|c| c.name != column);
+            // Constraints that involve the column go with it.
+            t.constraints.retain(|c| !constraint_reads(&c.kind, column));
+        }
+        // So do the indexes that read it, and the sequence it owns.
+        self.indexes.retain(|_, i| !(i.table == table && i.reads_column(column)));
+        self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, c)| !(t == table && c == column)));
+    }
+
+    fn rename_column(&mut self, table: &str, from: &str, to: &str) {
+        if let Some(t) = self.tables.get_mut(table) {
+            if let Some(c) = t.column_mut(from) {
+                c.name = to.to_string();
+            }
+            for c in &mut t.constraints {
+                match &mut c.kind {
+                    ConstraintKind::PrimaryKey { columns }
+                    | ConstraintKind::Unique { columns, .. }
+                    | ConstraintKind::ForeignKey { columns, .. } => {
+                        columns.iter_mut().filter(|c| *c == from).for_each(|c| *c = to.to_string())
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for index in self.indexes.values_mut().filter(|i| i.table == table) {
+            for key in &mut index.keys {
+                if key.column() == Some(from) {
+                    *key = IndexKey::Column(to.to_string());
+                }
+            }
+        }
+        for sequence in self.sequences.values_mut() {
+            if let Some((_, column)) = sequence.owned_by.as_mut().filter(|(t, c)| t == table && c == from) {
+                *column = to.to_string();
+            }
+        }
+    }
+
+    /// The name a constraint an `ALTER TABLE` with `actions` adds to `table` gets. PostgreSQL
+    /// runs the command's drops first, so a name they free (`DROP COLUMN id, ADD PRIMARY KEY
+    /// (uuid)` frees `<table>_pkey`) is taken again.
+    pub fn added_constraint_name(&self, table: &str, actions: &[AlterAction], constraint: &Constraint) -> Name {
+        let drops: Vec<&AlterAction> = actions.iter().filter(|a| is_drop(a)).collect();
+        if constraint.name.is_some() || drops.is_empty() {
+            return self.constraint_name(table, constraint, &[]);
+        }
+        let mut after = self.clone();
+        let mut target = table.to_string();
+        for drop in drops {
+            if after.action_no_op(&target, drop).is_none() {
+                after.alter(&mut target, drop, &Origin::default());
+            }
+        }
+        after.constraint_name(table, constraint, &[])
     }
 
     fn alter(&mut self, table: &mut Name, action: &AlterAction, origin: &Origin) {
         match action {
-            AlterAction::AddColumn { column, .. } => self.add_column(table, column, origin),
-            AlterAction::DropColumn { name, .. } => {
-                if let Some(t) = self.tables.get_mut(table.as_str()) {
-                    t.columns.retain(|c| &c.name != name);
+            AlterAction::AddColumn { column, .. } => {
+                for t in self.with_descendants(table) {
+                    self.add_column(&t, column, origin);
                 }
-                // PostgreSQL drops every index that uses the column.
-                self.indexes.retain(|_, i| !(i.table == *table && i.keys.iter().any(|k| k.column() == Some(name))));
+                let constraints: Vec<&Constraint> = column.constraints.iter().collect();
+                self.add_constraints(table, &constraints, origin, false);
+            }
+            AlterAction::DropColumn { name, .. } => {
+                for t in self.with_descendants(table) {
+                    self.drop_column(&t, name);
+                }
             }
             AlterAction::RenameColumn { from, to } => {
-                if let Some(t) = self.tables.get_mut(table.as_str()) {
-                    if let Some(c) = t.column_mut(from) {
-                        c.name = to.clone();
-                    }
-                }
-                for index in self.indexes.values_mut().filter(|i| i.table == *table) {
-                    for key in &mut index.keys {
-                        if key.column() == Some(from) {
-                            *key = IndexKey::Column(to.clone());
-                        }
-                    }
+                for t in self.with_descendants(table) {
+                    self.rename_column(&t, from, to);
                 }
             }
             AlterAction::RenameTable { to } => {
-                let to = match table.rsplit_once('.') {
-                    Some((schema, _)) if !to.contains('.') => format!("{schema}.{to}"),
-                    _ => to.clone(),
-                };
-                if let Some(mut t) = self.tables.remove(table.as_str()) {
-                    t.name = to.clone();
-                    self.tables.insert(to.clone(), t);
-                }
-                for index in self.indexes.values_mut().filter(|i| i.table == *table) {
-                    index.table = to.clone();
-                }
+                let to = beside(table, split(to).1);
+                self.rename_relation(table, &to);
                 *table = to;
             }
             AlterAction::SetType { column, data_type, .. } => {
-                if let Some(c) = self.tables.get_mut(table.as_str()).and_then(|t| t.column_mut(column)) {
-                    c.data_type = data_type.clone();
+                for t in self.with_descendants(table) {
+                    if let Some(c) = self.tables.get_mut(&t).and_then(|t| t.column_mut(column)) {
+                        c.data_type = data_type.clone();
+                    }
                 }
             }
             AlterAction::SetNotNull { column } | AlterAction::DropNotNull { column } => {
@@ -268,11 +682,11 @@ impl Schema {
                     c.has_default = has_default;
                 }
             }
-            AlterAction::AddConstraint(constraint) => self.add_constraint(table, constraint, origin),
+            AlterAction::AddConstraint(constraint) => self.add_constraints(table, &[constraint], origin, false),
             AlterAction::DropConstraint { name, .. } => {
                 let mut backing = None;
                 if let Some(t) = self.tables.get_mut(table.as_str()) {
-                    backing = t.constraints.iter().find(|c| &c.name == name).and_then(|c| c.index.clone());
+                    backing = t.constraint(name).and_then(|c| c.index.clone());
                     t.constraints.retain(|c| &c.name != name);
                 }
                 if let Some(index) = backing {
@@ -287,13 +701,63 @@ impl Schema {
                 }
             }
             AlterAction::RenameConstraint { from, to } => {
+                let mut backing = None;
                 if let Some(c) =
                     self.tables.get_mut(table.as_str()).and_then(|t| t.constraints.iter_mut().find(|c| &c.name == from))
                 {
                     c.name = to.clone();
+                    backing = c.index.clone();
+                }
+                // The index of a PRIMARY KEY or UNIQUE constraint is renamed with it.
+                if let Some(index) = backing {
+                    self.rename_relation(&index, &beside(table, to));
                 }
             }
-            AlterAction::Other(_) => {}
+            AlterAction::AddIdentity { column } => {
+                let sequence = self.choose_sequence_name(table, column, &[]);
+                self.sequences.insert(
+                    sequence.clone(),
+                    Sequence {
+                        name: sequence,
+                        owned_by: Some((table.clone(), column.clone())),
+                        origin: origin.clone(),
+                    },
+                );
+                if let Some(c) = self.tables.get_mut(table.as_str()).and_then(|t| t.column_mut(column)) {
+                    c.has_default = true;
+                    c.generated = true;
+                    c.not_null = true;
+                }
+            }
+            AlterAction::DropIdentity { column } => {
+                self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, c)| !(t == table && c == column)));
+                if let Some(c) = self.tables.get_mut(table.as_str()).and_then(|t| t.column_mut(column)) {
+                    c.has_default = false;
+                    c.generated = false;
+                }
+            }
+            AlterAction::AttachPartition { partition } => {
+                self.has_descendants = true;
+                if let Some(p) = self.tables.get_mut(partition) {
+                    p.partition_of = Some(table.clone());
+                }
+                self.clone_indexes(table, partition, origin, true);
+            }
+            AlterAction::DetachPartition { partition, .. } => {
+                if let Some(p) = self.tables.get_mut(partition) {
+                    p.partition_of = None;
+                }
+            }
+            AlterAction::Inherit { parent, inherit } => {
+                self.has_descendants |= *inherit;
+                if let Some(t) = self.tables.get_mut(table.as_str()) {
+                    t.inherits.retain(|p| p != parent);
+                    if *inherit {
+                        t.inherits.push(parent.clone());
+                    }
+                }
+            }
+            AlterAction::AlterConstraint { .. } | AlterAction::Other(_) => {}
         }
     }
 
@@ -311,6 +775,27 @@ impl Schema {
     }
 }
 
+/// Whether a constraint involves `column` (dropping the column drops the constraint).
+fn constraint_reads(kind: &ConstraintKind, column: &str) -> bool {
+    match kind {
+        ConstraintKind::PrimaryKey { columns }
+        | ConstraintKind::Unique { columns, .. }
+        | ConstraintKind::ForeignKey { columns, .. } => columns.iter().any(|c| c == column),
+        ConstraintKind::Check { expression } => mentions(expression, column),
+        _ => false,
+    }
+}
+
+fn is_drop(action: &AlterAction) -> bool {
+    matches!(action, AlterAction::DropColumn { .. } | AlterAction::DropConstraint { .. })
+}
+
+/// The sub-commands of an `ALTER TABLE` in the order PostgreSQL runs them: its drops first
+/// (`AT_PASS_DROP`), then the rest as written.
+fn in_postgres_order(actions: &[AlterAction]) -> impl Iterator<Item = &AlterAction> {
+    actions.iter().filter(|a| is_drop(a)).chain(actions.iter().filter(|a| !is_drop(a)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +808,10 @@ mod tests {
         schema
     }
 
+    fn index_names(schema: &Schema) -> Vec<&str> {
+        schema.indexes.keys().map(String::as_str).collect()
+    }
+
     #[test]
     fn builds_tables_indexes_and_constraint_indexes() {
         let schema = replay(
@@ -333,9 +822,73 @@ mod tests {
         assert_eq!(users.columns.len(), 3);
         assert!(schema.indexes.contains_key("users_pkey"));
         assert!(schema.indexes.contains_key("users_email_key"));
+        assert!(users.constraint("users_org_id_fkey").is_some());
         let lower = &schema.indexes["users_lower_email"];
         assert_eq!(lower.keys, vec![IndexKey::Expression("lower(email)".into())]);
         assert_eq!(lower.predicate.as_deref(), Some("org_id is not null"));
+    }
+
+    #[test]
+    fn unnamed_indexes_get_postgres_names() {
+        let schema = replay(
+            "CREATE TABLE reserved_crate_names (name text, kind text);
+             CREATE UNIQUE INDEX ON reserved_crate_names (canon_crate_name(name));
+             CREATE INDEX ON reserved_crate_names (lower(name), lower(kind));
+             CREATE INDEX ON reserved_crate_names (name);
+             CREATE INDEX ON reserved_crate_names (name);
+             CREATE INDEX ON reserved_crate_names ((name || kind));",
+        );
+        assert_eq!(
+            index_names(&schema),
+            [
+                "reserved_crate_names_canon_crate_name_idx",
+                "reserved_crate_names_expr_idx",
+                "reserved_crate_names_lower_lower1_idx",
+                "reserved_crate_names_name_idx",
+                "reserved_crate_names_name_idx1",
+            ]
+        );
+    }
+
+    #[test]
+    fn long_identifiers_are_truncated_to_63_bytes() {
+        let schema = replay(
+            "CREATE TABLE post_aggregates (featured_community boolean, newest_comment_time_necro timestamptz);
+             CREATE INDEX idx_post_aggregates_featured_community_newest_comment_time_necro ON post_aggregates (featured_community, newest_comment_time_necro);",
+        );
+        assert_eq!(index_names(&schema), ["idx_post_aggregates_featured_community_newest_comment_time_necr"]);
+    }
+
+    #[test]
+    fn an_alter_table_drops_before_it_adds_as_postgresql_does() {
+        let schema = replay(
+            "CREATE TABLE t (a int NOT NULL, b int, CONSTRAINT t_pkey UNIQUE (b));
+             ALTER TABLE t ADD PRIMARY KEY (a), DROP CONSTRAINT t_pkey;",
+        );
+        let names: Vec<&str> = schema.table("t").unwrap().constraints.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["t_pkey"]);
+        assert_eq!(index_names(&schema), ["t_pkey"]);
+    }
+
+    #[test]
+    fn serial_and_identity_columns_own_a_sequence() {
+        let schema = replay(
+            "CREATE TABLE t (id serial PRIMARY KEY, n bigint GENERATED ALWAYS AS IDENTITY, m int);
+             ALTER TABLE t ALTER COLUMN m ADD GENERATED BY DEFAULT AS IDENTITY;",
+        );
+        assert_eq!(schema.sequences.keys().collect::<Vec<_>>(), ["t_id_seq", "t_m_seq", "t_n_seq"]);
+        assert_eq!(schema.table("t").unwrap().column("id").unwrap().data_type, "integer");
+        let schema = replay("CREATE TABLE t (id serial); DROP TABLE t;");
+        assert!(schema.sequences.is_empty());
+    }
+
+    #[test]
+    fn check_and_foreign_key_names_follow_the_columns_they_read() {
+        let schema = replay(
+            "CREATE TABLE t (a int CHECK (a > 0), b int, c int, CHECK (b > c), CHECK (b < 10), FOREIGN KEY (b, c) REFERENCES u (x, y));",
+        );
+        let names: Vec<&str> = schema.table("t").unwrap().constraints.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["t_a_check", "t_check", "t_b_check", "t_b_c_fkey"]);
     }
 
     #[test]
@@ -353,9 +906,21 @@ mod tests {
         );
         assert!(schema.table("t").is_none());
         assert_eq!(schema.table("u").unwrap().columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["c"]);
-        assert_eq!(schema.indexes.keys().collect::<Vec<_>>(), ["u_c"]);
+        assert_eq!(index_names(&schema), ["u_c"]);
         assert_eq!(schema.indexes["u_c"].table, "u");
         assert_eq!(schema.indexes["u_c"].keys, vec![IndexKey::Column("c".into())]);
+    }
+
+    #[test]
+    fn dropping_a_column_drops_the_constraints_and_expression_indexes_that_read_it() {
+        let schema = replay(
+            "CREATE TABLE t (a int, b text, c int, UNIQUE (a, c), CHECK (length(b) > 1));
+             CREATE INDEX t_lower_b ON t (lower(b));
+             ALTER TABLE t DROP COLUMN b;
+             ALTER TABLE t DROP COLUMN a;",
+        );
+        assert!(schema.indexes.is_empty(), "{:?}", schema.indexes.keys());
+        assert!(schema.table("t").unwrap().constraints.is_empty());
     }
 
     #[test]
@@ -363,10 +928,85 @@ mod tests {
         let schema = replay(
             "CREATE TABLE t (a int);
              CREATE UNIQUE INDEX CONCURRENTLY t_a_tmp ON t (a);
-             ALTER TABLE t ADD CONSTRAINT t_a_key UNIQUE USING INDEX t_a_tmp;",
+             ALTER TABLE t ADD CONSTRAINT t_a_key UNIQUE USING INDEX t_a_tmp;
+             ALTER TABLE t RENAME CONSTRAINT t_a_key TO t_a_unique;",
         );
-        assert!(schema.indexes.contains_key("t_a_key"));
-        assert!(!schema.indexes.contains_key("t_a_tmp"));
+        assert_eq!(index_names(&schema), ["t_a_unique"]);
+    }
+
+    #[test]
+    fn materialized_views_are_relations_with_indexes() {
+        let schema = replay(
+            "CREATE TABLE t (a int, b text);
+             CREATE MATERIALIZED VIEW mv AS SELECT a, b FROM t WITH NO DATA;
+             CREATE UNIQUE INDEX ON mv (a);
+             CREATE VIEW v AS SELECT * FROM mv;",
+        );
+        assert_eq!(schema.table("mv").unwrap().kind, RelationKind::MaterializedView);
+        assert_eq!(schema.table("mv").unwrap().column("b").unwrap().data_type, "text");
+        assert_eq!(index_names(&schema), ["mv_a_idx"]);
+        let mut dropped = schema.clone();
+        dropped.apply_all(&parse_file("DROP MATERIALIZED VIEW mv CASCADE;".into()).statements, "m2.sql", Some(1));
+        assert!(dropped.indexes.is_empty() && dropped.views.is_empty() && dropped.table("mv").is_none());
+        let mut kept = schema;
+        kept.apply_all(&parse_file("DROP TABLE t;".into()).statements, "m2.sql", Some(1));
+        assert!(kept.views.contains_key("v"), "without CASCADE nothing else goes");
+    }
+
+    #[test]
+    fn create_table_as_and_select_into_create_tables() {
+        let schema = replay(
+            "CREATE TABLE t (id bigint, name text);
+             CREATE TABLE t2 AS SELECT id, name FROM t;
+             SELECT id INTO t3 FROM t;",
+        );
+        assert_eq!(schema.table("t2").unwrap().column("name").unwrap().data_type, "text");
+        assert!(schema.table("t3").unwrap().column("id").is_some());
+    }
+
+    #[test]
+    fn partitions_get_their_parents_columns_and_indexes() {
+        let schema = replay(
+            "CREATE TABLE events (id bigint, at timestamptz, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+             CREATE INDEX ON events (at);
+             CREATE INDEX ON events (lower(id::text));
+             CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+             CREATE TABLE events_2025 (id bigint, at timestamptz);
+             ALTER TABLE events ATTACH PARTITION events_2025 FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');",
+        );
+        assert_eq!(schema.table("events").unwrap().kind, RelationKind::PartitionedTable);
+        assert_eq!(schema.table("events_2024").unwrap().columns.len(), 2);
+        assert_eq!(
+            index_names(&schema),
+            [
+                "events_2024_at_idx",
+                "events_2024_lower_idx",
+                "events_2024_pkey",
+                "events_2025_at_idx",
+                "events_2025_lower_idx",
+                "events_2025_pkey",
+                "events_at_idx",
+                "events_lower_idx",
+                "events_pkey"
+            ]
+        );
+        let mut dropped = schema;
+        dropped.apply_all(&parse_file("DROP TABLE events;".into()).statements, "m2.sql", Some(1));
+        assert!(dropped.tables.is_empty() && dropped.indexes.is_empty());
+    }
+
+    #[test]
+    fn if_not_exists_and_if_exists_are_no_ops_when_they_should_be() {
+        let schema = replay("CREATE TABLE t (a int); CREATE INDEX i ON t (a);");
+        let no_op = |sql: &str| schema.no_op(&parse_file(sql.into()).statements[0].ddl);
+        assert!(no_op("CREATE TABLE IF NOT EXISTS t (b int);").is_some());
+        assert!(no_op("CREATE INDEX IF NOT EXISTS i ON t (a);").is_some());
+        assert!(no_op("ALTER TABLE t ADD COLUMN IF NOT EXISTS a int;").is_some());
+        assert!(no_op("ALTER TABLE t ADD COLUMN IF NOT EXISTS b int;").is_none());
+        assert!(no_op("DROP INDEX IF EXISTS never_created;").is_some());
+        assert!(no_op("DROP INDEX IF EXISTS i;").is_none());
+        assert!(no_op("ALTER TABLE IF EXISTS gone ADD COLUMN b int;").is_some());
+        assert!(no_op("ALTER TABLE t DROP COLUMN IF EXISTS b, ADD COLUMN IF NOT EXISTS a int;").is_some());
     }
 
     #[test]

@@ -7,6 +7,117 @@ use serde::{Deserialize, Serialize};
 /// A normalized relation or object name: unquoted identifiers lowercased, `public.` dropped.
 pub type Name = String;
 
+/// The table-level lock modes migrations care about, weakest first (PostgreSQL's "Explicit
+/// Locking" chapter). ACCESS SHARE, ROW SHARE and ROW EXCLUSIVE never block the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lock {
+    /// Concurrent index builds, VALIDATE CONSTRAINT, CREATE STATISTICS: reads and writes go on.
+    ShareUpdateExclusive,
+    /// CREATE INDEX, REINDEX (on the table): blocks writes.
+    Share,
+    /// Foreign keys (both tables), triggers: blocks writes.
+    ShareRowExclusive,
+    /// REFRESH MATERIALIZED VIEW CONCURRENTLY: blocks writes (and everything but plain reads).
+    Exclusive,
+    /// Most of ALTER TABLE, DROP, TRUNCATE, REFRESH MATERIALIZED VIEW: blocks reads and writes.
+    AccessExclusive,
+}
+
+impl Lock {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lock::ShareUpdateExclusive => "SHARE UPDATE EXCLUSIVE",
+            Lock::Share => "SHARE",
+            Lock::ShareRowExclusive => "SHARE ROW EXCLUSIVE",
+            Lock::Exclusive => "EXCLUSIVE",
+            Lock::AccessExclusive => "ACCESS EXCLUSIVE",
+        }
+    }
+
+    /// Blocks the application's writes (or reads too) while held or queued.
+    pub fn blocks_writes(self) -> bool {
+        self >= Lock::Share
+    }
+
+    /// The mode named in `LOCK TABLE … IN <mode> MODE`; `None` for the modes that never block
+    /// the application (ACCESS SHARE, ROW SHARE, ROW EXCLUSIVE).
+    pub fn from_mode(mode: &str) -> Option<Lock> {
+        match mode.trim().to_ascii_uppercase().as_str() {
+            "SHARE UPDATE EXCLUSIVE" => Some(Lock::ShareUpdateExclusive),
+            "SHARE" => Some(Lock::Share),
+            "SHARE ROW EXCLUSIVE" => Some(Lock::ShareRowExclusive),
+            "EXCLUSIVE" => Some(Lock::Exclusive),
+            "ACCESS EXCLUSIVE" => Some(Lock::AccessExclusive),
+            _ => None,
+        }
+    }
+}
+
+/// The lock an `ALTER TABLE` sub-command kept as text ([`AlterAction::Other`]) takes, per
+/// PostgreSQL 15's `AlterTableGetLockLevel` (checked against `pg_locks` on a real server);
+/// `None` for a sub-command Sluice does not know.
+pub fn other_action_lock(text: &str) -> Option<Lock> {
+    let words: Vec<String> = text.split_whitespace().map(|w| w.to_ascii_uppercase()).collect();
+    let mut rest: &[String] = &words;
+    // `ALTER [COLUMN] name …` sub-commands: look past the column name.
+    if rest.first().is_some_and(|w| w == "ALTER") {
+        rest = &rest[1..];
+        if rest.first().is_some_and(|w| w == "COLUMN") {
+            rest = &rest[1..];
+        }
+        rest = rest.get(1..).unwrap_or(&[]);
+        let starts = |p: &[&str]| rest.len() >= p.len() && p.iter().zip(rest).all(|(a, b)| b.starts_with(a));
+        return if starts(&["SET", "STATISTICS"]) || starts(&["SET", "("]) || starts(&["RESET", "("]) {
+            Some(Lock::ShareUpdateExclusive)
+        } else if starts(&["SET", "STORAGE"])
+            || starts(&["SET", "COMPRESSION"])
+            || starts(&["DROP", "IDENTITY"])
+            || starts(&["SET", "GENERATED"])
+            || starts(&["RESTART"])
+            || starts(&["SET", "INCREMENT"])
+            || starts(&["SET", "START"])
+            || starts(&["DROP", "EXPRESSION"])
+            || starts(&["OPTIONS"])
+        {
+            Some(Lock::AccessExclusive)
+        } else {
+            None
+        };
+    }
+    let starts = |p: &[&str]| rest.len() >= p.len() && p.iter().zip(rest).all(|(a, b)| b.starts_with(a));
+    if starts(&["SET", "("]) || starts(&["RESET", "("]) || starts(&["CLUSTER", "ON"]) || starts(&["SET", "WITHOUT"]) {
+        Some(Lock::ShareUpdateExclusive)
+    } else if starts(&["ENABLE", "TRIGGER"])
+        || starts(&["DISABLE", "TRIGGER"])
+        || starts(&["ENABLE", "ALWAYS", "TRIGGER"])
+        || starts(&["ENABLE", "REPLICA", "TRIGGER"])
+    {
+        Some(Lock::ShareRowExclusive)
+    } else if starts(&["OWNER", "TO"])
+        || starts(&["SET", "SCHEMA"])
+        || starts(&["SET", "TABLESPACE"])
+        || starts(&["SET", "LOGGED"])
+        || starts(&["SET", "UNLOGGED"])
+        || starts(&["SET", "ACCESS", "METHOD"])
+        || starts(&["REPLICA", "IDENTITY"])
+        || starts(&["ENABLE", "ROW"])
+        || starts(&["DISABLE", "ROW"])
+        || starts(&["FORCE", "ROW"])
+        || starts(&["NO", "FORCE"])
+        || starts(&["ENABLE", "RULE"])
+        || starts(&["DISABLE", "RULE"])
+        || starts(&["ENABLE", "ALWAYS", "RULE"])
+        || starts(&["ENABLE", "REPLICA", "RULE"])
+        || starts(&["OF"])
+        || starts(&["NOT", "OF"])
+        || starts(&["OPTIONS"])
+    {
+        Some(Lock::AccessExclusive)
+    } else {
+        None
+    }
+}
+
 /// One key of an index or constraint: a plain column, or an expression in normalized text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum IndexKey {
@@ -38,6 +149,9 @@ pub struct CreateIndex {
     pub concurrently: bool,
     pub if_not_exists: bool,
     pub keys: Vec<IndexKey>,
+    /// The names PostgreSQL derives from each key and INCLUDE column when it names an unnamed
+    /// index (`ChooseIndexColumnNames`): the column, an expression's function name, else `expr`.
+    pub key_names: Vec<Name>,
     /// Normalized `WHERE` predicate of a partial index.
     pub predicate: Option<String>,
     pub nulls_not_distinct: bool,
@@ -65,6 +179,8 @@ pub enum ConstraintKind {
         index: Name,
         primary_key: bool,
     },
+    /// `EXCLUDE USING gist (…)`: backed by an index, like UNIQUE.
+    Exclusion,
     Other,
 }
 
@@ -73,6 +189,10 @@ pub struct Constraint {
     pub name: Option<Name>,
     pub kind: ConstraintKind,
     pub not_valid: bool,
+    /// What PostgreSQL puts between the table name and the label when it names the constraint
+    /// itself: the key (and INCLUDE) columns of PRIMARY KEY / UNIQUE / EXCLUDE, the referencing
+    /// columns of a foreign key, the one column a CHECK reads (none when it reads several).
+    pub naming: Vec<Name>,
 }
 
 impl Constraint {
@@ -96,7 +216,10 @@ impl Constraint {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Default {
     pub expression: String,
-    /// Calls a volatile function (`random()`, `clock_timestamp()`, `gen_random_uuid()`, `nextval()`…).
+    /// The functions it calls, normalized (`random`, `audit.next_code`): whether one is volatile
+    /// depends on the schema (user functions) and the built-in catalogue.
+    pub functions: Vec<Name>,
+    /// Calls a volatile built-in or well-known extension function (`random()`, `nextval()`…).
     pub volatile: bool,
 }
 
@@ -111,6 +234,9 @@ pub struct Column {
     pub generated_stored: bool,
     /// `GENERATED … AS IDENTITY`, or a `serial` type.
     pub identity: bool,
+    /// Declared `serial`/`bigserial`/`smallserial`: `data_type` holds the real type
+    /// (`integer`, `bigint`, `smallint`) and a sequence default fills it.
+    pub serial: bool,
     /// Column-level PRIMARY KEY / UNIQUE / REFERENCES / CHECK.
     pub constraints: Vec<Constraint>,
 }
@@ -162,11 +288,37 @@ pub enum AlterAction {
         from: Name,
         to: Name,
     },
-    /// Anything else (`SET LOGGED`, `OWNER TO`, `ALTER CONSTRAINT … DEFERRABLE`…), by its text.
+    /// `ALTER CONSTRAINT c [NOT] DEFERRABLE [INITIALLY …]`.
+    AlterConstraint {
+        name: Name,
+    },
+    /// `ALTER COLUMN c ADD GENERATED … AS IDENTITY`: a sequence fills new rows; no rewrite.
+    AddIdentity {
+        column: Name,
+    },
+    /// `ALTER COLUMN c DROP IDENTITY`.
+    DropIdentity {
+        column: Name,
+    },
+    /// `ATTACH PARTITION p FOR VALUES …`.
+    AttachPartition {
+        partition: Name,
+    },
+    /// `DETACH PARTITION p [CONCURRENTLY | FINALIZE]`.
+    DetachPartition {
+        partition: Name,
+        concurrently: bool,
+    },
+    /// `INHERIT parent` / `NO INHERIT parent`.
+    Inherit {
+        parent: Name,
+        inherit: bool,
+    },
+    /// Anything else (`SET LOGGED`, `OWNER TO`, `SET (fillfactor = …)`…), by its text.
     Other(String),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectKind {
     Table,
     Index,
@@ -175,7 +327,107 @@ pub enum ObjectKind {
     Sequence,
     Function,
     Schema,
+    Statistics,
+    Type,
     Other,
+}
+
+impl ObjectKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Table => "table",
+            ObjectKind::Index => "index",
+            ObjectKind::View => "view",
+            ObjectKind::MaterializedView => "materialized view",
+            ObjectKind::Sequence => "sequence",
+            ObjectKind::Function => "function",
+            ObjectKind::Schema => "schema",
+            ObjectKind::Statistics => "statistics object",
+            ObjectKind::Type => "type",
+            ObjectKind::Other => "object",
+        }
+    }
+}
+
+/// How a table relates to others when it is created.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableLineage {
+    /// `PARTITION OF parent`.
+    pub partition_of: Option<Name>,
+    /// `INHERITS (parent, …)`.
+    pub inherits: Vec<Name>,
+    /// `PARTITION BY …`: a partitioned table, which holds no rows itself.
+    pub partitioned: bool,
+    /// `(LIKE source …)`: the columns are copied from it.
+    pub like: Option<Name>,
+    /// `INCLUDING INDEXES` (or `ALL`): its indexes and PRIMARY KEY / UNIQUE / EXCLUDE constraints too.
+    pub like_indexes: bool,
+    /// `INCLUDING CONSTRAINTS` (or `ALL`): its CHECK constraints too.
+    pub like_constraints: bool,
+}
+
+/// What an `ALTER INDEX` other than a rename does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexAction {
+    /// `ATTACH PARTITION child_index`: catalog only.
+    AttachPartition,
+    /// `SET TABLESPACE`: copies the index under ACCESS EXCLUSIVE.
+    SetTablespace,
+    /// `SET (…)`, `RESET (…)`, `ALTER COLUMN n SET STATISTICS`: SHARE UPDATE EXCLUSIVE.
+    Options,
+}
+
+/// What `REINDEX` rebuilds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReindexKind {
+    Index,
+    Table,
+    Schema,
+    Database,
+    System,
+}
+
+impl ReindexKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReindexKind::Index => "INDEX",
+            ReindexKind::Table => "TABLE",
+            ReindexKind::Schema => "SCHEMA",
+            ReindexKind::Database => "DATABASE",
+            ReindexKind::System => "SYSTEM",
+        }
+    }
+}
+
+/// A function's declared volatility (`VOLATILE` when none is declared).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Volatility {
+    Immutable,
+    Stable,
+    Volatile,
+}
+
+impl Volatility {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Volatility::Immutable => "IMMUTABLE",
+            Volatility::Stable => "STABLE",
+            Volatility::Volatile => "VOLATILE",
+        }
+    }
+}
+
+/// What a `COMMENT ON` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommentTarget {
+    /// A table, view, materialized view, index, sequence…: locks it (SHARE UPDATE EXCLUSIVE).
+    Relation { kind: ObjectKind, name: Name },
+    /// `COMMENT ON COLUMN t.c`: locks the table (SHARE UPDATE EXCLUSIVE).
+    Column { table: Name, column: Name },
+    /// `COMMENT ON CONSTRAINT c ON t`: ACCESS SHARE on the table only.
+    Constraint { table: Name, name: Name },
+    /// Functions, types, schemas, extensions…: no table lock.
+    Other { kind: String, name: Name },
 }
 
 /// What a statement does, as far as Sluice cares.
@@ -186,7 +438,9 @@ pub enum Ddl {
         if_not_exists: bool,
         columns: Vec<Column>,
         constraints: Vec<Constraint>,
+        /// `CREATE TABLE … AS`, `SELECT … INTO`: the columns come from the query.
         from_query: bool,
+        lineage: TableLineage,
     },
     AlterTable {
         table: Name,
@@ -205,17 +459,57 @@ pub enum Ddl {
         kind: ObjectKind,
         from: Name,
         to: Name,
+        /// `ALTER INDEX IF EXISTS …`: nothing happens when it is not there.
+        if_exists: bool,
+    },
+    AlterIndex {
+        name: Name,
+        action: IndexAction,
     },
     /// A view or materialized view; its query is checked like a query file.
     CreateView {
         name: Name,
         materialized: bool,
+        or_replace: bool,
+        if_not_exists: bool,
+        /// Column names given after the view name, if any.
+        columns: Vec<Name>,
     },
-    /// A function; `body` holds SQL we can check when the language is SQL.
+    /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] name`.
+    RefreshMaterializedView {
+        name: Name,
+        concurrently: bool,
+    },
+    /// A function or procedure; `body` holds SQL we can check when the language is SQL.
     CreateFunction {
         name: Name,
         sql_body: Option<String>,
+        volatility: Volatility,
     },
+    CreateSequence {
+        name: Name,
+        if_not_exists: bool,
+    },
+    /// `ALTER SEQUENCE … RESTART / AS / OWNED BY / MAXVALUE / …`: locks only the sequence.
+    AlterSequence {
+        name: Name,
+        if_exists: bool,
+        /// `OWNED BY table.column` (`None` inside for `OWNED BY NONE`).
+        owned_by: Option<Option<(Name, Name)>>,
+    },
+    CreateSchema {
+        name: Name,
+        if_not_exists: bool,
+    },
+    /// `CREATE STATISTICS name ON … FROM table`: SHARE UPDATE EXCLUSIVE on the table.
+    CreateStatistics {
+        name: Option<Name>,
+        table: Name,
+        if_not_exists: bool,
+    },
+    Comment(CommentTarget),
+    /// `DO $$ … $$`: the statements of its body are checked one by one (see `Statement::block`).
+    Do,
     Set {
         name: String,
         value: String,
@@ -239,11 +533,19 @@ pub enum Ddl {
         table: Name,
     },
     Reindex {
+        kind: ReindexKind,
+        /// The index, table, schema or database.
+        name: Name,
         concurrently: bool,
-        target: String,
     },
     Truncate {
         tables: Vec<Name>,
+    },
+    /// `LOCK TABLE … IN <mode> MODE` (ACCESS EXCLUSIVE when no mode is given).
+    LockTable {
+        tables: Vec<Name>,
+        /// The mode as PostgreSQL spells it: `ACCESS EXCLUSIVE`, `SHARE ROW EXCLUSIVE`…
+        mode: String,
     },
     /// `CREATE [OR REPLACE] TRIGGER … ON table` or `DROP TRIGGER … ON table`: a lock on the table.
     Trigger {
@@ -256,7 +558,86 @@ pub enum Ddl {
     Other(String),
 }
 
+impl Constraint {
+    fn map_relation_names(&mut self, f: &mut dyn FnMut(&mut Name)) {
+        if let ConstraintKind::ForeignKey { references, .. } = &mut self.kind {
+            f(references);
+        }
+    }
+}
+
 impl Ddl {
+    /// Calls `f` on every relation name the statement names (tables, views, indexes,
+    /// sequences), so they can be resolved through a `search_path`.
+    pub fn map_relation_names(&mut self, f: &mut dyn FnMut(&mut Name)) {
+        let relation_kind = |k: &ObjectKind| {
+            matches!(
+                k,
+                ObjectKind::Table
+                    | ObjectKind::Index
+                    | ObjectKind::View
+                    | ObjectKind::MaterializedView
+                    | ObjectKind::Sequence
+            )
+        };
+        match self {
+            Ddl::CreateTable { name, columns, constraints, lineage, .. } => {
+                f(name);
+                lineage
+                    .partition_of
+                    .iter_mut()
+                    .chain(lineage.inherits.iter_mut())
+                    .chain(lineage.like.iter_mut())
+                    .for_each(&mut *f);
+                columns
+                    .iter_mut()
+                    .flat_map(|c| c.constraints.iter_mut())
+                    .chain(constraints.iter_mut())
+                    .for_each(|c| c.map_relation_names(f));
+            }
+            Ddl::AlterTable { table, actions, .. } => {
+                f(table);
+                for action in actions {
+                    match action {
+                        AlterAction::AddConstraint(c) => c.map_relation_names(f),
+                        AlterAction::AddColumn { column, .. } => {
+                            column.constraints.iter_mut().for_each(|c| c.map_relation_names(f))
+                        }
+                        AlterAction::AttachPartition { partition } | AlterAction::DetachPartition { partition, .. } => {
+                            f(partition)
+                        }
+                        AlterAction::Inherit { parent, .. } => f(parent),
+                        _ => {}
+                    }
+                }
+            }
+            Ddl::CreateIndex(index) => f(&mut index.table),
+            Ddl::Drop { kind, names, .. } if relation_kind(kind) => names.iter_mut().for_each(&mut *f),
+            Ddl::Rename { kind, from, .. } if relation_kind(kind) => f(from),
+            Ddl::AlterIndex { name, .. }
+            | Ddl::CreateView { name, .. }
+            | Ddl::RefreshMaterializedView { name, .. }
+            | Ddl::CreateSequence { name, .. } => f(name),
+            Ddl::AlterSequence { name, owned_by, .. } => {
+                f(name);
+                if let Some(Some((table, _))) = owned_by {
+                    f(table);
+                }
+            }
+            Ddl::CreateStatistics { table, .. } => f(table),
+            Ddl::Comment(target) => match target {
+                CommentTarget::Relation { name, .. } => f(name),
+                CommentTarget::Column { table, .. } | CommentTarget::Constraint { table, .. } => f(table),
+                CommentTarget::Other { .. } => {}
+            },
+            Ddl::Update { table, .. } | Ddl::Delete { table, .. } | Ddl::Insert { table } => f(table),
+            Ddl::Truncate { tables } | Ddl::LockTable { tables, .. } => tables.iter_mut().for_each(&mut *f),
+            Ddl::Trigger { table, .. } => f(table),
+            Ddl::Reindex { kind: ReindexKind::Index | ReindexKind::Table, name, .. } => f(name),
+            _ => {}
+        }
+    }
+
     /// Whether this view says everything Sluice needs about the statement, so its syntax tree
     /// need not be kept (the trees of DDL are most of a migration history's memory). Statements
     /// that contain queries — views, functions, DML, `CREATE TABLE … AS` — keep theirs.
@@ -264,6 +645,16 @@ impl Ddl {
         match self {
             Ddl::CreateTable { from_query, .. } => !from_query,
             Ddl::AlterTable { .. }
+            | Ddl::RefreshMaterializedView { .. }
+            | Ddl::CreateSequence { .. }
+            | Ddl::AlterSequence { .. }
+            | Ddl::CreateSchema { .. }
+            | Ddl::CreateStatistics { .. }
+            | Ddl::Comment(_)
+            | Ddl::Reindex { .. }
+            | Ddl::LockTable { .. }
+            | Ddl::AlterIndex { .. }
+            | Ddl::Do
             | Ddl::CreateIndex(_)
             | Ddl::Drop { .. }
             | Ddl::Rename { .. }

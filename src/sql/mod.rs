@@ -1,10 +1,13 @@
 //! The SQL front end: splitting files into statements, parsing them, and the small typed
 //! view of statements the schema model and the rules work with. Only this module knows sqlparser.
 
+pub mod catalog;
 pub mod ddl;
 pub mod from_ast;
 pub mod names;
 pub mod parse;
+pub mod plpgsql;
 pub mod query;
 pub mod recognize;
 pub mod split;
+pub mod types;

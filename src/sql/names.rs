@@ -1,16 +1,188 @@
-//! Normalizing names and expressions so that `Users.Email`, `users.email` and
-//! `"users".email` compare equal, as PostgreSQL folds them.
+//! Names as PostgreSQL makes them: identifiers folded and truncated like its scanner does,
+//! and the names it generates for unnamed indexes, constraints and sequences
+//! (`makeObjectName`, `ChooseIndexNameAddition`, `ChooseIndexColumnNames` and
+//! `FigureIndexColname` in `src/backend/commands/indexcmds.c` and `parser/parse_target.c`).
+//! Also expressions normalized so that `Users.Email`, `users.email` and `"users".email`
+//! compare equal.
 
-use sqlparser::ast::{visit_expressions_mut, CastKind, Expr, Ident, ObjectName, ObjectNamePart};
+use sqlparser::ast::{visit_expressions_mut, CastKind, DataType, Expr, Ident, ObjectName, ObjectNamePart};
 use std::ops::ControlFlow;
 
-/// PostgreSQL folds unquoted identifiers to lower case.
+/// PostgreSQL's `NAMEDATALEN`: identifiers hold at most `NAMEDATALEN - 1` bytes.
+pub const NAMEDATALEN: usize = 64;
+
+/// The longest prefix of `name` of at most `limit` bytes that ends on a character boundary
+/// (`pg_mbcliplen`).
+pub fn clip(name: &str, limit: usize) -> &str {
+    if name.len() <= limit {
+        return name;
+    }
+    let mut end = limit;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// Identifiers longer than 63 bytes are truncated, at a character boundary, as PostgreSQL's
+/// scanner does (`truncate_identifier`), for quoted and unquoted identifiers alike.
+pub fn truncate(name: &str) -> String {
+    clip(name, NAMEDATALEN - 1).to_string()
+}
+
+/// PostgreSQL folds unquoted identifiers to lower case (ASCII letters only: `downcase_identifier`
+/// leaves multi-byte characters alone) and truncates every identifier to 63 bytes.
 pub fn ident(ident: &Ident) -> String {
     if ident.quote_style.is_some() {
-        ident.value.clone()
+        truncate(&ident.value)
     } else {
-        ident.value.to_lowercase()
+        truncate(&ident.value.to_ascii_lowercase())
     }
+}
+
+/// A qualified name split into its schema (`None` for the default `public`) and its own name.
+pub fn split(name: &str) -> (Option<&str>, &str) {
+    match name.rsplit_once('.') {
+        Some((schema, rel)) => (Some(schema), rel),
+        None => (None, name),
+    }
+}
+
+/// `rel` in the schema of `sibling` (indexes, sequences and constraints live in their table's schema).
+pub fn beside(sibling: &str, rel: &str) -> String {
+    match split(sibling).0 {
+        Some(schema) => format!("{schema}.{rel}"),
+        None => rel.to_string(),
+    }
+}
+
+/// `makeObjectName`: `name1_name2_label`, shortening the longer of `name1` and `name2` (never
+/// the label) until it fits in 63 bytes, then clipping both to character boundaries.
+pub fn make_object_name(name1: &str, name2: Option<&str>, label: Option<&str>) -> String {
+    let mut overhead = 0;
+    let mut name1_len = name1.len();
+    let mut name2_len = 0;
+    if let Some(name2) = name2 {
+        name2_len = name2.len();
+        overhead += 1;
+    }
+    if let Some(label) = label {
+        overhead += label.len() + 1;
+    }
+    let available = (NAMEDATALEN - 1).saturating_sub(overhead);
+    while name1_len + name2_len > available {
+        if name1_len > name2_len {
+            name1_len -= 1;
+        } else {
+            name2_len -= 1;
+        }
+    }
+    let mut out = clip(name1, name1_len).to_string();
+    if let Some(name2) = name2 {
+        out.push('_');
+        out.push_str(clip(name2, name2_len));
+    }
+    if let Some(label) = label {
+        out.push('_');
+        out.push_str(label);
+    }
+    out
+}
+
+/// `ChooseIndexNameAddition` (and `ChooseForeignKeyConstraintNameAddition`): the column names
+/// joined by `_`, stopping once 64 bytes are reached (`makeObjectName` shortens it further).
+pub fn name_addition(columns: &[String]) -> String {
+    let mut out = String::new();
+    for column in columns {
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(clip(column, NAMEDATALEN - 1));
+        if out.len() >= NAMEDATALEN {
+            break;
+        }
+    }
+    out
+}
+
+/// `ChooseIndexColumnNames`: a repeated name gets a number (`lower`, `lower1`), clipped so the
+/// result still fits in 63 bytes.
+pub fn index_column_names(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for original in names {
+        let mut current = original.clone();
+        let mut i = 1;
+        while out.contains(&current) {
+            let suffix = i.to_string();
+            current = format!("{}{suffix}", clip(original, NAMEDATALEN - 1 - suffix.len()));
+            i += 1;
+        }
+        out.push(current);
+    }
+    out
+}
+
+/// The name PostgreSQL gives an index column for an expression (`FigureIndexColname`): a
+/// column's name, a function's name, a cast's type when nothing better is inside, `case`,
+/// `array`, `row`… `None` where PostgreSQL has none, and the caller uses `expr`.
+pub fn index_column_name(expr: &Expr) -> Option<String> {
+    figure_colname(expr).map(|(name, _)| name)
+}
+
+/// `FigureColnameInternal`: the name and its strength (2 = a real name, 1 = a fallback).
+fn figure_colname(expr: &Expr) -> Option<(String, u8)> {
+    let strong = |s: &str| Some((s.to_string(), 2));
+    match expr {
+        Expr::Identifier(i) => Some((ident(i), 2)),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|p| (ident(p), 2)),
+        Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => figure_colname(inner),
+        Expr::Function(f) => Some((last(&f.name), 2)),
+        // PostgreSQL 14+ turns these SQL-standard forms into calls of these functions.
+        Expr::AtTimeZone { .. } => strong("timezone"),
+        Expr::Extract { .. } => strong("extract"),
+        Expr::Substring { .. } => strong("substring"),
+        Expr::Position { .. } => strong("position"),
+        Expr::Overlay { .. } => strong("overlay"),
+        Expr::Trim { trim_where, .. } => strong(match trim_where {
+            Some(sqlparser::ast::TrimWhereField::Leading) => "ltrim",
+            Some(sqlparser::ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }),
+        Expr::Ceil { .. } => strong("ceil"),
+        Expr::Floor { .. } => strong("floor"),
+        Expr::Cast { expr: inner, data_type, .. } => match figure_colname(inner) {
+            Some((name, 2)) => Some((name, 2)),
+            _ => Some((type_name(data_type), 1)),
+        },
+        Expr::Case { .. } => Some(("case".into(), 1)),
+        Expr::Array(_) => strong("array"),
+        Expr::Tuple(_) => strong("row"),
+        Expr::Exists { .. } => strong("exists"),
+        _ => None,
+    }
+}
+
+/// The last part of a type's internal name, as a cast's fallback column name uses it.
+fn type_name(data_type: &DataType) -> String {
+    let written = data_type.to_string().to_ascii_lowercase();
+    let base = written.split(['(', '[']).next().unwrap_or("").trim();
+    let internal = match base {
+        "int" | "integer" | "int4" => "int4",
+        "bigint" | "int8" => "int8",
+        "smallint" | "int2" => "int2",
+        "real" | "float4" => "float4",
+        "double precision" | "float" | "float8" => "float8",
+        "boolean" | "bool" => "bool",
+        "character varying" | "varchar" => "varchar",
+        "character" | "char" | "bpchar" => "bpchar",
+        "decimal" | "numeric" => "numeric",
+        "timestamp with time zone" | "timestamptz" => "timestamptz",
+        "timestamp without time zone" | "timestamp" => "timestamp",
+        "time with time zone" | "timetz" => "timetz",
+        "time without time zone" | "time" => "time",
+        other => other.rsplit('.').next().unwrap_or(other).trim_matches('"'),
+    };
+    internal.to_string()
 }
 
 /// `public.Users` → `users`; `audit.Log` → `audit.log`.

@@ -3,14 +3,14 @@
 
 use super::ddl::Ddl;
 use super::split::{split_each, Comment, Span};
-use super::{from_ast, recognize};
+use super::{from_ast, plpgsql, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::sync::Arc;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Statement {
     pub span: Span,
     /// The syntax tree, for statements that contain queries (views, functions, DML, plain
@@ -23,6 +23,8 @@ pub struct Statement {
     /// For unparsed statements: the recognizer understood every token.
     pub fully_recognized: bool,
     pub leading_comments: Vec<Comment>,
+    /// For `DO` blocks: the SQL statements of the body, each parsed on its own.
+    pub block: Option<Box<plpgsql::Block>>,
 }
 
 #[derive(Debug)]
@@ -116,7 +118,7 @@ pub fn syntax_tree(text: &str, span: &Span) -> Option<Box<ast::Statement>> {
     Parser::new(&PostgreSqlDialect {}).with_tokens_with_locations(tokens).parse_statement().ok().map(Box::new)
 }
 
-fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
+pub(crate) fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
     let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
@@ -135,19 +137,24 @@ fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
                 ddl,
                 fully_recognized: false,
                 leading_comments: raw.leading_comments,
+                block: None,
             }
         }
         Err(error) => {
             // The parser consumed the tokens; failures are rare, so tokenize the text again.
             let tokens = if drop_index_concurrently { raw_tokens } else { retokenize(text, &raw.span) };
             let recognized = recognize::recognize(&tokens);
+            let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &raw.span)).flatten().map(Box::new);
+            let complete =
+                recognized.complete && (recognized.ddl != Ddl::Do || block.as_ref().is_some_and(|b| b.fully_checked()));
             Statement {
                 span: raw.span,
                 ast: None,
                 parse_error: Some(error.to_string().trim_start_matches("sql parser error: ").to_string()),
                 ddl: recognized.ddl,
-                fully_recognized: recognized.complete,
+                fully_recognized: complete,
                 leading_comments: raw.leading_comments,
+                block,
             }
         }
     }

@@ -1,6 +1,10 @@
-//! A token-level recognizer for the statements the gate must never miss, used when
-//! sqlparser cannot parse a statement: index creation and removal, unique and primary
-//! key constraints, renames. What it does not recognize becomes `Ddl::Other`.
+//! The fallback for statements sqlparser cannot parse. First it retries sqlparser on the
+//! statement without the clauses that do not matter to Sluice and that sqlparser does not know
+//! (`WITH [NO] DATA`, `LIKE … INCLUDING ALL`, `ON ONLY`), and on each `ALTER TABLE` sub-command
+//! alone; then it reads the statement token by token: index creation and removal, `ALTER TABLE`
+//! sub-commands (constraints, identity, partitions, storage options), `ALTER SEQUENCE`, `ALTER
+//! INDEX`, `CREATE STATISTICS`, `COMMENT ON`, `REINDEX`, `DO`. What it does not recognize
+//! becomes `Ddl::Other`.
 
 use super::ddl::*;
 use super::names;
@@ -21,6 +25,10 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    fn from_tokens(tokens: Vec<&'a Token>) -> Self {
+        Cursor { tokens, pos: 0 }
+    }
+
     fn peek(&self) -> Option<&'a Token> {
         self.tokens.get(self.pos).copied()
     }
@@ -32,12 +40,21 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Consumes the keyword sequence if it is next.
-    fn eat(&mut self, words: &[&str]) -> bool {
-        let matches = words.iter().enumerate().all(|(i, w)| match self.tokens.get(self.pos + i) {
+    fn at_end(&self) -> bool {
+        self.pos >= self.tokens.len()
+    }
+
+    /// Whether the keyword sequence is next, without consuming it.
+    fn sees(&self, words: &[&str]) -> bool {
+        words.iter().enumerate().all(|(i, w)| match self.tokens.get(self.pos + i) {
             Some(Token::Word(t)) => t.quote_style.is_none() && t.value.eq_ignore_ascii_case(w),
             _ => false,
-        });
+        })
+    }
+
+    /// Consumes the keyword sequence if it is next.
+    fn eat(&mut self, words: &[&str]) -> bool {
+        let matches = self.sees(words);
         if matches {
             self.pos += words.len();
         }
@@ -53,17 +70,27 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A possibly qualified name: `a`, `s.a`, `"Quoted"`.
+    /// A possibly qualified name: `a`, `s.a`, `"Quoted"`, folded and truncated like PostgreSQL.
     fn name(&mut self) -> Option<Name> {
         let mut parts = Vec::new();
         while let Some(Token::Word(w)) = self.peek() {
-            parts.push(if w.quote_style.is_some() { w.value.clone() } else { w.value.to_lowercase() });
+            let folded = if w.quote_style.is_some() { w.value.clone() } else { w.value.to_ascii_lowercase() };
+            parts.push(names::truncate(&folded));
             self.pos += 1;
             if !self.eat_token(&Token::Period) {
                 break;
             }
         }
         (!parts.is_empty()).then(|| names::qualified(&parts))
+    }
+
+    /// A name followed by an argument list, as `COMMENT ON FUNCTION f(int, text)` writes it.
+    fn name_with_arguments(&mut self) -> Option<Name> {
+        let name = self.name()?;
+        if self.peek() == Some(&Token::LParen) {
+            self.parenthesized_list()?;
+        }
+        Some(name)
     }
 
     /// The tokens inside the next balanced `( … )`, split on top-level commas.
@@ -100,6 +127,21 @@ impl<'a> Cursor<'a> {
         self.pos = self.tokens.len();
         text
     }
+
+    /// Skips one value: a word, number or string, possibly signed, or a parenthesized list.
+    fn skip_value(&mut self) -> bool {
+        if self.peek() == Some(&Token::LParen) {
+            return self.parenthesized_list().is_some();
+        }
+        self.eat_token(&Token::Minus);
+        match self.peek() {
+            Some(Token::Word(_) | Token::Number(_, _) | Token::SingleQuotedString(_)) => {
+                self.pos += 1;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 fn join(tokens: &[&Token]) -> String {
@@ -117,10 +159,16 @@ fn join(tokens: &[&Token]) -> String {
     out
 }
 
+fn parse_one(text: &str) -> Option<sqlparser::ast::Statement> {
+    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, text).ok()?;
+    (statements.len() == 1).then(|| statements.remove(0))
+}
+
 const KEY_SUFFIXES: &[&str] = &["ASC", "DESC", "NULLS", "FIRST", "LAST"];
 
-/// One index key from its tokens: a column or a normalized expression; sort options dropped.
-fn index_key(tokens: &[&Token]) -> IndexKey {
+/// One index key from its tokens: a column or a normalized expression; sort options and the
+/// operator class dropped. Also the name PostgreSQL derives from it.
+fn index_key(tokens: &[&Token]) -> (IndexKey, Name) {
     let mut end = tokens.len();
     while end > 1 {
         match tokens[end - 1] {
@@ -130,10 +178,14 @@ fn index_key(tokens: &[&Token]) -> IndexKey {
             _ => break,
         }
     }
+    // `col opclass`: a trailing word after a complete key is its operator class.
+    if end == 2 && matches!(tokens[0], Token::Word(_)) && matches!(tokens[1], Token::Word(_)) {
+        end = 1;
+    }
     let text = join(&tokens[..end]);
     match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-        Ok(expr) => super::from_ast::index_key(&expr),
-        Err(_) => IndexKey::Expression(names::text(&text)),
+        Ok(expr) => (super::from_ast::index_key(&expr), super::from_ast::key_name(&expr)),
+        Err(_) => (IndexKey::Expression(names::text(&text)), "expr".into()),
     }
 }
 
@@ -144,11 +196,8 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let concurrently = c.eat(&["CONCURRENTLY"]);
     let if_not_exists = c.eat(&["IF", "NOT", "EXISTS"]);
-    let name = if c.peek_word().as_deref() == Some("ON") {
-        None
-    } else {
-        c.name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string())
-    };
+    let name =
+        if c.peek_word().as_deref() == Some("ON") { None } else { c.name().map(|n| names::split(&n).1.to_string()) };
     if !c.eat(&["ON"]) {
         return None;
     }
@@ -157,12 +206,17 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
     if c.eat(&["USING"]) {
         c.name();
     }
-    let keys = c.parenthesized_list()?.iter().map(|k| index_key(k)).collect();
+    let (keys, mut raw_names): (Vec<IndexKey>, Vec<Name>) =
+        c.parenthesized_list()?.iter().map(|k| index_key(k)).unzip();
     let mut nulls_not_distinct = false;
     let mut predicate = None;
     while let Some(word) = c.peek_word() {
         match word.as_str() {
-            "INCLUDE" | "WITH" => {
+            "INCLUDE" => {
+                c.pos += 1;
+                raw_names.extend(c.parenthesized_list()?.iter().map(|k| index_key(k).1));
+            }
+            "WITH" => {
                 c.pos += 1;
                 c.parenthesized_list();
             }
@@ -196,71 +250,178 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
         concurrently,
         if_not_exists,
         keys,
+        key_names: names::index_column_names(&raw_names),
         predicate,
         nulls_not_distinct,
     }))
 }
 
-fn columns(list: Vec<Vec<&Token>>) -> Vec<Name> {
+fn columns(list: Vec<Vec<&Token>>) -> (Vec<Name>, Vec<Name>) {
     list.iter()
-        .map(|k| match index_key(k) {
-            IndexKey::Column(c) => c,
-            IndexKey::Expression(e) => e,
+        .map(|k| {
+            let (key, name) = index_key(k);
+            let column = match key {
+                IndexKey::Column(c) => c,
+                IndexKey::Expression(e) => e,
+            };
+            (column, name)
         })
-        .collect()
+        .unzip()
 }
 
-fn alter_table(c: &mut Cursor) -> Option<Ddl> {
-    let if_exists = c.eat(&["IF", "EXISTS"]);
-    c.eat(&["ONLY"]);
-    let table = c.name()?;
-    let action = if c.eat(&["ADD"]) {
-        let name = if c.eat(&["CONSTRAINT"]) { c.name() } else { None };
-        let kind = if c.eat(&["UNIQUE"]) {
-            let nulls_not_distinct = c.eat(&["NULLS", "NOT", "DISTINCT"]);
-            c.eat(&["NULLS", "DISTINCT"]);
-            if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex { index: c.name()?, primary_key: false }
-            } else {
-                ConstraintKind::Unique { columns: columns(c.parenthesized_list()?), nulls_not_distinct }
-            }
-        } else if c.eat(&["PRIMARY", "KEY"]) {
-            if c.eat(&["USING", "INDEX"]) {
-                ConstraintKind::UsingIndex { index: c.name()?, primary_key: true }
-            } else {
-                ConstraintKind::PrimaryKey { columns: columns(c.parenthesized_list()?) }
-            }
+/// `ADD [CONSTRAINT name] UNIQUE | PRIMARY KEY …` read token by token (sqlparser rejects
+/// `NULLS NOT DISTINCT` here).
+fn add_unique_or_primary_key(c: &mut Cursor) -> Option<AlterAction> {
+    let name = if c.eat(&["CONSTRAINT"]) { c.name() } else { None };
+    let (kind, mut naming) = if c.eat(&["UNIQUE"]) {
+        let nulls_not_distinct = c.eat(&["NULLS", "NOT", "DISTINCT"]);
+        c.eat(&["NULLS", "DISTINCT"]);
+        if c.eat(&["USING", "INDEX"]) {
+            (ConstraintKind::UsingIndex { index: c.name()?, primary_key: false }, Vec::new())
         } else {
-            return Some(Ddl::AlterTable { table, if_exists, actions: vec![AlterAction::Other(c.rest_text())] });
-        };
-        let mut not_valid = false;
-        loop {
-            if c.eat(&["NOT", "VALID"]) {
-                not_valid = true;
-            } else if !(c.eat(&["NOT", "DEFERRABLE"])
-                || c.eat(&["DEFERRABLE"])
-                || c.eat(&["INITIALLY", "DEFERRED"])
-                || c.eat(&["INITIALLY", "IMMEDIATE"]))
-            {
-                break;
-            }
+            let (columns, naming) = columns(c.parenthesized_list()?);
+            (ConstraintKind::Unique { columns, nulls_not_distinct }, naming)
         }
-        AlterAction::AddConstraint(Constraint { name, kind, not_valid })
+    } else if c.eat(&["PRIMARY", "KEY"]) {
+        if c.eat(&["USING", "INDEX"]) {
+            (ConstraintKind::UsingIndex { index: c.name()?, primary_key: true }, Vec::new())
+        } else {
+            let (columns, naming) = columns(c.parenthesized_list()?);
+            (ConstraintKind::PrimaryKey { columns }, naming)
+        }
+    } else {
+        return None;
+    };
+    if c.eat(&["INCLUDE"]) {
+        naming.extend(columns(c.parenthesized_list()?).1);
+    }
+    let mut not_valid = false;
+    loop {
+        if c.eat(&["NOT", "VALID"]) {
+            not_valid = true;
+        } else if !(deferrability(c) || (c.eat(&["USING", "INDEX", "TABLESPACE"]) && c.name().is_some())) {
+            break;
+        }
+    }
+    Some(AlterAction::AddConstraint(Constraint { name, kind, not_valid, naming: names::index_column_names(&naming) }))
+}
+
+/// `[NOT] DEFERRABLE`, `INITIALLY DEFERRED|IMMEDIATE`, `[NO] INHERIT`, `[NOT] ENFORCED`.
+fn deferrability(c: &mut Cursor) -> bool {
+    c.eat(&["NOT", "DEFERRABLE"])
+        || c.eat(&["DEFERRABLE"])
+        || c.eat(&["INITIALLY", "DEFERRED"])
+        || c.eat(&["INITIALLY", "IMMEDIATE"])
+}
+
+/// One `ALTER TABLE` sub-command read token by token.
+fn alter_action(c: &mut Cursor) -> Option<AlterAction> {
+    let start = c.pos;
+    if c.sees(&["ADD"]) {
+        c.pos += 1;
+        c.eat(&["COLUMN"]);
+        if let Some(action) = add_unique_or_primary_key(c) {
+            return Some(action);
+        }
+    } else if c.eat(&["ALTER", "CONSTRAINT"]) {
+        let name = c.name()?;
+        while deferrability(c) {}
+        return Some(AlterAction::AlterConstraint { name });
     } else if c.eat(&["RENAME", "CONSTRAINT"]) {
         let from = c.name()?;
         c.eat(&["TO"]);
-        AlterAction::RenameConstraint { from, to: c.name()? }
+        return Some(AlterAction::RenameConstraint { from, to: c.name()? });
     } else if c.eat(&["RENAME", "TO"]) {
-        AlterAction::RenameTable { to: c.name()? }
+        return Some(AlterAction::RenameTable { to: names::split(&c.name()?).1.to_string() });
     } else if c.eat(&["RENAME"]) {
         c.eat(&["COLUMN"]);
         let from = c.name()?;
         c.eat(&["TO"]);
-        AlterAction::RenameColumn { from, to: c.name()? }
-    } else {
-        AlterAction::Other(c.rest_text())
-    };
-    Some(Ddl::AlterTable { table, if_exists, actions: vec![action] })
+        return Some(AlterAction::RenameColumn { from, to: c.name()? });
+    } else if c.eat(&["ALTER"]) {
+        c.eat(&["COLUMN"]);
+        let column = c.name()?;
+        if c.eat(&["ADD", "GENERATED"]) {
+            c.eat(&["ALWAYS"]);
+            c.eat(&["BY", "DEFAULT"]);
+            if !c.eat(&["AS", "IDENTITY"]) {
+                return None;
+            }
+            if c.peek() == Some(&Token::LParen) {
+                c.parenthesized_list()?;
+            }
+            return Some(AlterAction::AddIdentity { column });
+        }
+        if c.eat(&["DROP", "IDENTITY"]) {
+            c.eat(&["IF", "EXISTS"]);
+            return Some(AlterAction::DropIdentity { column });
+        }
+    } else if c.eat(&["DETACH", "PARTITION"]) {
+        let partition = c.name()?;
+        let concurrently = c.eat(&["CONCURRENTLY"]);
+        c.eat(&["FINALIZE"]);
+        return Some(AlterAction::DetachPartition { partition, concurrently });
+    } else if c.eat(&["ATTACH", "PARTITION"]) {
+        let partition = c.name()?;
+        c.rest_text();
+        return Some(AlterAction::AttachPartition { partition });
+    }
+    c.pos = start;
+    Some(AlterAction::Other(c.rest_text()))
+}
+
+/// The sub-commands of an `ALTER TABLE`, split on top-level commas.
+fn split_actions<'a>(tokens: &[&'a Token]) -> Vec<Vec<&'a Token>> {
+    let mut depth = 0;
+    let mut out = vec![Vec::new()];
+    for token in tokens {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => {
+                out.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().unwrap().push(*token);
+    }
+    out.into_iter().filter(|a| !a.is_empty()).collect()
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] t action, …`: each sub-command through sqlparser alone when
+/// it can read it, else token by token.
+fn alter_table(c: &mut Cursor) -> Option<Ddl> {
+    let if_exists = c.eat(&["IF", "EXISTS"]);
+    c.eat(&["ONLY"]);
+    let table_start = c.pos;
+    let table = c.name()?;
+    let table_text = join(&c.tokens[table_start..c.pos]);
+    let mut actions = Vec::new();
+    for action in split_actions(&c.tokens[c.pos..]) {
+        let parsed =
+            parse_one(&format!("ALTER TABLE {table_text} {}", join(&action))).and_then(|s| match super::from_ast::ddl(
+                &s, "",
+            ) {
+                Ddl::AlterTable { mut actions, .. } if actions.len() == 1 => actions.pop(),
+                _ => None,
+            });
+        let action = match parsed {
+            Some(action) => action,
+            None => {
+                let mut sub = Cursor::from_tokens(action);
+                let read = alter_action(&mut sub)?;
+                if !sub.at_end() {
+                    AlterAction::Other(join(&sub.tokens))
+                } else {
+                    read
+                }
+            }
+        };
+        actions.push(action);
+    }
+    c.pos = c.tokens.len();
+    Some(Ddl::AlterTable { table, if_exists, actions })
 }
 
 fn drop_index(c: &mut Cursor) -> Option<Ddl> {
@@ -275,13 +436,302 @@ fn drop_index(c: &mut Cursor) -> Option<Ddl> {
     Some(Ddl::Drop { kind: ObjectKind::Index, names, if_exists, concurrently, cascade })
 }
 
+fn drop_statistics(c: &mut Cursor) -> Option<Ddl> {
+    let if_exists = c.eat(&["IF", "EXISTS"]);
+    let mut names = vec![c.name()?];
+    while c.eat_token(&Token::Comma) {
+        names.push(c.name()?);
+    }
+    let cascade = c.eat(&["CASCADE"]);
+    c.eat(&["RESTRICT"]);
+    Some(Ddl::Drop { kind: ObjectKind::Statistics, names, if_exists, concurrently: false, cascade })
+}
+
 fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
-    c.eat(&["IF", "EXISTS"]);
+    let if_exists = c.eat(&["IF", "EXISTS"]);
     let from = c.name()?;
     if !c.eat(&["RENAME", "TO"]) {
         return None;
     }
-    Some(Ddl::Rename { kind, from, to: c.name()? })
+    Some(Ddl::Rename { kind, from, to: names::split(&c.name()?).1.to_string(), if_exists })
+}
+
+/// `ALTER INDEX [IF EXISTS] name RENAME TO … | SET (…) | RESET (…) | SET TABLESPACE … |
+/// ATTACH PARTITION … | ALTER [COLUMN] n SET STATISTICS …`.
+fn alter_index(c: &mut Cursor) -> Option<Ddl> {
+    let start = c.pos;
+    if let Some(rename) = rename(c, ObjectKind::Index) {
+        return Some(rename);
+    }
+    c.pos = start;
+    c.eat(&["IF", "EXISTS"]);
+    let name = c.name()?;
+    let action = if c.eat(&["ATTACH", "PARTITION"]) {
+        c.name()?;
+        IndexAction::AttachPartition
+    } else if c.eat(&["SET", "TABLESPACE"]) {
+        c.name()?;
+        IndexAction::SetTablespace
+    } else if (c.eat(&["SET"]) || c.eat(&["RESET"])) && c.peek() == Some(&Token::LParen) {
+        c.parenthesized_list()?;
+        IndexAction::Options
+    } else if c.eat(&["ALTER"]) {
+        c.eat(&["COLUMN"]);
+        c.skip_value();
+        if !(c.eat(&["SET", "STATISTICS"]) && c.skip_value()) {
+            return None;
+        }
+        IndexAction::Options
+    } else {
+        return None;
+    };
+    Some(Ddl::AlterIndex { name, action })
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name option …`: every option PostgreSQL 15 accepts.
+fn alter_sequence(c: &mut Cursor) -> Option<Ddl> {
+    let start = c.pos;
+    if let Some(rename) = rename(c, ObjectKind::Sequence) {
+        return Some(rename);
+    }
+    c.pos = start;
+    let if_exists = c.eat(&["IF", "EXISTS"]);
+    let name = c.name()?;
+    let mut owned_by = None;
+    while !c.at_end() {
+        if c.eat(&["OWNED", "BY"]) {
+            owned_by = Some(if c.eat(&["NONE"]) {
+                None
+            } else {
+                let column = c.name()?;
+                let (table, column) = column.rsplit_once('.')?;
+                Some((table.to_string(), column.to_string()))
+            });
+        } else if c.eat(&["AS"]) || c.eat(&["OWNER", "TO"]) || c.eat(&["SET", "SCHEMA"]) {
+            c.name()?;
+        } else if c.eat(&["RESTART"]) {
+            if c.eat(&["WITH"]) || matches!(c.peek(), Some(Token::Number(_, _) | Token::Minus)) {
+                c.skip_value();
+            }
+        } else if c.eat(&["INCREMENT"]) || c.eat(&["START"]) {
+            c.eat(&["BY"]);
+            c.eat(&["WITH"]);
+            c.skip_value();
+        } else if c.eat(&["MINVALUE"]) || c.eat(&["MAXVALUE"]) || c.eat(&["CACHE"]) {
+            c.skip_value();
+        } else if !(c.eat(&["NO", "MINVALUE"])
+            || c.eat(&["NO", "MAXVALUE"])
+            || c.eat(&["NO", "CYCLE"])
+            || c.eat(&["CYCLE"])
+            || c.eat(&["SET", "LOGGED"])
+            || c.eat(&["SET", "UNLOGGED"]))
+        {
+            return None;
+        }
+    }
+    Some(Ddl::AlterSequence { name, if_exists, owned_by })
+}
+
+/// `CREATE STATISTICS [IF NOT EXISTS] [name] [(kinds)] ON columns FROM table`.
+fn create_statistics(c: &mut Cursor) -> Option<Ddl> {
+    let if_not_exists = c.eat(&["IF", "NOT", "EXISTS"]);
+    let name = if c.sees(&["ON"]) { None } else { c.name() };
+    if c.peek() == Some(&Token::LParen) {
+        c.parenthesized_list()?;
+    }
+    if !c.eat(&["ON"]) {
+        return None;
+    }
+    while !c.at_end() && !c.sees(&["FROM"]) {
+        if c.peek() == Some(&Token::LParen) {
+            c.parenthesized_list()?;
+        } else {
+            c.pos += 1;
+        }
+    }
+    if !c.eat(&["FROM"]) {
+        return None;
+    }
+    Some(Ddl::CreateStatistics { name, table: c.name()?, if_not_exists })
+}
+
+/// Object kinds `COMMENT ON` accepts that take an argument list (`FUNCTION f(int)`).
+const COMMENT_ROUTINES: &[&str] = &["FUNCTION", "PROCEDURE", "ROUTINE", "AGGREGATE"];
+/// Object kinds named `… name ON table`.
+const COMMENT_ON_TABLE: &[&str] = &["TRIGGER", "POLICY", "RULE"];
+
+/// `COMMENT ON <kind> <name> [ON table] IS '…' | NULL`.
+fn comment(c: &mut Cursor) -> Option<Ddl> {
+    let target = if c.eat(&["CONSTRAINT"]) {
+        let name = c.name()?;
+        c.eat(&["ON"]);
+        c.eat(&["DOMAIN"]);
+        CommentTarget::Constraint { table: c.name()?, name }
+    } else if c.eat(&["MATERIALIZED", "VIEW"]) {
+        CommentTarget::Relation { kind: ObjectKind::MaterializedView, name: c.name()? }
+    } else if c.eat(&["FOREIGN", "TABLE"]) {
+        CommentTarget::Relation { kind: ObjectKind::Table, name: c.name()? }
+    } else {
+        let kind = c.peek_word()?;
+        c.pos += 1;
+        match kind.as_str() {
+            "TABLE" => CommentTarget::Relation { kind: ObjectKind::Table, name: c.name()? },
+            "VIEW" => CommentTarget::Relation { kind: ObjectKind::View, name: c.name()? },
+            "INDEX" => CommentTarget::Relation { kind: ObjectKind::Index, name: c.name()? },
+            "SEQUENCE" => CommentTarget::Relation { kind: ObjectKind::Sequence, name: c.name()? },
+            "COLUMN" => {
+                let full = c.name()?;
+                let (table, column) = full.rsplit_once('.')?;
+                CommentTarget::Column { table: table.to_string(), column: column.to_string() }
+            }
+            k if COMMENT_ROUTINES.contains(&k) => {
+                CommentTarget::Other { kind: kind.clone(), name: c.name_with_arguments()? }
+            }
+            k if COMMENT_ON_TABLE.contains(&k) => {
+                let name = c.name()?;
+                if !c.eat(&["ON"]) {
+                    return None;
+                }
+                let table = c.name()?;
+                CommentTarget::Other { kind: kind.clone(), name: format!("{name} ON {table}") }
+            }
+            "CAST" => {
+                let inner = c.parenthesized_list()?;
+                CommentTarget::Other { kind, name: inner.iter().map(|t| join(t)).collect::<Vec<_>>().join(", ") }
+            }
+            _ => CommentTarget::Other { kind, name: c.name()? },
+        }
+    };
+    if !c.eat(&["IS"]) {
+        return None;
+    }
+    if !(c.eat(&["NULL"]) || matches!(c.peek(), Some(Token::SingleQuotedString(_) | Token::DollarQuotedString(_)))) {
+        return None;
+    }
+    if !c.sees(&["NULL"]) {
+        c.pos += 1;
+    }
+    Some(Ddl::Comment(target))
+}
+
+/// `REINDEX [(options)] INDEX|TABLE|SCHEMA|DATABASE|SYSTEM [CONCURRENTLY] name`.
+fn reindex(c: &mut Cursor) -> Option<Ddl> {
+    let mut concurrently = false;
+    if c.peek() == Some(&Token::LParen) {
+        for option in c.parenthesized_list()? {
+            let words: Vec<String> = option.iter().map(|t| t.to_string().to_uppercase()).collect();
+            if words.first().is_some_and(|w| w == "CONCURRENTLY") {
+                concurrently = !words.get(1).is_some_and(|v| v == "FALSE" || v == "OFF" || v == "0");
+            }
+        }
+    }
+    let kind = match c.peek_word()?.as_str() {
+        "INDEX" => ReindexKind::Index,
+        "TABLE" => ReindexKind::Table,
+        "SCHEMA" => ReindexKind::Schema,
+        "DATABASE" => ReindexKind::Database,
+        "SYSTEM" => ReindexKind::System,
+        _ => return None,
+    };
+    c.pos += 1;
+    concurrently |= c.eat(&["CONCURRENTLY"]);
+    let name = c.name().unwrap_or_default();
+    Some(Ddl::Reindex { kind, name, concurrently })
+}
+
+/// Removes the tokens `skip` selects and hands the rest to sqlparser.
+fn reparse_without(tokens: &[&Token], skip: impl Fn(&[&Token], usize) -> usize) -> Option<Ddl> {
+    let mut kept: Vec<&Token> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    let mut removed = false;
+    while i < tokens.len() {
+        let n = skip(tokens, i);
+        if n > 0 {
+            i += n;
+            removed = true;
+        } else {
+            kept.push(tokens[i]);
+            i += 1;
+        }
+    }
+    if !removed {
+        return None;
+    }
+    let leading = leading_words(&kept);
+    parse_one(&join(&kept)).map(|s| super::from_ast::ddl(&s, &leading))
+}
+
+fn word_at(tokens: &[&Token], i: usize, word: &str) -> bool {
+    matches!(tokens.get(i), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// Clauses that do not change what Sluice knows about a statement, and that sqlparser rejects.
+fn reparse_without_noise(tokens: &[&Token]) -> Option<Ddl> {
+    let n = tokens.len();
+    // `CREATE MATERIALIZED VIEW … AS … WITH [NO] DATA`, `CREATE TABLE … AS … WITH [NO] DATA`.
+    let with_data = reparse_without(tokens, |t, i| {
+        if i + 2 == n && word_at(t, i, "WITH") && word_at(t, i + 1, "DATA") {
+            2
+        } else if i + 3 == n && word_at(t, i, "WITH") && word_at(t, i + 1, "NO") && word_at(t, i + 2, "DATA") {
+            3
+        } else {
+            0
+        }
+    });
+    if with_data.is_some() {
+        return with_data;
+    }
+    // `(LIKE source INCLUDING ALL EXCLUDING INDEXES)`: the options only say what else to copy.
+    if word_at(tokens, 0, "CREATE") {
+        let like = reparse_without(tokens, |t, i| {
+            if (word_at(t, i, "INCLUDING") || word_at(t, i, "EXCLUDING")) && i + 1 < n {
+                2
+            } else {
+                0
+            }
+        });
+        if let Some(Ddl::CreateTable { mut lineage, name, if_not_exists, columns, constraints, from_query }) = like {
+            // What `INCLUDING … / EXCLUDING …` say to copy besides the columns, in order.
+            for i in 0..tokens.len() {
+                let including = word_at(tokens, i, "INCLUDING");
+                if !(including || word_at(tokens, i, "EXCLUDING")) {
+                    continue;
+                }
+                let what = tokens.get(i + 1).map(|t| t.to_string().to_ascii_uppercase()).unwrap_or_default();
+                if what == "ALL" || what == "INDEXES" {
+                    lineage.like_indexes = including;
+                }
+                if what == "ALL" || what == "CONSTRAINTS" {
+                    lineage.like_constraints = including;
+                }
+            }
+            return Some(Ddl::CreateTable { name, if_not_exists, columns, constraints, from_query, lineage });
+        }
+        // `CREATE INDEX … ON ONLY parent`: the index on the partitioned table alone.
+        return reparse_without(tokens, |t, i| {
+            usize::from(
+                word_at(t, i, "ONLY")
+                    && i > 0
+                    && word_at(t, i - 1, "ON")
+                    && t.iter().take(i).all(|x| *x != &Token::LParen),
+            )
+        });
+    }
+    None
+}
+
+fn leading_words(tokens: &[&Token]) -> String {
+    tokens
+        .iter()
+        .map_while(|t| match t {
+            Token::Word(w) if w.quote_style.is_none() && w.keyword != sqlparser::keywords::Keyword::NoKeyword => {
+                Some(w.value.to_uppercase())
+            }
+            _ => None,
+        })
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What the recognizer made of a statement.
@@ -292,36 +742,61 @@ pub struct Recognized {
     pub complete: bool,
 }
 
+/// Whether Sluice knows what the recognized statement does: its locks and its effect on the model.
+fn understood(ddl: &Ddl) -> bool {
+    match ddl {
+        Ddl::Other(_) => false,
+        Ddl::AlterTable { actions, .. } => actions.iter().all(|a| match a {
+            AlterAction::Other(text) => other_action_lock(text).is_some(),
+            AlterAction::AddConstraint(c) => c.kind != ConstraintKind::Other,
+            _ => true,
+        }),
+        _ => true,
+    }
+}
+
 /// Recognizes what it can of a statement sqlparser rejected.
 pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
     let mut c = Cursor::new(tokens);
     let leading = leading_keywords(tokens);
-    let recognized = if c.eat(&["CREATE"]) {
+    if let Some(ddl) = reparse_without_noise(&c.tokens) {
+        let complete = understood(&ddl);
+        return Recognized { ddl, complete };
+    }
+    let recognized = if c.eat(&["CREATE", "STATISTICS"]) {
+        create_statistics(&mut c)
+    } else if c.eat(&["CREATE"]) {
         create_index(&mut c)
     } else if c.eat(&["ALTER", "TABLE"]) {
         alter_table(&mut c)
     } else if c.eat(&["DROP", "INDEX"]) {
         drop_index(&mut c)
+    } else if c.eat(&["DROP", "STATISTICS"]) {
+        drop_statistics(&mut c)
     } else if c.eat(&["ALTER", "INDEX"]) {
-        rename(&mut c, ObjectKind::Index)
+        alter_index(&mut c)
     } else if c.eat(&["ALTER", "SEQUENCE"]) {
-        rename(&mut c, ObjectKind::Sequence)
+        alter_sequence(&mut c)
     } else if c.eat(&["ALTER", "VIEW"]) {
         rename(&mut c, ObjectKind::View)
+    } else if c.eat(&["ALTER", "MATERIALIZED", "VIEW"]) {
+        rename(&mut c, ObjectKind::MaterializedView)
+    } else if c.eat(&["COMMENT", "ON"]) {
+        comment(&mut c)
     } else if c.eat(&["REINDEX"]) {
-        c.parenthesized_list();
-        c.name();
-        let concurrently = c.eat(&["CONCURRENTLY"]);
-        Some(Ddl::Reindex { concurrently, target: c.rest_text() })
+        reindex(&mut c)
+    } else if c.eat(&["DO"]) {
+        // The body is read by `plpgsql`; the statement itself is only the block.
+        c.eat(&["LANGUAGE"]).then(|| c.name());
+        if matches!(c.peek(), Some(Token::DollarQuotedString(_) | Token::SingleQuotedString(_))) {
+            c.pos += 1;
+        }
+        c.eat(&["LANGUAGE"]).then(|| c.name());
+        Some(Ddl::Do)
     } else {
         None
     };
-    let understood = match &recognized {
-        Some(Ddl::Reindex { .. }) | None => false,
-        Some(Ddl::AlterTable { actions, .. }) => !actions.iter().any(|a| matches!(a, AlterAction::Other(_))),
-        Some(_) => true,
-    };
-    let complete = understood && c.pos >= c.tokens.len();
+    let complete = recognized.as_ref().is_some_and(understood) && c.at_end();
     Recognized { ddl: recognized.unwrap_or(Ddl::Other(leading)), complete }
 }
 
@@ -347,23 +822,100 @@ mod tests {
     use super::*;
     use sqlparser::tokenizer::Tokenizer;
 
+    fn tokens(sql: &str) -> Vec<TokenWithSpan> {
+        Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap()
+    }
+
     fn rec(sql: &str) -> Ddl {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
-        recognize(&tokens).ddl
+        recognize(&tokens(sql)).ddl
     }
 
     fn complete(sql: &str) -> bool {
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
-        recognize(&tokens).complete
+        recognize(&tokens(sql)).complete
     }
 
     #[test]
     fn knows_when_it_understood_everything() {
         assert!(complete("DROP INDEX CONCURRENTLY IF EXISTS a, b CASCADE"));
         assert!(complete("ALTER TABLE t ADD CONSTRAINT c UNIQUE NULLS NOT DISTINCT (a) DEFERRABLE INITIALLY DEFERRED"));
-        assert!(!complete("ALTER TABLE t ALTER CONSTRAINT c DEFERRABLE"));
+        assert!(complete("ALTER TABLE t ALTER CONSTRAINT c DEFERRABLE"));
         assert!(!complete("DROP INDEX CONCURRENTLY a WITH (x)"));
-        assert!(!complete("DO $$ BEGIN END $$"));
+        assert!(!complete("CREATE FOOBAR x"));
+        assert!(!complete("ALTER TABLE t FROBNICATE"));
+    }
+
+    #[test]
+    fn statements_seen_in_real_histories_are_understood() {
+        for sql in [
+            "ALTER TABLE t ALTER CONSTRAINT t_fk NOT DEFERRABLE",
+            "ALTER TABLE t ALTER CONSTRAINT t_fk DEFERRABLE INITIALLY IMMEDIATE",
+            "ALTER SEQUENCE s RESTART WITH 10",
+            "ALTER SEQUENCE s RESTART",
+            "ALTER SEQUENCE s AS bigint",
+            "ALTER SEQUENCE s OWNED BY t.a",
+            "ALTER SEQUENCE IF EXISTS s MAXVALUE 100 NO CYCLE INCREMENT BY 2 CACHE 10",
+            "ALTER SEQUENCE s OWNED BY NONE",
+            "CREATE STATISTICS st ON a, b FROM t",
+            "CREATE STATISTICS IF NOT EXISTS st (dependencies, ndistinct) ON a, (lower(b)) FROM app.t",
+            "COMMENT ON FUNCTION f(int, text) IS 'x'",
+            "COMMENT ON CONSTRAINT c ON t IS 'x'",
+            "COMMENT ON TRIGGER tr ON t IS NULL",
+            "ALTER TABLE t ALTER a ADD GENERATED ALWAYS AS IDENTITY (START WITH 10)",
+            "ALTER TABLE t ALTER COLUMN a DROP IDENTITY IF EXISTS",
+            "ALTER TABLE t ALTER COLUMN a SET STATISTICS 100, ALTER CONSTRAINT c DEFERRABLE",
+            "ALTER TABLE t ALTER COLUMN a SET STORAGE PLAIN",
+            "REINDEX TABLE t",
+            "REINDEX (VERBOSE) INDEX CONCURRENTLY i",
+            "CREATE MATERIALIZED VIEW mv AS SELECT a FROM t WITH NO DATA",
+            "CREATE TABLE t2 (LIKE t INCLUDING ALL)",
+            "CREATE INDEX i ON ONLY p (a)",
+            "ALTER INDEX IF EXISTS i RENAME TO j",
+            "ALTER INDEX p_i ATTACH PARTITION p1_i",
+            "ALTER INDEX i SET (fillfactor = 80)",
+            "DROP STATISTICS IF EXISTS st",
+        ] {
+            assert!(complete(sql), "{sql}: {:?}", rec(sql));
+        }
+    }
+
+    #[test]
+    fn alter_table_keeps_every_sub_command() {
+        let Ddl::AlterTable { table, actions, .. } =
+            rec("ALTER TABLE ONLY app.t ALTER CONSTRAINT c DEFERRABLE, ADD COLUMN n int DEFAULT 0, ALTER a SET STATISTICS 50")
+        else {
+            panic!()
+        };
+        assert_eq!(table, "app.t");
+        assert_eq!(actions.len(), 3);
+        assert_eq!(actions[0], AlterAction::AlterConstraint { name: "c".into() });
+        assert!(matches!(&actions[1], AlterAction::AddColumn { column, .. } if column.name == "n"));
+        assert!(
+            matches!(&actions[2], AlterAction::Other(text) if other_action_lock(text) == Some(Lock::ShareUpdateExclusive))
+        );
+    }
+
+    #[test]
+    fn sequences_record_their_owner() {
+        assert_eq!(
+            rec("ALTER SEQUENCE users_id_seq OWNED BY users.id"),
+            Ddl::AlterSequence {
+                name: "users_id_seq".into(),
+                if_exists: false,
+                owned_by: Some(Some(("users".into(), "id".into())))
+            }
+        );
+    }
+
+    #[test]
+    fn reindex_kinds_and_options() {
+        assert_eq!(
+            rec("REINDEX (CONCURRENTLY) TABLE app.t"),
+            Ddl::Reindex { kind: ReindexKind::Table, name: "app.t".into(), concurrently: true }
+        );
+        assert_eq!(
+            rec("REINDEX INDEX i"),
+            Ddl::Reindex { kind: ReindexKind::Index, name: "i".into(), concurrently: false }
+        );
     }
 
     #[test]
@@ -381,6 +933,7 @@ mod tests {
                     nulls_not_distinct: true
                 },
                 not_valid: false,
+                naming: vec!["site_id".into(), "species_code".into()],
             })]
         );
     }
@@ -401,17 +954,28 @@ mod tests {
 
     #[test]
     fn create_index_with_expressions_and_predicate() {
-        let Ddl::CreateIndex(index) = rec("CREATE UNIQUE INDEX CONCURRENTLY u_email ON users USING btree (lower(email) DESC, id) WHERE deleted_at IS NULL") else {
+        let Ddl::CreateIndex(index) = rec("CREATE UNIQUE INDEX CONCURRENTLY u_email ON users USING btree (lower(email) DESC, id) INCLUDE (a) NULLS NOT DISTINCT WHERE deleted_at IS NULL") else {
             panic!()
         };
         assert!(index.unique && index.concurrently);
         assert_eq!(index.keys, vec![IndexKey::Expression("lower(email)".into()), IndexKey::Column("id".into())]);
+        assert_eq!(index.key_names, vec!["lower", "id", "a"]);
         assert_eq!(index.predicate.as_deref(), Some("deleted_at is null"));
     }
 
     #[test]
+    fn long_names_are_truncated_like_postgres() {
+        let Ddl::Drop { names, .. } =
+            rec("DROP INDEX CONCURRENTLY idx_post_aggregates_featured_community_newest_comment_time_necro_extra")
+        else {
+            panic!()
+        };
+        assert_eq!(names, vec!["idx_post_aggregates_featured_community_newest_comment_time_necr"]);
+    }
+
+    #[test]
     fn unknown_statements_keep_their_keywords() {
-        assert_eq!(rec("CREATE STATISTICS s ON a, b FROM t"), Ddl::Other("CREATE STATISTICS".into()));
-        assert_eq!(rec("DO $$ BEGIN END $$"), Ddl::Other("DO".into()));
+        assert_eq!(rec("CREATE FOOBAR s ON a, b FROM t"), Ddl::Other("CREATE".into()));
+        assert_eq!(rec("DO $$ BEGIN END $$"), Ddl::Do);
     }
 }

@@ -308,7 +308,7 @@ pub(crate) fn example_migration(
     in_transaction: bool,
 ) -> crate::lint::MigrationSource {
     if !dbmate::is_dbmate_file(sql) {
-        return crate::lint::MigrationSource::whole_file(migration, name, sql, in_transaction);
+        return crate::lint::MigrationSource::whole_text(migration, name, sql, in_transaction);
     }
     let tree = testing::MemTree::new(&[(name, sql)]);
     let script = dbmate::Dbmate

@@ -1,0 +1,213 @@
+//! Finding a repository's migration directory (and the tool that runs it) and its query
+//! directories.
+//!
+//! Well-known places are tried first, relative to the directory `sluice init` runs in; only
+//! when none holds SQL migrations is the tree searched for directories with those names
+//! (monorepos: `services/api/db/migrations`). Several candidates are an error that lists
+//! them: guessing wrong would lint the wrong history. Which tool runs the directory is what
+//! `sluice lint` would detect (`schema::migrations::detect`), unless `--layout` says.
+
+use crate::config::Layout;
+use crate::error::{Error, Result};
+use crate::schema::migrations;
+use crate::schema::tools::{self, DiskTree};
+use std::path::{Path, PathBuf};
+
+/// Where migration tools keep their SQL, relative to the project root: `migrations/` (sqlx,
+/// refinery, Atlas, goose, golang-migrate, diesel), `db/migrations` (dbmate, goose), Rails-style
+/// `db/migrate`, Prisma, Drizzle, Supabase, Flyway's and Liquibase's Maven/Gradle defaults.
+/// A Sqitch project is the directory holding `sqitch.plan`, wherever it is.
+pub const MIGRATION_DIRS: &[&str] = &[
+    "migrations",
+    "db/migrations",
+    "db/migrate",
+    "sql/migrations",
+    "database/migrations",
+    "prisma/migrations",
+    "drizzle",
+    "supabase/migrations",
+    "db/changelog",
+    "src/main/resources/db/migration",
+    "src/main/resources/db/changelog",
+];
+
+const SQITCH_PLAN: &str = "sqitch.plan";
+
+/// Where applications commonly keep the SQL they run (sqlc, yesql, hand-written query files).
+pub const QUERY_DIRS: &[&str] = &["queries", "sql", "db/queries", "sql/queries"];
+
+/// How deep the fallback search looks for migration directories.
+const SEARCH_DEPTH: usize = 6;
+
+/// A migration directory and what Sluice recognises in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationDir {
+    /// Relative to the project root (`.` for the root itself).
+    pub path: PathBuf,
+    /// The tool that runs it.
+    pub layout: Layout,
+    /// Why that tool: the marker found, or "set by --layout".
+    pub reason: String,
+    /// Migrations the tool would apply.
+    pub migrations: usize,
+}
+
+/// The migration directory: `explicit` when given, else the one candidate found.
+pub fn migration_dir(root: &Path, explicit: Option<&Path>, layout: Layout) -> Result<MigrationDir> {
+    if let Some(dir) = explicit {
+        let relative = relative_to(root, dir);
+        if !root.join(&relative).is_dir() {
+            return Err(Error::Usage(format!("--migrations {}: no such directory", dir.display())));
+        }
+        return describe(root, relative, layout);
+    }
+    let mut well_known: Vec<PathBuf> =
+        MIGRATION_DIRS.iter().map(PathBuf::from).filter(|dir| holds_migrations(root, dir)).collect();
+    if root.join(SQITCH_PLAN).is_file() {
+        well_known.insert(0, PathBuf::new());
+    }
+    let candidates = if well_known.is_empty() { search(root)? } else { well_known };
+    match candidates.as_slice() {
+        [] => Err(Error::Usage(format!(
+            "no directory of SQL migrations found under {} (looked for {}, a sqitch.plan, and directories \
+             with those names below them); pass --migrations DIR. If your migrations are not SQL (Rails, \
+             Django, Alembic), dump the schema with `pg_dump --schema-only` and point `[migrations] \
+             schema_dump` at it.",
+            root.display(),
+            MIGRATION_DIRS.join(", ")
+        ))),
+        [one] => describe(root, one.clone(), layout),
+        several => {
+            let listed = several
+                .iter()
+                .map(|dir| match describe(root, dir.clone(), layout) {
+                    Ok(found) => format!("  {}  ({})", display(&found.path), found.summary()),
+                    Err(_) => format!("  {}  (the migration tool is unclear: --layout names it)", display(dir)),
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            Err(Error::Usage(format!(
+                "several migration directories found; pick one with `sluice init --migrations DIR`:\n{listed}"
+            )))
+        }
+    }
+}
+
+impl MigrationDir {
+    /// `flyway layout, 12 migration(s)`.
+    pub fn summary(&self) -> String {
+        format!("{} layout, {} migration(s)", self.layout_name(), self.migrations)
+    }
+
+    /// The `layout` value in sluice.toml.
+    pub fn layout_name(&self) -> &'static str {
+        tools::layout_name(self.layout)
+    }
+}
+
+/// Which tool runs the directory (as `sluice lint` detects it, or `layout` when set) and how
+/// many migrations it would apply. An ambiguous directory is the detection's error.
+fn describe(root: &Path, path: PathBuf, layout: Layout) -> Result<MigrationDir> {
+    let dir = root.join(&path);
+    let detection = match layout {
+        Layout::Auto => migrations::detect(&dir, root).map_err(|e| match e {
+            Error::Usage(message) => Error::Usage(format!("{message} (with `sluice init`: --layout NAME)")),
+            other => other,
+        })?,
+        chosen => tools::resolve(chosen, &DiskTree::open(&dir, root, root)?)?,
+    };
+    let migrations = detection.tool.order(&DiskTree::open(&dir, root, root)?)?.migrations.len();
+    let reason = if layout == Layout::Auto { detection.reason.clone() } else { "set by --layout".to_string() };
+    Ok(MigrationDir { path, layout: detection.layout(), reason, migrations })
+}
+
+/// Whether `dir` (relative to `root`) holds `.sql` files or is a Sqitch project.
+fn holds_migrations(root: &Path, dir: &Path) -> bool {
+    let absolute = root.join(dir);
+    absolute.join(SQITCH_PLAN).is_file()
+        || (absolute.is_dir()
+            && migrations::list_files(&absolute)
+                .is_ok_and(|files| files.iter().any(|f| f.extension().is_some_and(|e| e == "sql"))))
+}
+
+/// Directories below `root` whose path ends like a well-known migration directory and that
+/// hold SQL, or that hold a `sqitch.plan`; the outermost of nested matches. Honours
+/// `.gitignore`; skips hidden directories and dependency folders.
+fn search(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .max_depth(Some(SEARCH_DEPTH))
+        .hidden(true)
+        .git_ignore(true)
+        .require_git(false)
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target" | "vendor")))
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", root.display())))?;
+        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
+        let named_like =
+            MIGRATION_DIRS.iter().any(|known| relative.ends_with(known)) || entry.path().join(SQITCH_PLAN).is_file();
+        let inside_found = found.iter().any(|outer| relative.starts_with(outer));
+        if named_like && !inside_found && holds_migrations(root, relative) {
+            found.push(relative.to_path_buf());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The query directories: `explicit` when given, else the well-known ones holding `.sql` files
+/// other than the migrations. Returns them and warnings about directories left out.
+pub fn query_dirs(root: &Path, explicit: &[PathBuf], migrations: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    if !explicit.is_empty() {
+        let mut dirs = Vec::new();
+        for dir in explicit {
+            let relative = relative_to(root, dir);
+            if !root.join(&relative).is_dir() {
+                return Err(Error::Usage(format!("--queries {}: no such directory", dir.display())));
+            }
+            dirs.push(relative);
+        }
+        return Ok((dirs, Vec::new()));
+    }
+    let mut dirs = Vec::new();
+    let mut warnings = Vec::new();
+    for candidate in QUERY_DIRS.iter().map(PathBuf::from) {
+        let absolute = root.join(&candidate);
+        let nested = dirs.iter().any(|d: &PathBuf| candidate.starts_with(d));
+        if nested || candidate.starts_with(migrations) || !absolute.is_dir() {
+            continue;
+        }
+        let files = migrations::query_files(std::slice::from_ref(&absolute))?;
+        let (inside, outside): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            files.iter().partition(|f| f.starts_with(root.join(migrations)));
+        match (inside.is_empty(), outside.is_empty()) {
+            (_, true) => {}
+            (true, false) => dirs.push(candidate),
+            (false, false) => warnings.push(format!(
+                "{}/ holds the migrations as well as other SQL, so it is not listed as a query directory \
+                 (its migrations would be linted as queries); list the directories of your application's \
+                 queries in [queries] dirs",
+                display(&candidate)
+            )),
+        }
+    }
+    Ok((dirs, warnings))
+}
+
+/// `path` relative to `root` when it is inside it (flags may name absolute paths).
+fn relative_to(root: &Path, path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() { path.to_path_buf() } else { root.join(path) };
+    absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or(absolute)
+}
+
+/// A path as `sluice.toml` and messages show it: with `/`, and `.` for the root itself.
+pub fn display(path: &Path) -> String {
+    match path.to_string_lossy().replace('\\', "/") {
+        empty if empty.is_empty() => ".".to_string(),
+        shown => shown,
+    }
+}

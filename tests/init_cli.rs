@@ -1,0 +1,296 @@
+//! `sluice init` end to end: throwaway git repositories with real migration histories, the built
+//! binary run inside them, and `sluice lint` run on what it wrote.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// An empty git repository (`.git` makes it the root findings are shown relative to).
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        Repo { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, path: &str, text: &str) -> &Repo {
+        let full = self.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+        self
+    }
+
+    fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.path().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn sluice(&self, args: &[&str]) -> Run {
+        let output = Command::cargo_bin("sluice")
+            .unwrap()
+            .current_dir(self.path())
+            .env("NO_COLOR", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// `sluice lint --format json`: exit code and the document.
+    fn lint(&self) -> (i32, Value) {
+        let run = self.sluice(&["lint", "--format", "json"]);
+        let doc = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"));
+        (run.code, doc)
+    }
+}
+
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn rules(doc: &Value) -> Vec<String> {
+    doc["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect()
+}
+
+/// A diesel history: users with an identity key and a unique expression index, orders with an
+/// application-generated UUID key and a unique order number, a log table with no key at all.
+fn shop() -> Repo {
+    let repo = Repo::new();
+    repo.write(
+        "db/migrations/2024-01-01-000000_create_users/up.sql",
+        "CREATE TABLE users (\n    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n    email text NOT NULL\n);\n\
+         CREATE UNIQUE INDEX users_lower_email ON users (lower(email));\n",
+    )
+    .write("db/migrations/2024-01-01-000000_create_users/down.sql", "DROP TABLE users;\n")
+    .write(
+        "db/migrations/2024-01-02-000000_create_orders/up.sql",
+        "CREATE TABLE orders (\n    id uuid PRIMARY KEY,\n    number text NOT NULL,\n    \
+         user_id bigint NOT NULL REFERENCES users (id),\n    created_at timestamptz NOT NULL,\n    \
+         CONSTRAINT orders_number_key UNIQUE (number)\n);\n",
+    )
+    .write("db/migrations/2024-01-02-000000_create_orders/down.sql", "DROP TABLE orders;\n")
+    .write(
+        "db/migrations/2024-01-03-000000_create_audit_log/up.sql",
+        "CREATE TABLE audit_log (at timestamptz, message text);\n",
+    )
+    .write("db/migrations/2024-01-03-000000_create_audit_log/down.sql", "DROP TABLE audit_log;\n")
+    .write("queries/orders_by_user.sql", "SELECT id, number FROM orders WHERE user_id = $1;\n");
+    repo
+}
+
+#[test]
+fn init_detects_the_project_writes_commented_files_and_lints_immediately() {
+    let repo = shop();
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Wrote sluice.toml, policies/identity.toml, policies/tables.toml."), "{run:?}");
+    assert!(run.stdout.contains("db/migrations/ (diesel layout, 3 migration(s))"), "{run:?}");
+    assert!(run.stdout.contains("queries:    queries/"), "{run:?}");
+    let steps: Vec<&str> = run.stdout.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).collect();
+    assert_eq!(steps.len(), 3, "three next steps: {run:?}");
+    assert!(run.stdout.contains("sluice stats query | psql"), "{run:?}");
+
+    let config = repo.read("sluice.toml");
+    assert!(config.contains("dir = \"db/migrations\"\n"), "{config}");
+    assert!(config.contains("\nlayout = \"diesel\"\n"), "{config}");
+    assert!(config.contains("# Found by `sluice init`: diesel layout, 3 migration(s): "), "{config}");
+    assert!(config.contains("dirs = [\"queries\"]"), "{config}");
+    assert!(config.contains("dir = \"policies\""), "{config}");
+    assert!(config.lines().filter(|l| l.starts_with('#')).count() >= 8, "commented: {config}");
+
+    // Every table with a key, with its keys, `identity = []` to fill in; the unkeyed log is not listed.
+    let identity = repo.read("policies/identity.toml");
+    assert!(identity.contains("Why it matters"), "{identity}");
+    let users = "[[table]]\nname = \"users\"\n# primary key: (id)  [generated by the database: id]\n\
+                 # unique index users_lower_email: ((lower(email)))\nidentity = []\n";
+    assert!(identity.contains(users), "{identity}");
+    let orders = "[[table]]\nname = \"orders\"\n# primary key: (id)\n\
+                  # unique constraint orders_number_key: (number)\nidentity = []\n";
+    assert!(identity.contains(orders), "{identity}");
+    assert!(!identity.contains("audit_log"), "{identity}");
+
+    let tables = repo.read("policies/tables.toml");
+    assert!(tables.contains("#   FROM pg_catalog.pg_class c"), "the statistics query: {tables}");
+    assert!(tables.contains("sluice stats query | psql \"$DATABASE_URL\" --csv > policies/table-stats.csv"));
+
+    // What init wrote lints as it stands: a clean history passes, and the pending identities are named.
+    let (code, doc) = repo.lint();
+    assert_eq!(code, 0, "{doc:#}");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("2 table(s) still have `identity = []` (orders, users)"), "{notes}");
+
+    // An unsafe migration added afterwards fails the gate (the size is unknown until the
+    // statistics snapshot is exported, so the lock is an error).
+    repo.write(
+        "db/migrations/2024-02-01-000000_orders_created_at/up.sql",
+        "CREATE INDEX orders_created_at ON orders (created_at);\n",
+    )
+    .write("db/migrations/2024-02-01-000000_orders_created_at/down.sql", "DROP INDEX orders_created_at;\n");
+    let (code, doc) = repo.lint();
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(rules(&doc).contains(&"create-index-non-concurrently".to_string()), "{doc:#}");
+}
+
+#[test]
+fn a_filled_in_identity_skeleton_is_enforced() {
+    let repo = shop();
+    assert_eq!(repo.sluice(&["init"]).code, 0);
+    let identity = repo.read("policies/identity.toml").replacen(
+        "# unique constraint orders_number_key: (number)\nidentity = []",
+        "identity = [[\"number\"]]",
+        1,
+    );
+    repo.write("policies/identity.toml", &identity);
+    repo.write(
+        "db/migrations/2024-02-02-000000_one_order_per_day/up.sql",
+        "SET lock_timeout = '5s';\nCREATE UNIQUE INDEX CONCURRENTLY orders_user_day ON orders (user_id, created_at);\n",
+    )
+    .write("db/migrations/2024-02-02-000000_one_order_per_day/down.sql", "DROP INDEX orders_user_day;\n")
+    .write("db/migrations/2024-02-02-000000_one_order_per_day/metadata.toml", "run_in_transaction = false\n");
+    let (code, doc) = repo.lint();
+    assert_eq!(code, 1, "{doc:#}");
+    assert!(rules(&doc).contains(&"domain-identity-unique".to_string()), "{doc:#}");
+    assert!(doc["notes"].to_string().contains("1 table(s) still have `identity = []` (users)"), "{doc:#}");
+}
+
+#[test]
+fn init_never_overwrites_without_force() {
+    let repo = shop();
+    repo.write("policies/tables.toml", "large_table_rows = 5\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("policies/tables.toml already exist(s); nothing was written"), "{run:?}");
+    assert!(!repo.path().join("sluice.toml").exists(), "nothing written when one file exists");
+    assert_eq!(repo.read("policies/tables.toml"), "large_table_rows = 5\n");
+
+    let run = repo.sluice(&["init", "--force"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo.read("policies/tables.toml").contains("large_table_rows = 100_000"));
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("sluice.toml, policies/identity.toml, policies/tables.toml already exist(s)"));
+}
+
+#[test]
+fn several_candidates_are_listed_and_one_is_picked_with_migrations() {
+    let repo = Repo::new();
+    let pom = "<project><artifactId>shop</artifactId><dependencies><dependency>\
+               <groupId>org.flywaydb</groupId><artifactId>flyway-core</artifactId></dependency></dependencies></project>\n";
+    repo.write("pom.xml", pom)
+        .write("migrations/001_a.sql", "CREATE TABLE a (id bigint PRIMARY KEY);\n")
+        .write("src/main/resources/db/migration/V1__b.sql", "CREATE TABLE b (code text PRIMARY KEY);\n")
+        .write("src/main/resources/db/migration/V2__c.sql", "CREATE TABLE c (code text UNIQUE);\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("several migration directories found; pick one with `sluice init --migrations DIR`"));
+    assert!(run.stderr.contains("  migrations  (flat layout, 1 migration(s))"), "{run:?}");
+    assert!(run.stderr.contains("  src/main/resources/db/migration  (flyway layout, 2 migration(s))"), "{run:?}");
+    assert!(!repo.path().join("sluice.toml").exists());
+
+    let run = repo.sluice(&["init", "--migrations", "src/main/resources/db/migration"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = repo.read("sluice.toml");
+    assert!(
+        config.contains("dir = \"src/main/resources/db/migration\"\n") && config.contains("\nlayout = \"flyway\"\n")
+    );
+    let identity = repo.read("policies/identity.toml");
+    assert!(
+        identity.contains("name = \"b\"") && identity.contains("name = \"c\"") && !identity.contains("name = \"a\"")
+    );
+    assert_eq!(repo.lint().0, 0);
+}
+
+#[test]
+fn a_monorepo_service_is_found_below_the_root() {
+    let repo = Repo::new();
+    repo.write("services/api/db/migrations/001_users.sql", "CREATE TABLE users (id bigint PRIMARY KEY);\n")
+        .write("services/api/db/migrations/002_email.sql", "ALTER TABLE users ADD COLUMN email text;\n")
+        .write("README.md", "# a monorepo\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo.read("sluice.toml").contains("dir = \"services/api/db/migrations\""));
+    assert_eq!(repo.lint().0, 0);
+}
+
+#[test]
+fn a_sqitch_project_is_the_directory_of_its_plan_and_nothing_found_is_an_error() {
+    let repo = Repo::new();
+    repo.write("deploy/users.sql", "CREATE TABLE users (id bigint PRIMARY KEY);\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no directory of SQL migrations found"), "{run:?}");
+    assert!(run.stderr.contains("--migrations DIR"), "{run:?}");
+
+    repo.write(
+        "sqitch.plan",
+        "%syntax-version=1.0.0\n%project=shop\n\nusers 2024-01-01T00:00:00Z A <a@example.com> # users\n",
+    );
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = repo.read("sluice.toml");
+    assert!(config.contains("dir = \".\"\n") && config.contains("\nlayout = \"sqitch\"\n"), "{config}");
+    assert!(repo.read("policies/identity.toml").contains("name = \"users\""));
+    assert_eq!(repo.lint().0, 0);
+}
+
+#[test]
+fn files_two_tools_fit_need_layout_and_layout_decides() {
+    let repo = Repo::new();
+    repo.write("migrations/1_users.up.sql", "CREATE TABLE users (id bigint PRIMARY KEY, email text UNIQUE);\n")
+        .write("migrations/1_users.down.sql", "DROP TABLE users;\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("cannot tell which migration tool runs this directory"), "{run:?}");
+    assert!(run.stderr.contains("(with `sluice init`: --layout NAME)"), "{run:?}");
+
+    let run = repo.sluice(&["init", "--layout", "sqlx"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = repo.read("sluice.toml");
+    assert!(
+        config.contains("sqlx layout, 1 migration(s): set by --layout") && config.contains("\nlayout = \"sqlx\"\n"),
+        "{config}"
+    );
+    assert_eq!(repo.lint().0, 0);
+
+    let run = repo.sluice(&["init", "--force", "--layout", "liquid"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("unknown variant `liquid`"), "{run:?}");
+}
+
+#[test]
+fn a_query_directory_that_also_holds_the_migrations_is_left_out_with_a_warning() {
+    let repo = Repo::new();
+    repo.write("sql/migrations/001_users.sql", "CREATE TABLE users (id bigint PRIMARY KEY, email text);\n")
+        .write("sql/reports/active_users.sql", "SELECT id FROM users WHERE email IS NOT NULL;\n")
+        .write("db/queries/by_email.sql", "SELECT id FROM users WHERE email = $1;\n");
+    let run = repo.sluice(&["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("sql/ holds the migrations as well as other SQL"), "{run:?}");
+    assert!(repo.read("sluice.toml").contains("dirs = [\"db/queries\"]"));
+    assert_eq!(repo.lint().0, 0);
+}
+
+#[test]
+fn missing_flag_directories_are_usage_errors() {
+    let repo = shop();
+    let run = repo.sluice(&["init", "--migrations", "nope"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--migrations nope: no such directory"), "{run:?}");
+    let run = repo.sluice(&["init", "--queries", "gone"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--queries gone: no such directory"), "{run:?}");
+}
