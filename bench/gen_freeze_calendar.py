@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Writes a change-freeze calendar with N events (default 10,000) for bench/freeze.sh.
+"""Writes a change-freeze calendar with N events (default 10,000) and 50 windows for bench/freeze.sh.
 
-Events are one-off survey windows spread over 2026-2028 in four zones, plus a few yearly ones;
-windows anchor to them by glob (12 h lead), with a weekly recurring peak and an allow window.
-Deterministic (seeded) so runs are comparable.
+Events are one-off survey windows spread over 2026-2028 in four zones, plus a few yearly ones.
+Windows: the three below (a glob-anchored 12 h lead over every survey, a weekly peak, an allow
+window), and 47 more — daily and weekly recurring windows from 2000 (the default first date, so
+expansion must start near the asked interval, not in 2000), monthly and yearly ones, one-offs,
+and windows anchored to subsets of the events by glob. Deterministic (seeded) so runs are
+comparable.
 """
 import random
 import sys
@@ -72,6 +75,24 @@ lines += [
     'reason = "Staffed deploy slots."',
     "",
 ]
+zones_w = ["Europe/London", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "UTC"]
+for w in range(47):
+    zone = zones_w[w % len(zones_w)]
+    head = ["[[window]]", f'id = "w{w:02d}"', 'kind = "deny"', f'services = ["svc-{w % 7}-*"]', f'reason = "Generated window {w}."']
+    kind = w % 6
+    if kind == 0:
+        body = [f'timezone = "{zone}"', 'rrule = "FREQ=DAILY"', f'start_time = "{w % 24:02d}:00"', 'duration = "PT1H"']
+    elif kind == 1:
+        body = [f'timezone = "{zone}"', f'rrule = "FREQ=WEEKLY;BYDAY=MO,WE,FR;INTERVAL={1 + w % 2}"', 'start_time = "22:00"', 'end_time = "02:00"']
+    elif kind == 2:
+        body = [f'timezone = "{zone}"', 'rrule = "FREQ=MONTHLY;BYDAY=-1FR"', 'from = "2020-01-01"', 'start_time = "12:00"', 'duration = "P1DT12H"']
+    elif kind == 3:
+        body = [f'timezone = "{zone}"', f'rrule = "FREQ=YEARLY;BYMONTH={1 + w % 12};BYMONTHDAY=1"', 'start_time = "00:00"', 'duration = "P2D"']
+    elif kind == 4:
+        body = [f'timezone = "{zone}"', f'start = "2026-{1 + w % 12:02d}-10T08:00"', f'end = "2026-{1 + w % 12:02d}-12T08:00"']
+    else:
+        body = [f'event = "survey-0{w % 10}*"', 'lead = "P1D"', 'lag = "PT6H"']
+    lines += head + body + [""]
 with open(out, "w") as f:
     f.write("\n".join(lines))
-print(f"wrote {n} events to {out}")
+print(f"wrote {n} events and 50 windows to {out}")

@@ -1,7 +1,7 @@
 //! `sluice.toml`: found by walking up from the working directory, overridden by flags.
 //! Unknown keys are errors naming the key, so a typo never silently disables a check.
 
-use crate::error::{parse_toml, read_text, Error, Result};
+use crate::error::{line_of_key, line_of_offset, parse_toml, read_text, Error, Result};
 use crate::finding::Severity;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -27,6 +27,21 @@ pub struct Config {
     pub freeze: FreezeConfig,
     #[serde(default)]
     pub plan: PlanConfig,
+    /// The directories named explicitly, in sluice.toml or on the command line: they must exist.
+    #[serde(skip)]
+    pub named_dirs: Vec<NamedDir>,
+}
+
+/// A directory the configuration or the command line names explicitly. It must exist: a typo in
+/// `[policies] dir` would otherwise silently turn the policy checks off. A default directory
+/// may be absent (nothing declared).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedDir {
+    /// How it was given: `[policies] dir`, `--queries`.
+    pub key: &'static str,
+    pub path: PathBuf,
+    /// Its line in sluice.toml; `None` for a flag.
+    pub line: Option<usize>,
 }
 
 fn default_postgres_version() -> u32 {
@@ -43,6 +58,7 @@ impl Default for Config {
             rules: BTreeMap::new(),
             freeze: FreezeConfig::default(),
             plan: PlanConfig::default(),
+            named_dirs: Vec::new(),
         }
     }
 }
@@ -223,25 +239,115 @@ impl Loaded {
     pub fn policies_dir(&self) -> PathBuf {
         self.resolve(&self.config.policies.dir)
     }
+
+    /// Fails on the first explicitly named directory `problem` finds wrong (it returns what is
+    /// wrong with a resolved path, `None` when it is a directory). The error names the key, the
+    /// path as written and as resolved, and the line of sluice.toml.
+    pub fn check_named_dirs(&self, problem: &dyn Fn(&Path) -> Result<Option<&'static str>>) -> Result<()> {
+        for named in &self.config.named_dirs {
+            let resolved = self.resolve(&named.path);
+            let Some(what) = problem(&resolved)? else { continue };
+            let mut message = format!("{} {}: {what}", named.key, named.path.display());
+            if resolved != named.path {
+                message.push_str(&format!(" ({})", resolved.display()));
+            }
+            return Err(match (&self.file, named.line) {
+                (Some(file), Some(line)) => Error::invalid(file, Some(line), message),
+                _ => Error::Usage(message),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong with a directory on disk, if anything.
+pub fn disk_dir_problem(path: &Path) -> Result<Option<&'static str>> {
+    Ok(match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some("not a directory"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such directory"),
+        Err(e) => return Err(Error::io(path, e)),
+    })
+}
+
+impl Config {
+    /// Applies the command-line directories, which replace the configured ones (and must exist too).
+    pub fn override_dirs(&mut self, migrations: Option<&PathBuf>, queries: &[PathBuf], policies: Option<&PathBuf>) {
+        let mut replace = |section: &str, flag: &'static str, paths: Vec<PathBuf>| {
+            self.named_dirs.retain(|d| !d.key.starts_with(section));
+            self.named_dirs.extend(paths.into_iter().map(|path| NamedDir { key: flag, path, line: None }));
+        };
+        if let Some(dir) = migrations {
+            replace("[migrations]", "--migrations", vec![dir.clone()]);
+            self.migrations.dir = dir.clone();
+        }
+        if !queries.is_empty() {
+            replace("[queries]", "--queries", queries.to_vec());
+            self.queries.dirs = queries.to_vec();
+        }
+        if let Some(dir) = policies {
+            replace("[policies]", "--policies", vec![dir.clone()]);
+            self.policies.dir = dir.clone();
+        }
+    }
+}
+
+/// Where sluice.toml names directories, with their spans (for the line in errors).
+#[derive(Deserialize, Default)]
+struct DirKeys {
+    #[serde(default)]
+    migrations: DirSection,
+    #[serde(default)]
+    queries: DirSection,
+    #[serde(default)]
+    policies: DirSection,
+}
+
+#[derive(Deserialize, Default)]
+struct DirSection {
+    dir: Option<toml::Spanned<PathBuf>>,
+    dirs: Option<Vec<toml::Spanned<PathBuf>>>,
+}
+
+fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
+    let keys: DirKeys = parse_toml(path, text)?;
+    let named = |key: &'static str, dir: toml::Spanned<PathBuf>| NamedDir {
+        key,
+        line: Some(line_of_offset(text, dir.span().start)),
+        path: dir.into_inner(),
+    };
+    let mut out = Vec::new();
+    out.extend(keys.migrations.dir.map(|d| named("[migrations] dir", d)));
+    out.extend(keys.queries.dirs.into_iter().flatten().map(|d| named("[queries] dirs", d)));
+    out.extend(keys.policies.dir.map(|d| named("[policies] dir", d)));
+    Ok(out)
 }
 
 /// Parses `sluice.toml` text. `path` is only used in error messages.
 pub fn parse(path: &Path, text: &str) -> Result<Config> {
-    let config: Config = parse_toml(path, text)?;
-    for id in config.rules.keys() {
+    let mut config: Config = parse_toml(path, text)?;
+    config.named_dirs = named_dirs(path, text)?;
+    for (id, level) in &config.rules {
+        let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
         if crate::rules::find(id).is_none() {
-            let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
             return Err(Error::invalid(
                 path,
                 line,
                 format!("unknown rule `{id}` in [rules]; `sluice rules` lists the rule ids"),
             ));
         }
+        if id == crate::rules::UNREAD_TEXT.id && *level != RuleLevel::Error {
+            return Err(Error::invalid(
+                path,
+                line,
+                format!("`{id}` is always an error: Sluice never passes text it did not read"),
+            ));
+        }
     }
     if !(9..=30).contains(&config.postgres_version) {
         return Err(Error::invalid(
             path,
-            None,
+            line_of_key(text, "postgres_version"),
             format!("postgres_version = {} is not a PostgreSQL major version", config.postgres_version),
         ));
     }
@@ -252,12 +358,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
 pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
     let file = match explicit {
         Some(p) => {
-            if !p.is_file() {
+            if !p.exists() {
                 return Err(Error::Usage(format!("{}: no such configuration file", p.display())));
             }
             Some(p.to_path_buf())
         }
-        None => start.ancestors().map(|d| d.join(CONFIG_FILE)).find(|p| p.is_file()),
+        // A directory (or FIFO) named sluice.toml is found too, and refused when read: skipping
+        // it would silently use another configuration, or none.
+        None => start.ancestors().map(|d| d.join(CONFIG_FILE)).find(|p| p.exists()),
     };
     match file {
         Some(file) => {
@@ -268,5 +376,65 @@ pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
             Ok(Loaded { config, root, file: Some(file) })
         }
         None => Ok(Loaded { config: Config::default(), root: start.to_path_buf(), file: None }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(text: &str, root: &Path) -> Loaded {
+        let file = root.join(CONFIG_FILE);
+        Loaded { config: parse(&file, text).unwrap(), root: root.to_path_buf(), file: Some(file) }
+    }
+
+    #[test]
+    fn a_named_directory_that_does_not_exist_is_an_error_with_key_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("queries")).unwrap();
+        std::fs::write(dir.path().join("policis"), "").unwrap();
+        let text = "[queries]\ndirs = [\"queries\", \"querys\"]\n[policies]\ndir = \"policis\"\n";
+        let err = loaded(text, dir.path()).check_named_dirs(&disk_dir_problem).unwrap_err().to_string();
+        let file = dir.path().join(CONFIG_FILE);
+        let expected = format!(
+            "{}:2: [queries] dirs querys: no such directory ({})",
+            file.display(),
+            dir.path().join("querys").display()
+        );
+        assert_eq!(err, expected);
+        let err = loaded("[policies]\ndir = \"policis\"\n", dir.path())
+            .check_named_dirs(&disk_dir_problem)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":2: [policies] dir policis: not a directory"), "{err}");
+    }
+
+    #[test]
+    fn default_directories_may_be_absent_and_flags_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = loaded("postgres_version = 16\n", dir.path());
+        assert!(config.check_named_dirs(&disk_dir_problem).is_ok(), "defaults: nothing declared");
+        config.config.override_dirs(None, &[], Some(&PathBuf::from("nowhere")));
+        let err = config.check_named_dirs(&disk_dir_problem).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
+        assert!(err.to_string().starts_with("--policies nowhere: no such directory"), "{err}");
+    }
+
+    #[test]
+    fn a_configuration_that_is_a_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(CONFIG_FILE)).unwrap();
+        let err = load(None, dir.path()).unwrap_err().to_string();
+        assert!(err.ends_with("sluice.toml: cannot read: a directory, not a regular file"), "{err}");
+        let err = load(Some(&dir.path().join(CONFIG_FILE)), dir.path()).unwrap_err().to_string();
+        assert!(err.ends_with("cannot read: a directory, not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_their_line() {
+        let err = parse(Path::new("sluice.toml"), "# a comment\npostgres_version = 7\n").unwrap_err().to_string();
+        assert_eq!(err, "sluice.toml:2: postgres_version = 7 is not a PostgreSQL major version");
+        let err = parse(Path::new("sluice.toml"), "[rules]\n\"unread-text\" = \"off\"\n").unwrap_err().to_string();
+        assert_eq!(err, "sluice.toml:2: `unread-text` is always an error: Sluice never passes text it did not read");
     }
 }

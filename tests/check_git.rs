@@ -261,7 +261,8 @@ fn uncommitted_work_is_reviewed_locally_and_ignored_in_ci() {
 #[test]
 fn the_base_configuration_applies_its_severity_overrides_to_history_findings() {
     let repo = TestRepo::new();
-    repo.write("sluice.toml", &format!("{CONFIG}\n[rules]\nmigration-edited = \"warning\"\n"));
+    // No [queries] dirs: this repository has none, and a configured directory must exist.
+    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\n\n[rules]\nmigration-edited = \"warning\"\n");
     repo.write("db/migrations/0010_users.sql", USERS);
     repo.write("db/migrations/0020_reports.sql", REPORTS);
     repo.commit("base with an override");
@@ -504,6 +505,27 @@ fn a_deploy_named_without_a_calendar_is_an_error_not_a_pass() {
     let output = repo.check().args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown time zone `Europe/Londres`"));
+
+    // Issue 16, case 11: a 300,000-year lead once overflowed into a panic (exit 101).
+    repo.write("policies/freeze.toml", &FREEZE.replace("lead = \"P7D\"", "lead = \"P300000Y\""));
+    let output = repo.check().args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "policies/freeze.toml:8: [[window]] `bird-count-freeze`: lead: `P300000Y` is longer than 100 years"
+        ),
+        "{stderr}"
+    );
+
+    // Issue 16, case 14: a FIFO as the calendar is refused at once, never waited on.
+    std::fs::remove_file(repo.path().join("policies/freeze.toml")).unwrap();
+    nix::unistd::mkfifo(&repo.path().join("policies/freeze.toml"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let output =
+        repo.check().args(deploy("2026-05-12T12:00:00Z")).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("policies/freeze.toml: not a regular file (a FIFO"), "{stderr}");
 }
 
 #[test]

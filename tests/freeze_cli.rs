@@ -133,7 +133,7 @@ fn status_exit_codes_and_json_shape() {
         &["freeze", "status", "--env", "staging", "--service", "planner-web", "--at", "2026-03-02T13:00:00Z"],
     );
     assert_eq!(code, 0);
-    assert!(out.starts_with("OPEN: deploy of planner-web to staging"), "{out}");
+    assert!(out.starts_with("OPEN until 2026-06-01 06:00Z, when survey-day-freeze freezes it — Survey day\ndeploy of planner-web to staging"), "{out}");
 }
 
 #[test]

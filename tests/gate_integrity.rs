@@ -501,7 +501,8 @@ fn pointing_the_head_configuration_at_another_migrations_directory_does_not_hide
 #[test]
 fn a_smaller_scale_spec_in_the_change_is_reported_and_not_used() {
     let repo = TestRepo::new();
-    repo.write("sluice.toml", &format!("{CONFIG}\n[plan]\nscale = \"db/scale.toml\"\n"));
+    // No [queries] dirs: this repository has none, and a configured directory must exist.
+    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\n\n[plan]\nscale = \"db/scale.toml\"\n");
     repo.write("db/scale.toml", "[tables.observations]\nrows = 1_000_000\n");
     repo.write("db/migrations/0001_observations.sql", OBSERVATIONS);
     repo.commit("base");

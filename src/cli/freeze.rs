@@ -5,11 +5,12 @@ use crate::freeze::calendar::Calendar;
 use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
 use crate::freeze::overrides::Overrides;
-use crate::freeze::time::{parse_instant, parse_zone, utc_string};
+use crate::freeze::time::{parse_instant_noted, parse_zone, utc_string};
+use crate::freeze::zone::Zone;
 use crate::freeze::{self, audit, ics, FreezeOptions};
 use crate::report::freeze as render;
+use crate::report::freeze_calendar as render_calendar;
 use chrono::{DateTime, Duration, Utc};
-use chrono_tz::Tz;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,6 +36,24 @@ pub struct CommonArgs {
     #[arg(long, value_enum, default_value_t = FreezeFormat::Table)]
     pub format: FreezeFormat,
     /// IANA zone for times given without an offset (`--at 2026-05-16T10:00 --tz Europe/London`).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PictureFormat {
+    #[default]
+    Html,
+    Svg,
+}
+
+/// The options of `freeze calendar`: those of every command but `--format` (it has its own).
+#[derive(clap::Args, Debug, Clone)]
+pub struct CalendarArgs {
+    /// The calendar [default: policies/freeze.toml, or `[freeze] calendar` in sluice.toml].
+    #[arg(long, value_name = "FILE")]
+    pub calendar: Option<PathBuf>,
+    /// IANA zone whose days the grid shows [default: the calendar's `timezone`].
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
 }
@@ -94,6 +113,39 @@ pub enum FreezeCommand {
         #[arg(long)]
         strict: bool,
     },
+    /// Convert an iCalendar (.ics) file into `[[event]]` entries for freeze.toml (on stdout, or -o).
+    Import {
+        /// The .ics file.
+        file: PathBuf,
+        /// Prefix for the event ids (`{prefix}{UID}`).
+        #[arg(long, value_name = "P", default_value = "")]
+        id_prefix: String,
+        /// IANA zone for floating times and all-day dates [default: UTC].
+        #[arg(long, value_name = "ZONE", default_value = "UTC")]
+        timezone: String,
+        /// Write here instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// A picture of the freezes: a month grid (`--format html`, one self-contained page) or a
+    /// timeline (`--format svg`).
+    Calendar {
+        #[command(flatten)]
+        common: CalendarArgs,
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// The first month shown (a date or time in it) [default: this month].
+        #[arg(long)]
+        from: Option<String>,
+        /// How many months.
+        #[arg(long, default_value_t = 3)]
+        months: u32,
+        #[arg(long, value_enum, default_value_t = PictureFormat::Html)]
+        format: PictureFormat,
+        /// Write here instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Write the expanded windows as an iCalendar (.ics) file to subscribe to.
     Export {
         #[command(flatten)]
@@ -118,8 +170,10 @@ struct Context {
     options: FreezeOptions,
     calendar: Calendar,
     overrides: Overrides,
-    tz: Option<Tz>,
+    tz: Option<Zone>,
     format: FreezeFormat,
+    /// What was said about the question (a local time in a DST gap, read as adjusted).
+    notes: Vec<String>,
 }
 
 impl Context {
@@ -131,7 +185,9 @@ impl Context {
         // Files are named relative to the working directory in output, as a user would type them.
         let options = FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref())
             .relative_to(&cwd);
-        if !options.calendar.is_file() {
+        // `exists`, not `is_file`: a FIFO or a directory given as the calendar is refused by the
+        // loader, naming what it is.
+        if !options.calendar.exists() {
             return Err(Error::Usage(format!(
                 "{}: no such calendar; pass --calendar FILE or set [freeze] calendar in sluice.toml",
                 options.calendar.display()
@@ -140,18 +196,22 @@ impl Context {
         let (calendar, overrides) = options.load()?;
         let tz =
             common.tz.as_deref().map(|z| parse_zone(z).map_err(|m| Error::Usage(format!("--tz: {m}")))).transpose()?;
-        Ok(Context { options, calendar, overrides, tz, format: common.format })
+        Ok(Context { options, calendar, overrides, tz, format: common.format, notes: Vec::new() })
     }
 
-    fn instant(&self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    fn instant(&mut self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
         match value {
             None => Ok(default),
-            Some(v) => parse_instant(v, self.tz).map_err(|m| Error::Usage(format!("{flag}: {m}"))),
+            Some(v) => {
+                let read = parse_instant_noted(v, self.tz).map_err(|m| Error::Usage(format!("{flag}: {m}")))?;
+                self.notes.extend(read.note.map(|n| format!("{flag} {v}: {n}")));
+                Ok(read.at)
+            }
         }
     }
 
     /// `--from` (default `start`) and `--to` (default `span` after `--from`), which must come later.
-    fn range(&self, from: Option<&str>, to: Option<&str>, start: DateTime<Utc>, span: Duration) -> Result<Range> {
+    fn range(&mut self, from: Option<&str>, to: Option<&str>, start: DateTime<Utc>, span: Duration) -> Result<Range> {
         let from = self.instant("--from", from, start)?;
         let to = self.instant("--to", to, from + span)?;
         if to <= from {
@@ -174,26 +234,52 @@ fn query(scope: &ScopeArgs) -> Query<'_> {
     Query { env: scope.env.as_deref(), service: scope.service.as_deref() }
 }
 
+/// Writes `text` to `output`, or to stdout.
+fn write_out(output: Option<&std::path::Path>, text: &str, what: &str) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text)
+                .map_err(|e| Error::invalid(path, None, format!("cannot write the {what}: {e}")))?;
+            eprintln!("wrote the {what} to {}", path.display());
+            Ok(())
+        }
+        None => super::print_stdout(text),
+    }
+}
+
 pub fn run(command: FreezeCommand) -> Result<ExitCode> {
+    // A freeze command is short and allocates a few megabytes at once (a 10,000-event calendar):
+    // transparent huge pages made the kernel zero 2 MiB per first touch, most of the run time
+    // (measured with perf on bench/freeze.sh). The flag is per process and inherited by nothing
+    // else; failing to set it changes nothing but speed.
+    let _ = nix::sys::prctl::set_thp_disable(true);
     match command {
+        FreezeCommand::Import { file, id_prefix, timezone, output } => {
+            let tz = parse_zone(&timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
+            let imported = ics::import(&file, &id_prefix, tz)?;
+            write_out(output.as_deref(), &render::import_toml(&imported, &file), "[[event]] entries")?;
+            Ok(ExitCode::SUCCESS)
+        }
         FreezeCommand::Status { common, scope, at } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let at = cx.instant("--at", at.as_deref(), Utc::now())?;
-            let answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
+            let mut answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
+            answer.notes = cx.notes.clone();
             let (cal, log) = (&cx.calendar, &cx.options.audit_log);
             audit::log_if_overridden(log, cal, &cx.overrides, answer.query, &answer.status, "freeze status")?;
-            cx.print(|| render::status_json(&answer), || render::status_table(&answer, log))?;
+            cx.print(|| render::status_json(&answer), || render::status_table(&answer, log, cx.tz))?;
             Ok(if answer.status.frozen { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         FreezeCommand::List { common, scope, from, to } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let (from, to) = cx.range(from.as_deref(), to.as_deref(), Utc::now(), Duration::days(30))?;
-            let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            let mut answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            answer.notes = cx.notes.clone();
             cx.print(|| render::list_json(&answer), || render::list_table(&answer))?;
             Ok(ExitCode::SUCCESS)
         }
         FreezeCommand::NextOpen { common, scope, after, min_duration } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let after = cx.instant("--after", after.as_deref(), Utc::now())?;
             let min = IsoDuration::parse(&min_duration).map_err(|m| Error::Usage(format!("--min-duration: {m}")))?;
             if min.months > 0 {
@@ -201,7 +287,8 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
                     "--min-duration: months and years have no fixed length; use days (P30D)".into(),
                 ));
             }
-            let answer = freeze::next_open(&cx.calendar, &cx.overrides, query(&scope), after, min)?;
+            let mut answer = freeze::next_open(&cx.calendar, &cx.overrides, query(&scope), after, min)?;
+            answer.notes = cx.notes.clone();
             let tz = cx.tz.unwrap_or(cx.calendar.default_tz);
             cx.print(|| render::next_open_json(&answer), || render::next_open_text(&answer, tz))?;
             Ok(if matches!(answer.next, NextOpen::At(_)) { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -212,19 +299,47 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             cx.print(|| render::lint_json(&answer), || render::lint_text(&answer))?;
             Ok(if strict && !answer.warnings.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
+        FreezeCommand::Calendar { common, scope, from, months, format, output } => {
+            if !(1..=36).contains(&months) {
+                return Err(Error::Usage(format!("--months {months}: give 1 to 36")));
+            }
+            let common = CommonArgs {
+                calendar: common.calendar,
+                overrides: None,
+                audit_log: None,
+                format: FreezeFormat::Table,
+                tz: common.tz,
+            };
+            let mut cx = Context::new(&common)?;
+            let zone = cx.tz.unwrap_or(cx.calendar.default_tz);
+            // A `--from` without an offset (`2026-05-01`) is a day in the grid's zone.
+            cx.tz = Some(zone);
+            let start = cx.instant("--from", from.as_deref(), Utc::now())?;
+            let (from, to) = render_calendar::month_range(start, months, zone);
+            let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            let title = match (&scope.service, &scope.env) {
+                (None, None) => "Change freezes".to_string(),
+                (s, e) => format!(
+                    "Change freezes for {} in {}",
+                    s.as_deref().unwrap_or("any service"),
+                    e.as_deref().unwrap_or("any environment")
+                ),
+            };
+            let text = match format {
+                PictureFormat::Html => render_calendar::html(&answer, zone, &title),
+                PictureFormat::Svg => render_calendar::svg(&answer, zone, &title),
+            };
+            write_out(output.as_deref(), &text, "picture")?;
+            Ok(ExitCode::SUCCESS)
+        }
         FreezeCommand::Export { common, scope, from, to, output } => {
-            let cx = Context::new(&common)?;
+            let mut cx = Context::new(&common)?;
             let (from, to) =
                 cx.range(from.as_deref(), to.as_deref(), Utc::now() - Duration::days(7), Duration::days(365))?;
             let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
             let text = ics::export(&cx.calendar, &answer.occurrences, Utc::now());
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))?;
-                    eprintln!("wrote {} occurrence(s) to {}", answer.occurrences.len(), path.display());
-                }
-                None => super::print_stdout(&text)?,
-            }
+            let what = format!("{} occurrence(s)", answer.occurrences.len());
+            write_out(output.as_deref(), &text, &what)?;
             Ok(ExitCode::SUCCESS)
         }
     }

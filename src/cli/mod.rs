@@ -75,15 +75,12 @@ impl ProjectArgs {
     pub fn load(&self, cwd: &Path) -> Result<config::Loaded, Error> {
         let mut loaded = config::load(self.config.as_deref(), cwd)?;
         let absolute = |p: &PathBuf| cwd.join(p);
-        if let Some(dir) = &self.migrations {
-            loaded.config.migrations.dir = absolute(dir);
-        }
-        if !self.queries.is_empty() {
-            loaded.config.queries.dirs = self.queries.iter().map(absolute).collect();
-        }
-        if let Some(dir) = &self.policies {
-            loaded.config.policies.dir = absolute(dir);
-        }
+        let queries: Vec<PathBuf> = self.queries.iter().map(absolute).collect();
+        loaded.config.override_dirs(
+            self.migrations.as_ref().map(absolute).as_ref(),
+            &queries,
+            self.policies.as_ref().map(absolute).as_ref(),
+        );
         Ok(loaded)
     }
 }
@@ -132,7 +129,7 @@ impl OutputArgs {
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
         for (format, path) in &self.output {
             let options = RenderOptions { color: false, explain: self.explain, fail_on: self.fail_on };
-            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::io(path, e))?;
+            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::write(path, e))?;
         }
         let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };
         let text = report::render(report, self.format, &options);
@@ -154,33 +151,16 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
     }
 }
 
-/// Stack for the worker threads: sqlparser's syntax trees are as deep as the SQL is long (a
-/// WHERE of 50,000 ANDs), and dropping one recurses that deep. Only touched pages cost memory.
-pub const WORKER_STACK: usize = 256 << 20;
-
-/// The binary's entry point: parse, run, turn errors into exit code 2.
+/// The binary's entry point: parse, run, turn errors into exit code 2. The work runs on
+/// threads with the stack the SQL depth limits are sized for ([`crate::sql::depth::STACK_BYTES`]).
 pub fn main() -> ExitCode {
-    // Fails only when a pool already exists, which then serves as it is.
-    let _ = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build_global();
     let cli = Cli::parse();
-    // The command runs where a deep syntax tree has room too.
-    let worker = std::thread::Builder::new().stack_size(WORKER_STACK).spawn(move || run(cli.command));
-    let result = match worker.map(|thread| thread.join()) {
-        Ok(Ok(result)) => result,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(error) => Err(Error::Other(format!("could not start a thread: {error}"))),
-    };
-    match result {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("sluice: error: {error}");
-            ExitCode::from(2)
-        }
-    }
+    crate::sql::depth::configure_thread_pool();
+    crate::sql::depth::with_stack(|| run(cli))
 }
 
-fn run(command: Command) -> crate::error::Result<ExitCode> {
-    match command {
+fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
         Command::Lint(args) => lint::run(args),
         Command::Check(args) => check::run(*args),
         Command::Rules(args) => rules::run(args),
@@ -191,5 +171,12 @@ fn run(command: Command) -> crate::error::Result<ExitCode> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::Reviewers(args) => reviewers::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("sluice: error: {error}");
+            ExitCode::from(2)
+        }
     }
 }

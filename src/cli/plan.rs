@@ -2,7 +2,7 @@
 
 use crate::cli::OutputArgs;
 use crate::config::{self, Loaded};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoAction, Result};
 use crate::git;
 use crate::plan::{self, capacity::Workload, sources, MigrationSql, PlanOptions, QuerySource, ScaleSpec};
 use std::path::{Path, PathBuf};
@@ -162,9 +162,9 @@ fn sql_files(path: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io_while(IoAction::List, &dir, e))?;
         for entry in entries {
-            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let entry = entry.map_err(|e| Error::io_while(IoAction::List, &dir, e))?;
             let p = entry.path();
             if p.is_dir() {
                 stack.push(p);

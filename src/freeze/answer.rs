@@ -5,14 +5,14 @@
 //! overrides they were computed from, so a renderer can name windows, events and overrides.
 
 use super::calendar::{Anchor, Calendar, Event, Length, Schedule, Window};
-use super::decide::{self, Decider, NextOpen, Query, Status};
+use super::decide::{self, Decider, Entry, NextOpen, Query, State, Status};
 use super::duration::IsoDuration;
 use super::expand::Occurrence;
 use super::overrides::{Override, Overrides};
 use super::time::utc_string;
 use crate::error::Result;
+use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, Utc};
-use chrono_tz::Tz;
 
 /// `freeze status`: the decision for one deploy at one instant.
 pub struct StatusAnswer<'a> {
@@ -20,6 +20,12 @@ pub struct StatusAnswer<'a> {
     pub overrides: &'a Overrides,
     pub query: Query<'a>,
     pub status: Status,
+    /// When open: until when, and the windows that freeze it then (computed without overrides;
+    /// when an override opened the deploy, until the override expires). `None` when no freeze
+    /// applies within the search horizon.
+    pub open_until: Option<(DateTime<Utc>, Vec<Entry>)>,
+    /// Said about the question itself (a local `--at` in a DST gap, read as adjusted).
+    pub notes: Vec<String>,
 }
 
 impl StatusAnswer<'_> {
@@ -36,8 +42,37 @@ pub fn status<'a>(
     query: Query<'a>,
     at: DateTime<Utc>,
 ) -> Result<StatusAnswer<'a>> {
-    let status = Decider::new(calendar, overrides, query).status(at)?;
-    Ok(StatusAnswer { calendar, overrides, query, status })
+    let decider = Decider::new(calendar, overrides, query);
+    let status = decider.status(at)?;
+    let open_until = if status.frozen { None } else { next_freeze(&decider, &status, overrides, at)? };
+    Ok(StatusAnswer { calendar, overrides, query, status, open_until, notes: Vec::new() })
+}
+
+/// The windows that block a deploy at `t` (active deny windows, allow windows it is outside of),
+/// without overrides.
+fn blocking_at(decider: &Decider, t: DateTime<Utc>) -> Result<Vec<Entry>> {
+    let status = decider.without_overrides().status(t)?;
+    Ok(status.entries.into_iter().filter(|e| matches!(e.state, State::Active | State::Outside)).collect())
+}
+
+/// When an open deploy stops being open, and what freezes it then.
+fn next_freeze(
+    decider: &Decider,
+    status: &Status,
+    overrides: &Overrides,
+    at: DateTime<Utc>,
+) -> Result<Option<(DateTime<Utc>, Vec<Entry>)>> {
+    if !status.overrides_used.is_empty() {
+        // Open only by an override: until the first of them expires, and then the windows it lifts.
+        let until = status.overrides_used.iter().filter_map(|&i| overrides.list[i].expires_at).min();
+        let lifted = status.entries.iter().filter(|e| matches!(e.state, State::Lifted(_))).cloned();
+        let lifted = lifted.map(|e| Entry { state: State::Active, ..e }).collect();
+        return Ok(until.map(|u| (u, lifted)));
+    }
+    let Some(start) = decider.without_overrides().next_blocked(at)? else {
+        return Ok(None);
+    };
+    Ok(Some((start, blocking_at(decider, start)?)))
 }
 
 /// `freeze list` (and `export`): the occurrences of the windows that apply, in `[from, to)`.
@@ -46,6 +81,7 @@ pub struct ListAnswer<'a> {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub occurrences: Vec<Occurrence>,
+    pub notes: Vec<String>,
 }
 
 /// One occurrence with what it refers to, and the zone its local times are shown in: the event's
@@ -54,7 +90,7 @@ pub struct OccurrenceRow<'a> {
     pub occurrence: &'a Occurrence,
     pub window: &'a Window,
     pub event: Option<&'a Event>,
-    pub tz: Tz,
+    pub tz: Zone,
 }
 
 impl ListAnswer<'_> {
@@ -75,36 +111,67 @@ pub fn list<'a>(
     to: DateTime<Utc>,
 ) -> Result<ListAnswer<'a>> {
     let occurrences = calendar.occurrences(from, to, |w| calendar.windows[w].applies_to(query.env, query.service))?;
-    Ok(ListAnswer { calendar, from, to, occurrences })
+    Ok(ListAnswer { calendar, from, to, occurrences, notes: Vec::new() })
 }
 
 /// `freeze next-open`: the first instant open for at least `min_duration`, and until when.
 pub struct NextOpenAnswer<'a> {
+    pub calendar: &'a Calendar,
     pub query: Query<'a>,
     pub after: DateTime<Utc>,
     pub min_duration: IsoDuration,
     pub next: NextOpen,
     /// When the open stretch starting at `next` ends; `None` beyond the search horizon.
     pub open_until: Option<DateTime<Utc>>,
+    /// How many valid overrides exist and were not used: next-open never uses overrides.
+    pub overrides_ignored: usize,
+    /// The windows that block until `next` (empty when `after` is already open).
+    pub blocked_by: Vec<Entry>,
+    /// The windows that close the open stretch at `open_until`.
+    pub closed_by: Vec<Entry>,
+    pub notes: Vec<String>,
 }
 
 /// `min_duration` must have no months or years (they have no fixed length); its days count as
 /// 24 hours each.
 pub fn next_open<'a>(
-    calendar: &Calendar,
+    calendar: &'a Calendar,
     overrides: &Overrides,
     query: Query<'a>,
     after: DateTime<Utc>,
     min_duration: IsoDuration,
 ) -> Result<NextOpenAnswer<'a>> {
     let min = Duration::days(min_duration.days as i64) + min_duration.exact();
-    let decider = Decider::new(calendar, overrides, query);
+    // Overrides are ignored here (and the answer says so): a decision that uses one must be
+    // audited, and a look ahead is no decision to deploy.
+    let overrides_ignored = overrides.list.iter().filter(|o| o.is_valid()).count();
+    let decider = Decider::new(calendar, overrides, query).without_overrides();
     let next = decider.next_open(after, min)?;
     let open_until = match next {
-        NextOpen::At(t) => decider.blocked(t, t + decide::horizon())?.first().map(|b| b.0),
+        NextOpen::At(t) => decider.next_blocked(t)?,
         NextOpen::NoneWithin(_) => None,
     };
-    Ok(NextOpenAnswer { query, after, min_duration, next, open_until })
+    let blocked_by = match next {
+        NextOpen::At(t) if t > after => blocking_at(&decider, t - Duration::nanoseconds(1))?,
+        NextOpen::At(_) => Vec::new(),
+        NextOpen::NoneWithin(_) => blocking_at(&decider, after)?,
+    };
+    let closed_by = match open_until {
+        Some(u) => blocking_at(&decider, u)?,
+        None => Vec::new(),
+    };
+    Ok(NextOpenAnswer {
+        calendar,
+        query,
+        after,
+        min_duration,
+        next,
+        open_until,
+        overrides_ignored,
+        blocked_by,
+        closed_by,
+        notes: Vec::new(),
+    })
 }
 
 /// `freeze lint`: a calendar and overrides that loaded (so are valid), and what looks wrong.
@@ -177,6 +244,29 @@ pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> R
         if w.reason.is_empty() {
             warn(&w.id, w.line, format!("{at}: window `{}` has no `reason`; findings will not say why", w.id));
         }
+    }
+    let counts_from_default = |s: &Schedule| matches!(s, Schedule::Recurring { rule, .. } if rule.counts_from_default);
+    let count_warning = |what: &str, id: &str, file: &str, line: usize| {
+        format!(
+            "{file}:{line}: {what} `{id}` has an RRULE with COUNT but no `from`: it counts from {} (the default first date), so its occurrences depend on that date; set `from`",
+            super::recur::DEFAULT_FROM
+        )
+    };
+    for w in &cal.windows {
+        if let Anchor::Own { schedule, .. } = &w.anchor {
+            if counts_from_default(schedule) {
+                warn(&w.id, w.line, count_warning("window", &w.id, &file, w.line));
+            }
+        }
+    }
+    for e in &cal.events {
+        if counts_from_default(&e.schedule) {
+            warn(&e.id, e.line, count_warning("event", &e.id, &e.file.display().to_string(), e.line));
+        }
+    }
+    for note in &cal.import_notes {
+        let message = format!("{}:{}: {}", note.file.display(), note.line, note.message);
+        warn(&note.file.display().to_string(), note.line, message);
     }
     for (e, used) in cal.events.iter().zip(&used_events) {
         if !used {
@@ -329,7 +419,10 @@ expires_at = "2026-05-16T12:00:00Z"
         assert_eq!(
             rows,
             // In start order: the count freeze from 2026-05-16 00:00 BST, the night from 22:00 EDT.
-            [("count-freeze", Some("count"), chrono_tz::Europe::London), ("night", None, chrono_tz::America::New_York)]
+            [
+                ("count-freeze", Some("count"), Zone::named("Europe/London").unwrap()),
+                ("night", None, Zone::named("America/New_York").unwrap())
+            ]
         );
         // Staging is outside the count freeze's scope.
         let staging = Query { env: Some("staging"), service: None };

@@ -66,10 +66,12 @@ pub fn log_if_overridden(
 /// override but cannot be audited is an error: the gate fails closed.
 pub fn append(path: &Path, record: &serde_json::Value) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::invalid(dir, None, format!("cannot create the audit log's directory: {e}")))?;
     }
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = super::input::open_append(path)?;
     let mut line = record.to_string();
     line.push('\n');
-    file.write_all(line.as_bytes()).map_err(|e| Error::io(path, e))
+    file.write_all(line.as_bytes())
+        .map_err(|e| Error::invalid(path, None, format!("cannot write to the audit log: {e}")))
 }

@@ -4,11 +4,13 @@
 //! [`Error::Invalid`] naming the file, the line and the entry: the gate fails closed.
 
 use super::duration::IsoDuration;
+use super::ics::ImportNote;
+use super::input::read_regular_text;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
-use crate::error::{parse_toml, read_text, Error, Result};
+use crate::error::{parse_toml, Error, Result};
+use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
-use chrono_tz::Tz;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -33,29 +35,36 @@ struct RawCalendar {
 /// The keys that say when something happens, shared by events and self-scheduled windows.
 /// (Repeated in each raw struct rather than `#[serde(flatten)]`ed: flatten disables
 /// `deny_unknown_fields`.)
-#[derive(Debug, Default, Clone)]
-struct RawWhen {
-    timezone: Option<String>,
-    start: Option<String>,
-    end: Option<String>,
-    rrule: Option<String>,
-    from: Option<String>,
-    start_time: Option<String>,
-    end_time: Option<String>,
-    duration: Option<String>,
+/// Borrowed from the raw entry: a 10,000-event calendar would otherwise copy every string.
+#[derive(Debug, Clone, Copy)]
+struct RawWhen<'a> {
+    timezone: Option<&'a str>,
+    start: Option<&'a str>,
+    end: Option<&'a str>,
+    rrule: Option<&'a OneOrMany>,
+    rdate: Option<&'a Vec<String>>,
+    exdate: Option<&'a Vec<String>>,
+    instances: Option<&'a Vec<RawInstance>>,
+    from: Option<&'a str>,
+    start_time: Option<&'a str>,
+    end_time: Option<&'a str>,
+    duration: Option<&'a str>,
 }
 
 macro_rules! when_of {
     ($raw:expr) => {
         RawWhen {
-            timezone: $raw.timezone.clone(),
-            start: $raw.start.clone(),
-            end: $raw.end.clone(),
-            rrule: $raw.rrule.clone(),
-            from: $raw.from.clone(),
-            start_time: $raw.start_time.clone(),
-            end_time: $raw.end_time.clone(),
-            duration: $raw.duration.clone(),
+            timezone: $raw.timezone.as_deref(),
+            start: $raw.start.as_deref(),
+            end: $raw.end.as_deref(),
+            rrule: $raw.rrule.as_ref(),
+            rdate: $raw.rdate.as_ref(),
+            exdate: $raw.exdate.as_ref(),
+            instances: $raw.instances.as_ref(),
+            from: $raw.from.as_deref(),
+            start_time: $raw.start_time.as_deref(),
+            end_time: $raw.end_time.as_deref(),
+            duration: $raw.duration.as_deref(),
         }
     };
 }
@@ -73,7 +82,13 @@ struct RawEvent {
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
-    rrule: Option<String>,
+    rrule: Option<OneOrMany>,
+    #[serde(default)]
+    rdate: Option<Vec<String>>,
+    #[serde(default)]
+    exdate: Option<Vec<String>>,
+    #[serde(default)]
+    instances: Option<Vec<RawInstance>>,
     #[serde(default)]
     from: Option<String>,
     #[serde(default)]
@@ -110,7 +125,13 @@ struct RawWindow {
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
-    rrule: Option<String>,
+    rrule: Option<OneOrMany>,
+    #[serde(default)]
+    rdate: Option<Vec<String>>,
+    #[serde(default)]
+    exdate: Option<Vec<String>>,
+    #[serde(default)]
+    instances: Option<Vec<RawInstance>>,
     #[serde(default)]
     from: Option<String>,
     #[serde(default)]
@@ -119,6 +140,34 @@ struct RawWindow {
     end_time: Option<String>,
     #[serde(default)]
     duration: Option<String>,
+}
+
+/// One RRULE, or several (an imported event may have more than one).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn rules(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(r) => vec![r.as_str()],
+            OneOrMany::Many(rs) => rs.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// An occurrence with its own times: `{ start, end }`, optionally `replaces` the start of the
+/// occurrence it moves (iCalendar's RECURRENCE-ID).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInstance {
+    #[serde(default)]
+    replaces: Option<String>,
+    start: String,
+    end: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,14 +208,13 @@ pub enum Length {
 #[derive(Clone, Debug)]
 pub enum Schedule {
     /// One interval, in local wall-clock time.
-    Once {
-        start: NaiveDateTime,
-        end: NaiveDateTime,
-    },
+    Once { start: NaiveDateTime, end: NaiveDateTime },
     Recurring {
         rule: Box<Recurrence>,
         start_time: NaiveTime,
         length: Length,
+        /// Occurrences with their own start and end (moved occurrences, RDATE periods).
+        instances: Vec<(NaiveDateTime, NaiveDateTime)>,
     },
 }
 
@@ -174,7 +222,7 @@ pub enum Schedule {
 pub struct Event {
     pub id: String,
     pub name: String,
-    pub tz: Tz,
+    pub tz: Zone,
     pub schedule: Schedule,
     /// The file it was declared in (the calendar, or an imported `.ics`) and its line there.
     pub file: PathBuf,
@@ -238,7 +286,7 @@ pub struct AnchoredEvents {
 #[derive(Clone, Debug)]
 pub enum Anchor {
     Events(AnchoredEvents),
-    Own { tz: Tz, schedule: Schedule },
+    Own { tz: Zone, schedule: Schedule },
 }
 
 #[derive(Clone, Debug)]
@@ -258,7 +306,7 @@ impl Window {
     }
 
     /// The zone its times are shown in.
-    pub fn display_tz(&self, calendar: &Calendar) -> Tz {
+    pub fn display_tz(&self, calendar: &Calendar) -> Zone {
         match &self.anchor {
             Anchor::Own { tz, .. } => *tz,
             Anchor::Events(a) => a
@@ -277,9 +325,11 @@ pub struct Calendar {
     pub path: PathBuf,
     /// SHA-256 of the file's bytes, for the audit log.
     pub digest: String,
-    pub default_tz: Tz,
+    pub default_tz: Zone,
     pub events: Vec<Event>,
     pub windows: Vec<Window>,
+    /// What imported `.ics` files said that Sluice read toward more freeze (for `freeze lint`).
+    pub import_notes: Vec<ImportNote>,
 }
 
 impl Calendar {
@@ -290,13 +340,14 @@ impl Calendar {
 
 /// Loads and validates a calendar file.
 pub fn load(path: &Path) -> Result<Calendar> {
-    let text = read_text(path)?;
+    let text = read_regular_text(path)?;
     parse(path, &text)
 }
 
 /// Parses and validates calendar text; `path` names the file in errors and resolves `[[calendar]]` files.
 pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
-    parse_with(path, text, &|file| if file.is_file() { read_text(file).map(Some) } else { Ok(None) })
+    // An existing path that is not a regular file (a FIFO) is refused, never read as missing.
+    parse_with(path, text, &|file| if file.exists() { read_regular_text(file).map(Some) } else { Ok(None) })
 }
 
 /// [`parse`], reading the `[[calendar]]` files through `read` (`None`: no such file), so that
@@ -308,11 +359,11 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
     let line = |span: std::ops::Range<usize>| starts.partition_point(|&s| s <= span.start);
     let default_tz = match &raw.timezone {
         Some(tz) => parse_zone(tz.get_ref()).map_err(|m| Error::invalid(path, Some(line(tz.span())), m))?,
-        None => Tz::UTC,
+        None => Zone::utc(),
     };
 
-    let mut events = Vec::new();
-    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
+    let mut events = Vec::with_capacity(raw.event.len());
+    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::with_capacity(raw.event.len());
     let mut note_id = |id: &str, file: &Path, at: usize, what: &str| -> Result<()> {
         if id.trim().is_empty() {
             return Err(Error::invalid(file, Some(at), format!("{what} with an empty `id`")));
@@ -327,17 +378,26 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
         Ok(())
     };
 
+    // The few distinct zones of a large calendar, looked up once each.
+    let mut zones: Vec<(&str, Zone)> = Vec::new();
     for spanned in &raw.event {
         let at = line(spanned.span());
         let e = spanned.get_ref();
         let when = when_of!(e);
         note_id(&e.id, path, at, "[[event]]")?;
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[event]] `{}`: {m}", e.id));
-        let tz = match &when.timezone {
-            Some(name) => parse_zone(name).map_err(entry)?,
+        let tz = match when.timezone {
+            Some(name) => match zones.iter().find(|(n, _)| *n == name) {
+                Some((_, z)) => *z,
+                None => {
+                    let z = parse_zone(name).map_err(entry)?;
+                    zones.push((name, z));
+                    z
+                }
+            },
             None => default_tz,
         };
-        let schedule = schedule(&when).map_err(entry)?;
+        let schedule = schedule(&when, Owner::Event).map_err(entry)?;
         events.push(Event {
             id: e.id.clone(),
             name: e.name.clone().unwrap_or_else(|| e.id.clone()),
@@ -348,6 +408,7 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
         });
     }
 
+    let mut import_notes = Vec::new();
     for spanned in &raw.calendar {
         let at = line(spanned.span());
         let c = spanned.get_ref();
@@ -360,12 +421,15 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
         let Some(ics) = read(&file)? else {
             return Err(entry(format!("no such file {}", file.display())));
         };
-        for event in super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), tz)? {
+        let imported = super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), tz)?;
+        for event in imported.events {
             note_id(&event.id, &event.file, event.line, "imported event")?;
             events.push(event);
         }
+        import_notes.extend(imported.notes);
     }
 
+    let mut instants = InstantCache::new();
     let mut windows = Vec::new();
     let mut window_ids: HashMap<String, usize> = HashMap::new();
     for spanned in &raw.window {
@@ -391,6 +455,9 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
                     ("start", when.start.is_some()),
                     ("end", when.end.is_some()),
                     ("rrule", when.rrule.is_some()),
+                    ("rdate", when.rdate.is_some()),
+                    ("exdate", when.exdate.is_some()),
+                    ("instances", when.instances.is_some()),
                     ("from", when.from.is_some()),
                     ("start_time", when.start_time.is_some()),
                     ("end_time", when.end_time.is_some()),
@@ -403,7 +470,7 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
                 }
                 let lead = duration_key("lead", w.lead.as_deref()).map_err(entry)?;
                 let lag = duration_key("lag", w.lag.as_deref()).map_err(entry)?;
-                Anchor::Events(anchor_events(pattern, &events, lead, lag).map_err(entry)?)
+                Anchor::Events(anchor_events(pattern, &events, &mut instants, lead, lag).map_err(entry)?)
             }
             None => {
                 if w.lead.is_some() || w.lag.is_some() {
@@ -413,7 +480,7 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
                     Some(name) => parse_zone(name).map_err(entry)?,
                     None => default_tz,
                 };
-                Anchor::Own { tz, schedule: schedule(&when).map_err(entry)? }
+                Anchor::Own { tz, schedule: schedule(&when, Owner::Window).map_err(entry)? }
             }
         };
         let environments = Scope::new(w.environments.clone()).map_err(|m| entry(format!("environments: {m}")))?;
@@ -435,6 +502,7 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
         default_tz,
         events,
         windows,
+        import_notes,
     })
 }
 
@@ -460,7 +528,14 @@ fn parse_raw(path: &Path, text: &str) -> Result<RawCalendar> {
     // The pieces are independent documents: parse them on every core.
     let pieces: Vec<Option<RawCalendar>> =
         cuts.par_windows(2).map(|pair| toml::from_str::<RawCalendar>(&text[pair[0]..pair[1]]).ok()).collect();
-    let mut raw = RawCalendar::default();
+    // Reserved once: the merged entries are large structs, and growing by doubling copied them.
+    let total = |count: fn(&RawCalendar) -> usize| pieces.iter().flatten().map(count).sum::<usize>();
+    let mut raw = RawCalendar {
+        timezone: None,
+        event: Vec::with_capacity(total(|p| p.event.len())),
+        window: Vec::with_capacity(total(|p| p.window.len())),
+        calendar: Vec::with_capacity(total(|p| p.calendar.len())),
+    };
     for (piece, base) in pieces.into_iter().zip(cuts.iter().copied()) {
         let Some(piece) = piece else {
             return parse_toml(path, text);
@@ -486,12 +561,17 @@ fn duration_key(key: &str, value: Option<&str>) -> std::result::Result<IsoDurati
     }
 }
 
+/// The UTC instants of one-off events, computed once however many windows anchor to them.
+type InstantCache = Vec<Option<(DateTime<Utc>, DateTime<Utc>)>>;
+
 fn anchor_events(
     pattern: &str,
     events: &[Event],
+    instants: &mut InstantCache,
     lead: IsoDuration,
     lag: IsoDuration,
 ) -> std::result::Result<AnchoredEvents, String> {
+    instants.resize(events.len(), None);
     let glob = Glob::new(pattern).map_err(|e| format!("event = `{pattern}`: bad glob: {e}"))?.compile_matcher();
     let mut once = Vec::new();
     let mut recurring = Vec::new();
@@ -500,7 +580,11 @@ fn anchor_events(
             continue;
         }
         match &e.schedule {
-            Schedule::Once { start, end } => once.push((resolve_local(e.tz, *start), resolve_local(e.tz, *end), i)),
+            Schedule::Once { start, end } => {
+                let (s, e) =
+                    *instants[i].get_or_insert_with(|| (resolve_local(e.tz, *start), resolve_local(e.tz, *end)));
+                once.push((s, e, i))
+            }
             Schedule::Recurring { .. } => recurring.push(i),
         }
     }
@@ -512,16 +596,28 @@ fn anchor_events(
     Ok(AnchoredEvents { pattern: pattern.to_string(), once, once_max_len, recurring, lead, lag })
 }
 
-/// Builds a schedule from the when-keys: either `start` + `end`, or `rrule` + `start_time` + one of
-/// `end_time` / `duration` (with an optional `from` date).
-fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
-    match (&when.rrule, &when.start, &when.end) {
-        (None, Some(start), Some(end)) => {
+/// What a schedule belongs to: an event may last no time at all (it still anchors lead and lag),
+/// a window may not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Event,
+    Window,
+}
+
+/// Builds a schedule from the when-keys: either `start` + `end`, or a recurrence — `rrule` (one
+/// or a list) with `start_time` and an optional `from` date, and/or `rdate` dates — with one of
+/// `end_time` / `duration`, optional `exdate` and `instances`.
+fn schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, String> {
+    let recurring = when.rrule.is_some() || when.rdate.is_some() || when.instances.is_some();
+    match (recurring, when.start, when.end) {
+        (false, Some(start), Some(end)) => {
             for (key, set) in [
                 ("start_time", when.start_time.is_some()),
                 ("end_time", when.end_time.is_some()),
                 ("duration", when.duration.is_some()),
                 ("from", when.from.is_some()),
+                ("exdate", when.exdate.is_some()),
+                ("instances", when.instances.is_some()),
             ] {
                 if set {
                     return Err(format!("`{key}` belongs to recurring entries (with `rrule`), not to `start`/`end`"));
@@ -529,49 +625,77 @@ fn schedule(when: &RawWhen) -> std::result::Result<Schedule, String> {
             }
             let s = parse_local(start).map_err(|m| format!("start: {m}"))?;
             let e = parse_local(end).map_err(|m| format!("end: {m}"))?;
-            if e <= s {
+            if e < s || (e == s && owner == Owner::Window) {
                 return Err(format!("end `{end}` is not after start `{start}` (intervals are [start, end))"));
             }
             Ok(Schedule::Once { start: s, end: e })
         }
-        (None, Some(_), None) => Err("`start` without `end`".into()),
-        (None, None, Some(_)) => Err("`end` without `start`".into()),
-        (None, None, None) => {
+        (false, Some(_), None) => Err("`start` without `end`".into()),
+        (false, None, Some(_)) => Err("`end` without `start`".into()),
+        (false, None, None) => {
             Err("no times: give `start` and `end`, or `rrule` with `start_time` and `end_time`/`duration`, or `event`"
                 .into())
         }
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+        (true, Some(_), _) | (true, _, Some(_)) => {
             Err("`rrule` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`".into())
         }
-        (Some(rule), None, None) => {
-            let start_time = match &when.start_time {
-                Some(t) => parse_time_of_day(t).map_err(|m| format!("start_time: {m}"))?,
-                None => return Err("`rrule` needs `start_time`".into()),
-            };
-            let length = match (&when.end_time, &when.duration) {
-                (Some(t), None) => {
-                    let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
-                    if end == start_time {
-                        return Err(format!("end_time `{t}` equals start_time: the window would be empty"));
-                    }
-                    Length::EndTime(end)
-                }
-                (None, Some(d)) => {
-                    let d = IsoDuration::parse(d).map_err(|m| format!("duration: {m}"))?;
-                    if d.is_zero() {
-                        return Err("duration is zero: the window would be empty".into());
-                    }
-                    Length::Duration(d)
-                }
-                (Some(_), Some(_)) => return Err("give `end_time` or `duration`, not both".into()),
-                (None, None) => return Err("`rrule` needs `end_time` or `duration`".into()),
-            };
-            let from = parse_local(when.from.as_deref().unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
-            let dtstart = from.date().and_time(start_time);
-            let rule = Recurrence::parse(rule, dtstart).map_err(|m| format!("rrule {m}"))?;
-            Ok(Schedule::Recurring { rule: Box::new(rule), start_time, length })
-        }
+        (true, None, None) => recurring_schedule(when, owner),
     }
+}
+
+fn recurring_schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, String> {
+    let rules = when.rrule.map(OneOrMany::rules).unwrap_or_default();
+    let dates = |key: &str, values: Option<&Vec<String>>| -> std::result::Result<Vec<NaiveDateTime>, String> {
+        values.into_iter().flatten().map(|v| parse_local(v).map_err(|m| format!("{key}: {m}"))).collect()
+    };
+    let rdates = dates("rdate", when.rdate)?;
+    let exdates = dates("exdate", when.exdate)?;
+    let start_time = match (when.start_time, rules.is_empty()) {
+        (Some(t), _) => parse_time_of_day(t).map_err(|m| format!("start_time: {m}"))?,
+        (None, false) => return Err("`rrule` needs `start_time`".into()),
+        (None, true) => rdates.iter().min().map(|t| t.time()).unwrap_or(NaiveTime::MIN),
+    };
+    if rules.is_empty() && rdates.is_empty() && when.instances.is_none() {
+        return Err("`rrule` is an empty list and there is no `rdate`: the entry would never occur".into());
+    }
+    let empty = "the window would be empty";
+    let length = match (when.end_time, when.duration) {
+        (Some(t), None) => {
+            let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
+            if end == start_time && owner == Owner::Window {
+                return Err(format!("end_time `{t}` equals start_time: {empty}"));
+            }
+            Length::EndTime(end)
+        }
+        (None, Some(d)) => {
+            let d = IsoDuration::parse(d).map_err(|m| format!("duration: {m}"))?;
+            if d.is_zero() && owner == Owner::Window {
+                return Err(format!("duration is zero: {empty}"));
+            }
+            Length::Duration(d)
+        }
+        (Some(_), Some(_)) => return Err("give `end_time` or `duration`, not both".into()),
+        (None, None) => return Err("a recurring entry needs `end_time` or `duration`".into()),
+    };
+    let from = parse_local(when.from.unwrap_or(DEFAULT_FROM)).map_err(|m| format!("from: {m}"))?;
+    let dtstart = from.date().and_time(start_time);
+    let mut instances = Vec::new();
+    let mut exdates = exdates;
+    for (n, i) in when.instances.into_iter().flatten().enumerate() {
+        let at = |key: &str, m: String| format!("instances[{n}].{key}: {m}");
+        let s = parse_local(&i.start).map_err(|m| at("start", m))?;
+        let e = parse_local(&i.end).map_err(|m| at("end", m))?;
+        if e < s || (e == s && owner == Owner::Window) {
+            return Err(at("end", format!("`{}` is not after start `{}`", i.end, i.start)));
+        }
+        if let Some(r) = &i.replaces {
+            exdates.push(parse_local(r).map_err(|m| at("replaces", m))?);
+        }
+        instances.push((s, e));
+    }
+    let mut rule = Recurrence::new(&rules, dtstart, rdates, exdates).map_err(|m| format!("rrule {m}"))?;
+    rule.counts_from_default = when.from.is_none() && rule.has_count();
+    Ok(Schedule::Recurring { rule: Box::new(rule), start_time, length, instances })
 }
 
 #[cfg(test)]

@@ -16,6 +16,9 @@ use chrono::{DateTime, Duration, Utc};
 /// How far ahead `next_open` searches (two years).
 pub const HORIZON_DAYS: i64 = 730;
 
+/// The widening look-ahead of [`Decider::next_open`], ending at the horizon.
+const LOOK_AHEAD_DAYS: [i64; 4] = [2, 16, 120, HORIZON_DAYS];
+
 pub fn horizon() -> Duration {
     Duration::days(HORIZON_DAYS)
 }
@@ -73,6 +76,13 @@ pub struct Decider<'a> {
 impl<'a> Decider<'a> {
     pub fn new(calendar: &'a Calendar, overrides: &'a Overrides, query: Query<'a>) -> Self {
         Decider { calendar, overrides, query }
+    }
+
+    /// The same question with no override in force: for answers about the future (when the
+    /// freeze ends, the next open window), which no audit line covers.
+    pub fn without_overrides(&self) -> Decider<'a> {
+        static NONE: Overrides = Overrides { path: None, list: Vec::new(), commit: None };
+        Decider { calendar: self.calendar, overrides: &NONE, query: self.query }
     }
 
     fn applies(&self, window: usize) -> bool {
@@ -140,7 +150,10 @@ impl<'a> Decider<'a> {
         }
         used.sort_unstable();
         used.dedup();
-        let next_open = if frozen { self.next_open(at, Duration::zero())? } else { NextOpen::At(at) };
+        // Overrides decide only the instant asked about (and that decision is audited); when the
+        // freeze ends is always computed without them.
+        let next_open =
+            if frozen { self.without_overrides().next_open(at, Duration::zero())? } else { NextOpen::At(at) };
         Ok(Status {
             at,
             frozen,
@@ -205,21 +218,41 @@ impl<'a> Decider<'a> {
     }
 
     /// The first instant at or after `after` from which deploys are open for at least `min`.
+    ///
+    /// The search looks a few days ahead first and widens up to the horizon only when it must: an
+    /// opening that fits inside a shorter look-ahead is the same opening the full one finds, and
+    /// most answers lie within days, so only the occurrences that can touch them are expanded.
     pub fn next_open(&self, after: DateTime<Utc>, min: Duration) -> Result<NextOpen> {
-        let end = after + horizon();
+        for days in LOOK_AHEAD_DAYS {
+            let end = after + Duration::days(days);
+            if let Some(t) = self.open_within(after, end, min)? {
+                return Ok(NextOpen::At(t));
+            }
+        }
+        Ok(NextOpen::NoneWithin(after + horizon()))
+    }
+
+    /// The first instant in `[after, end)` from which `[t, t + min)` is open and inside `[after, end)`.
+    fn open_within(&self, after: DateTime<Utc>, end: DateTime<Utc>, min: Duration) -> Result<Option<DateTime<Utc>>> {
         let mut cursor = after;
         for (start, stop) in self.blocked(after, end)? {
             let gap = start - cursor;
             if gap > Duration::zero() && gap >= min {
-                return Ok(NextOpen::At(cursor));
+                return Ok(Some(cursor));
             }
             cursor = cursor.max(stop);
         }
-        if end - cursor > Duration::zero() && end - cursor >= min {
-            Ok(NextOpen::At(cursor))
-        } else {
-            Ok(NextOpen::NoneWithin(end))
+        Ok((end - cursor > Duration::zero() && end - cursor >= min).then_some(cursor))
+    }
+
+    /// The start of the first blocked stretch at or after `after`, within the horizon.
+    pub fn next_blocked(&self, after: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+        for days in LOOK_AHEAD_DAYS {
+            if let Some(&(start, _)) = self.blocked(after, after + Duration::days(days))?.first() {
+                return Ok(Some(start));
+            }
         }
+        Ok(None)
     }
 }
 
@@ -441,9 +474,10 @@ expires_at = "2026-05-16T13:00:00Z"
         assert!(status(CAL, Some(OVR), "production", "planner-web", "2026-05-16T10:00:00Z").frozen);
         assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T13:00:00Z").frozen);
         assert!(status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:59:00Z").frozen);
-        // Next open honours the override: from 08:00 the first open instant is 09:00.
+        // When the freeze ends is computed without overrides (only the decision at the asked
+        // instant uses them, and is audited): from 08:00 it is the end of the freeze.
         let s = status(CAL, Some(OVR), "production", "survey-api", "2026-05-16T08:00:00Z");
-        assert_eq!(s.next_open, NextOpen::At(t("2026-05-16T09:00:00Z")));
+        assert_eq!(s.next_open, NextOpen::At(t("2026-05-18T23:00:00Z")));
         // It does not lift a window it does not name.
         let both = CAL.replace("end = \"2026-06-01T18:00\"", "end = \"2026-06-01T18:00\"\n")
             + "\n[[window]]\nid = \"extra\"\nkind = \"deny\"\nstart = \"2026-05-16T09:30\"\nend = \"2026-05-16T10:30\"\n";

@@ -9,6 +9,14 @@
 use chrono::{Duration, Months, NaiveDateTime};
 use std::fmt;
 
+/// The longest duration a calendar may use for `lead`, `lag`, `duration` or `--min-duration`:
+/// a century, far beyond any freeze, and far inside the dates the engine can compute with.
+pub const MAX_DAYS: i64 = 36_525;
+
+fn too_long(text: &str) -> String {
+    format!("`{text}` is longer than 100 years (P100Y), the longest duration a freeze calendar accepts")
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IsoDuration {
     /// Years × 12 + months: nominal.
@@ -57,17 +65,20 @@ impl IsoDuration {
                     return Err(bad(&format!("`{c}` out of order or repeated")));
                 }
                 last_unit = Some(position);
-                let n: u64 = number.parse().map_err(|_| bad("number too large"))?;
+                let n: u64 = number.parse().map_err(|_| too_long(text))?;
                 number.clear();
-                let small = |n: u64| u32::try_from(n).map_err(|_| bad("number too large"));
+                let too_long = || too_long(text);
+                let small = |n: u64| u32::try_from(n).map_err(|_| too_long());
+                let add32 = |total: u32, n: u32, unit: u32| n.checked_mul(unit).and_then(|v| total.checked_add(v));
+                let add64 = |total: u64, unit: u64| n.checked_mul(unit).and_then(|v| total.checked_add(v));
                 match (time, c) {
-                    (false, 'Y') => out.months = out.months.saturating_add(small(n)?.saturating_mul(12)),
-                    (false, 'M') => out.months = out.months.saturating_add(small(n)?),
-                    (false, 'W') => out.days = out.days.saturating_add(small(n)?.saturating_mul(7)),
-                    (false, 'D') => out.days = out.days.saturating_add(small(n)?),
-                    (true, 'H') => out.seconds = out.seconds.saturating_add(n.saturating_mul(3600)),
-                    (true, 'M') => out.seconds = out.seconds.saturating_add(n.saturating_mul(60)),
-                    (true, 'S') => out.seconds = out.seconds.saturating_add(n),
+                    (false, 'Y') => out.months = add32(out.months, small(n)?, 12).ok_or_else(too_long)?,
+                    (false, 'M') => out.months = add32(out.months, small(n)?, 1).ok_or_else(too_long)?,
+                    (false, 'W') => out.days = add32(out.days, small(n)?, 7).ok_or_else(too_long)?,
+                    (false, 'D') => out.days = add32(out.days, small(n)?, 1).ok_or_else(too_long)?,
+                    (true, 'H') => out.seconds = add64(out.seconds, 3600).ok_or_else(too_long)?,
+                    (true, 'M') => out.seconds = add64(out.seconds, 60).ok_or_else(too_long)?,
+                    (true, 'S') => out.seconds = add64(out.seconds, 1).ok_or_else(too_long)?,
                     _ => return Err(bad(&format!("unexpected `{c}`"))),
                 }
             }
@@ -80,8 +91,9 @@ impl IsoDuration {
         if let Some(t) = time_part {
             parse_part(t, &['H', 'M', 'S'], true)?;
         }
-        if out.seconds > 100 * 366 * 86_400 {
-            return Err(bad("longer than a century"));
+        // Checked arithmetic and a bound: `P300000Y` once overflowed date arithmetic into a panic.
+        if out.upper_bound() > Duration::days(MAX_DAYS) {
+            return Err(too_long(text));
         }
         out.text = text.to_string();
         Ok(out)
@@ -107,7 +119,9 @@ impl IsoDuration {
 
     /// The exact length, counting a day as 24 hours and a month as 31 days (an upper bound).
     pub fn upper_bound(&self) -> Duration {
-        Duration::seconds(self.seconds as i64) + Duration::days(self.days as i64 + 31 * self.months as i64)
+        let seconds = i64::try_from(self.seconds).ok().and_then(Duration::try_seconds);
+        let days = Duration::try_days(self.days as i64 + 31 * self.months as i64);
+        seconds.zip(days).and_then(|(s, d)| s.checked_add(&d)).unwrap_or(Duration::MAX)
     }
 
     /// Adds the nominal part (years, months, days) to a local wall-clock time.
@@ -121,7 +135,7 @@ impl IsoDuration {
     }
 
     pub fn exact(&self) -> Duration {
-        Duration::seconds(self.seconds as i64)
+        i64::try_from(self.seconds).ok().and_then(Duration::try_seconds).unwrap_or(Duration::MAX)
     }
 }
 
@@ -162,6 +176,12 @@ mod tests {
             ("P1D1Y", "out of order"),
             ("PT1.5H", "unexpected `.`"),
             ("-P1D", "start with `P`"),
+            ("P300000Y", "longer than 100 years"),
+            ("P101Y", "longer than 100 years"),
+            ("P99999999999999999999D", "longer than 100 years"),
+            ("PT99999999999999999999H", "longer than 100 years"),
+            ("PT9999999999999999S", "longer than 100 years"),
+            ("P4294967295Y", "longer than 100 years"),
         ] {
             let err = IsoDuration::parse(text).unwrap_err();
             assert!(err.contains(why), "{text}: {err}");

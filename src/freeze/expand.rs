@@ -5,10 +5,9 @@
 
 use super::calendar::{Anchor, Calendar, Length, Schedule};
 use super::duration::IsoDuration;
-use super::time::resolve_local;
+use super::zone::Zone;
 use crate::error::{Error, Result};
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
-use chrono_tz::Tz;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Occurrence {
@@ -29,25 +28,35 @@ impl Occurrence {
 /// Slack around a UTC range when searching in local wall-clock time: offsets stay within ±26 h.
 const ZONE_SLACK: i64 = 27;
 
-/// An occurrence of a schedule: UTC start and end, and the local wall-clock start and end.
-pub type Interval = (DateTime<Utc>, DateTime<Utc>, NaiveDateTime, NaiveDateTime);
+/// One occurrence of a schedule: its UTC start and end, equal when a DST change squeezes it to
+/// nothing (02:00–02:30 on a spring-forward day), and its wall-clock start as the rule gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instance {
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub local_start: NaiveDateTime,
+}
 
-/// The UTC intervals of one schedule that intersect `[from, to)`, in order.
-pub fn schedule_intervals(
-    tz: Tz,
+/// The occurrences of one schedule that touch `[from, to)`, in order: those that overlap it and
+/// the zero-length ones inside it. Zero-length occurrences are kept: an event squeezed to
+/// nothing still happens and still anchors lead and lag; a window squeezed to nothing blocks
+/// nothing (callers drop it).
+pub fn schedule_instances(
+    tz: Zone,
     schedule: &Schedule,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-) -> std::result::Result<Vec<Interval>, String> {
+) -> std::result::Result<Vec<Instance>, String> {
+    let touches = |s: DateTime<Utc>, e: DateTime<Utc>| s < to && (e > from || (s == e && s >= from));
     let mut out = Vec::new();
     match schedule {
         Schedule::Once { start, end } => {
-            let (s, e) = (resolve_local(tz, *start), resolve_local(tz, *end));
-            if s < to && e > from && s < e {
-                out.push((s, e, *start, *end));
+            let (s, e) = (tz.instant(*start), tz.instant(*end));
+            if touches(s, e) {
+                out.push(Instance { start: s, end: e.max(s), local_start: *start });
             }
         }
-        Schedule::Recurring { rule, start_time, length } => {
+        Schedule::Recurring { rule, start_time, length, instances } => {
             let longest = match length {
                 Length::EndTime(_) => Duration::days(1),
                 Length::Duration(d) => d.upper_bound(),
@@ -55,37 +64,51 @@ pub fn schedule_intervals(
             let lo = from.naive_utc() - longest - Duration::hours(ZONE_SLACK);
             let hi = to.naive_utc() + Duration::hours(ZONE_SLACK);
             for local_start in rule.starts_between(tz, lo, hi)? {
-                let s = resolve_local(tz, local_start);
-                let (e, local_end) = match length {
+                let s = tz.instant(local_start);
+                let e = match length {
                     Length::EndTime(end_time) => {
                         let mut local_end = local_start.date().and_time(*end_time);
                         if *end_time <= *start_time || local_end <= local_start {
                             local_end += Duration::days(1);
                         }
-                        (resolve_local(tz, local_end), local_end)
+                        tz.instant(local_end)
                     }
-                    Length::Duration(d) => add(tz, local_start, d),
+                    // Nominal part from the wall-clock start as written, exact part in real time.
+                    Length::Duration(d) => d
+                        .add_nominal(local_start)
+                        .map(|wall| tz.instant(wall))
+                        .and_then(|t| t.checked_add_signed(d.exact()))
+                        .unwrap_or(DateTime::<Utc>::MAX_UTC),
                 };
-                // A window that DST squeezes to nothing (02:00–02:30 on a spring-forward day) is empty.
-                if s < to && e > from && s < e {
-                    out.push((s, e, local_start, local_end));
+                if touches(s, e) {
+                    out.push(Instance { start: s, end: e.max(s), local_start });
                 }
+            }
+            for &(start, end) in instances {
+                let (s, e) = (tz.instant(start), tz.instant(end));
+                if touches(s, e) {
+                    out.push(Instance { start: s, end: e.max(s), local_start: start });
+                }
+            }
+            if !instances.is_empty() {
+                out.sort_by_key(|i| (i.start, i.end));
             }
         }
     }
     Ok(out)
 }
 
-/// `local + d`: nominal part on the wall clock, then the exact part in real time.
-fn add(tz: Tz, local: NaiveDateTime, d: &IsoDuration) -> (DateTime<Utc>, NaiveDateTime) {
-    let wall = d.add_nominal(local).unwrap_or(NaiveDateTime::MAX);
-    (resolve_local(tz, wall) + d.exact(), wall + d.exact())
+/// `t + d` for an instant `t` in `tz`: years, months and days move the wall clock (calendar
+/// days, 23 or 25 hours across a DST change), then hours, minutes and seconds move real time.
+pub fn add(tz: Zone, t: DateTime<Utc>, d: &IsoDuration) -> DateTime<Utc> {
+    let moved = if d.is_exact() { Some(t) } else { d.add_nominal(tz.local(t)).map(|wall| tz.instant(wall)) };
+    moved.and_then(|m| m.checked_add_signed(d.exact())).unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
-/// `local - d`: the exact part in real time, then the nominal part on the wall clock.
-fn sub(tz: Tz, local: NaiveDateTime, d: &IsoDuration) -> DateTime<Utc> {
-    let wall = d.sub_nominal(local).unwrap_or(NaiveDateTime::MIN);
-    resolve_local(tz, wall) - d.exact()
+/// `t - d`: the calendar part on the wall clock, then the exact part in real time.
+pub fn sub(tz: Zone, t: DateTime<Utc>, d: &IsoDuration) -> DateTime<Utc> {
+    let moved = if d.is_exact() { Some(t) } else { d.sub_nominal(tz.local(t)).map(|wall| tz.instant(wall)) };
+    moved.and_then(|m| m.checked_sub_signed(d.exact())).unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 impl Calendar {
@@ -106,8 +129,11 @@ impl Calendar {
                 |m: String| Error::invalid(&self.path, Some(window.line), format!("[[window]] `{}`: {m}", window.id));
             match &window.anchor {
                 Anchor::Own { tz, schedule } => {
-                    for (s, e, _, _) in schedule_intervals(*tz, schedule, from, to).map_err(entry)? {
-                        out.push(Occurrence { window: wi, event: None, start: s, end: e });
+                    for i in schedule_instances(*tz, schedule, from, to).map_err(entry)? {
+                        // A window squeezed to nothing by a DST change blocks (or allows) nothing.
+                        if i.start < i.end {
+                            out.push(Occurrence { window: wi, event: None, start: i.start, end: i.end });
+                        }
                     }
                 }
                 Anchor::Events(anchored) => {
@@ -115,31 +141,29 @@ impl Calendar {
                     let lag = anchored.lag.upper_bound() + Duration::hours(2);
                     // Events that can reach [from, to) once widened by lead and lag.
                     let (ev_from, ev_to) = (from - lag, to + lead);
+                    // The window of one event occurrence: lead before its real start, lag after
+                    // its real end (for `PT…` durations that is the exact instant the event ends,
+                    // whatever the wall clock did in between).
+                    let mut anchor = |ei: usize, tz: Zone, s: DateTime<Utc>, e: DateTime<Utc>| {
+                        let (ws, we) = (sub(tz, s, &anchored.lead), add(tz, e, &anchored.lag));
+                        if ws < to && we > from && ws < we {
+                            out.push(Occurrence { window: wi, event: Some(ei), start: ws, end: we });
+                        }
+                    };
                     let first = anchored.once.partition_point(|(s, _, _)| *s < ev_from - anchored.once_max_len);
-                    for (_, e, ei) in anchored.once[first..].iter().take_while(|(s, _, _)| *s < ev_to) {
-                        if *e <= ev_from {
+                    for &(s, e, ei) in anchored.once[first..].iter().take_while(|(s, _, _)| *s < ev_to) {
+                        if e < ev_from {
                             continue;
                         }
-                        let event = &self.events[*ei];
-                        if let Schedule::Once { start, end } = &event.schedule {
-                            let ws = sub(event.tz, *start, &anchored.lead);
-                            let (we, _) = add(event.tz, *end, &anchored.lag);
-                            if ws < to && we > from && ws < we {
-                                out.push(Occurrence { window: wi, event: Some(*ei), start: ws, end: we });
-                            }
-                        }
+                        anchor(ei, self.events[ei].tz, s, e);
                     }
                     for &ei in &anchored.recurring {
                         let event = &self.events[ei];
-                        let intervals = schedule_intervals(event.tz, &event.schedule, ev_from, ev_to).map_err(|m| {
+                        let instances = schedule_instances(event.tz, &event.schedule, ev_from, ev_to).map_err(|m| {
                             Error::invalid(&event.file, Some(event.line), format!("event `{}`: {m}", event.id))
                         })?;
-                        for (_, _, ls, le) in intervals {
-                            let ws = sub(event.tz, ls, &anchored.lead);
-                            let (we, _) = add(event.tz, le, &anchored.lag);
-                            if ws < to && we > from && ws < we {
-                                out.push(Occurrence { window: wi, event: Some(ei), start: ws, end: we });
-                            }
+                        for i in instances {
+                            anchor(ei, event.tz, i.start, i.end);
                         }
                     }
                 }
@@ -295,6 +319,59 @@ lead = "PT12H"
                 "pre-survey 2026-05-31T18:00:00Z..2026-06-01T18:00:00Z",
                 "pre-survey 2027-05-15T11:00:00Z..2027-05-17T23:00:00Z",
             ]
+        );
+    }
+
+    #[test]
+    fn exact_durations_anchor_at_the_real_end_across_dst() {
+        // Issue 12, case 1: 20:00 New York + PT12H on 2026-03-07 ends at 13:00Z on 2026-03-08
+        // (09:00 EDT), not at 08:00 local (12:00Z).
+        let text = "[[event]]\nid = \"night-job\"\ntimezone = \"America/New_York\"\nrrule = \"FREQ=DAILY\"\nfrom = \"2026-03-07\"\nstart_time = \"20:00\"\nduration = \"PT12H\"\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"night-job\"\n";
+        let cal = parse(Path::new("f.toml"), text).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-08T12:00:00Z"),
+            ["w 2026-03-08T01:00:00Z..2026-03-08T13:00:00Z"]
+        );
+        // Calendar days stay calendar days: P1D from 20:00 on the 7th ends at 20:00 EDT on the 8th.
+        let days = text.replace("PT12H", "P1D");
+        let cal = parse(Path::new("f.toml"), &days).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-08T12:00:00Z"),
+            ["w 2026-03-08T01:00:00Z..2026-03-09T00:00:00Z"]
+        );
+    }
+
+    #[test]
+    fn an_event_squeezed_to_nothing_still_anchors_its_window() {
+        // Issue 12, case 2: 02:00–02:30 New York does not exist on 2026-03-08; the occurrence is
+        // the instant 07:00Z, and a 12-hour lead freezes from 19:00Z the day before.
+        let text = "[[event]]\nid = \"e\"\ntimezone = \"America/New_York\"\nrrule = \"FREQ=DAILY\"\nfrom = \"2026-03-07\"\nstart_time = \"02:00\"\nend_time = \"02:30\"\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"e\"\nlead = \"PT12H\"\n";
+        let cal = parse(Path::new("f.toml"), text).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-08T00:00:01Z"),
+            ["w 2026-03-07T19:00:00Z..2026-03-08T07:00:00Z"]
+        );
+        // The same event written as a one-off freezes the same way.
+        let once = "[[event]]\nid = \"e\"\ntimezone = \"America/New_York\"\nstart = \"2026-03-08T02:00\"\nend = \"2026-03-08T02:30\"\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"e\"\nlead = \"PT12H\"\n";
+        let cal = parse(Path::new("f.toml"), once).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-08T00:00:01Z"),
+            ["w 2026-03-07T19:00:00Z..2026-03-08T07:00:00Z"]
+        );
+        // A window squeezed to nothing is not listed.
+        let window = "[[window]]\nid = \"w\"\nkind = \"deny\"\ntimezone = \"America/New_York\"\nrrule = \"FREQ=DAILY\"\nfrom = \"2026-03-07\"\nstart_time = \"02:00\"\nend_time = \"02:30\"\n";
+        let cal = parse(Path::new("f.toml"), window).unwrap();
+        assert_eq!(intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-09T00:00:00Z"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_window_in_2100_keeps_daylight_saving_time() {
+        // Issue 12, case 4.
+        let text = "[[window]]\nid = \"noon\"\nkind = \"deny\"\ntimezone = \"America/New_York\"\nstart = \"2100-07-01T12:00\"\nend = \"2100-07-01T13:00\"\n";
+        let cal = parse(Path::new("f.toml"), text).unwrap();
+        assert_eq!(
+            intervals(&cal, "2100-01-01T00:00:00Z", "2101-01-01T00:00:00Z"),
+            ["noon 2100-07-01T16:00:00Z..2100-07-01T17:00:00Z"]
         );
     }
 }

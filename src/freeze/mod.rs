@@ -16,9 +16,13 @@ pub mod decide;
 pub mod duration;
 pub mod expand;
 pub mod ics;
+pub mod input;
 pub mod overrides;
 pub mod recur;
+pub mod rrule_parts;
 pub mod time;
+pub mod vtimezone;
+pub mod zone;
 
 pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
 
@@ -67,7 +71,8 @@ impl FreezeOptions {
         let overrides = match (overrides, &cfg.overrides) {
             (Some(p), _) => Some(p.to_path_buf()),
             (None, Some(p)) => Some(loaded.resolve(p)),
-            (None, None) => Some(beside(OVERRIDES_FILE)).filter(|p| p.is_file()),
+            // A directory in its place is an error when it is read, not a reason to skip it.
+            (None, None) => Some(beside(OVERRIDES_FILE)).filter(|p| p.exists()),
         };
         let audit_log = match (audit_log, &cfg.audit_log) {
             (Some(p), _) => p.to_path_buf(),
@@ -362,5 +367,12 @@ mod tests {
         std::fs::write(&cal, CAL.replace("Europe/London", "Europe/Londres")).unwrap();
         let e = deploy_findings(&cal, None, "production", "x", at("2026-05-12T12:00:00Z"), None).unwrap_err();
         assert!(e.to_string().contains(":1: [[event]] `count`: unknown time zone `Europe/Londres`"), "{e}");
+        // Issue 16: a 300,000-year lead is a configuration error for `sluice check --env` too.
+        std::fs::write(&cal, CAL.replace("lead = \"P7D\"", "lead = \"P300000Y\"")).unwrap();
+        let e = deploy_findings(&cal, None, "production", "x", at("2026-05-12T12:00:00Z"), None).unwrap_err();
+        assert!(
+            e.to_string().contains(":8: [[window]] `bird-count-freeze`: lead: `P300000Y` is longer than 100 years"),
+            "{e}"
+        );
     }
 }

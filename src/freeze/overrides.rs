@@ -6,7 +6,8 @@
 //! loaded so it can be reported, but it never lifts anything.
 
 use super::calendar::{Calendar, Scope};
-use crate::error::{line_of_offset, parse_toml, read_text, Result};
+use super::input::read_regular_text;
+use crate::error::{line_of_offset, parse_toml, Error, Result};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -115,9 +116,29 @@ pub struct Overrides {
     pub commit: Option<String>,
 }
 
+/// Characters that print nothing: zero-width spaces and joiners, bidirectional marks, the BOM,
+/// soft hyphens. A ticket or a name made only of these is empty.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
+        | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
+fn visible(c: char) -> bool {
+    !c.is_whitespace() && !c.is_control() && !invisible(c)
+}
+
+/// Whether two names are the same person's: compared after dropping invisible characters, with
+/// Unicode compatibility caseless matching (case folding and NFKD, Unicode §3.13 D146), so
+/// "Åsa" and "åsa", or "ｂｏｂ" and "Bob", are one approver.
+fn same_person(a: &str, b: &str) -> bool {
+    let clean = |s: &str| s.chars().filter(|c| !invisible(*c)).collect::<String>().trim().to_string();
+    caseless::compatibility_caseless_match_str(&clean(a), &clean(b))
+}
+
 /// Loads an overrides file, validating each override against `calendar` and `max_hours`.
 pub fn load(path: &Path, calendar: &Calendar, max_hours: u32) -> Result<Overrides> {
-    let text = read_text(path)?;
+    let text = read_regular_text(path)?;
     parse(path, &text, calendar, max_hours)
 }
 
@@ -134,19 +155,31 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
         if reason.is_empty() {
             problems.push("no `reason`".to_string());
         }
-        if ticket.is_empty() {
-            problems.push("no `ticket`".to_string());
+        if !ticket.chars().any(visible) {
+            problems.push(if ticket.is_empty() {
+                "no `ticket`".to_string()
+            } else {
+                "`ticket` has no visible characters".to_string()
+            });
         }
         if requested_by.is_empty() {
             problems.push("no `requested_by`".to_string());
         }
         if approved_by.is_empty() {
             problems.push("no `approved_by`".to_string());
-        } else if approved_by.eq_ignore_ascii_case(&requested_by) {
+        } else if same_person(&approved_by, &requested_by) {
             problems.push(format!("approved by its own requester `{requested_by}`; a second person must approve"));
         }
-        if list.iter().any(|o| o.id == r.id) {
-            problems.push("duplicate override id".to_string());
+        if let Some(first) = list.iter().find(|o| o.id == r.id) {
+            // Rejected outright: the first of two overrides with one id would otherwise still lift.
+            return Err(Error::invalid(
+                path,
+                Some(line),
+                format!(
+                    "[[override]] `{}`: duplicate override id (also at line {}); ids must be unique",
+                    r.id, first.line
+                ),
+            ));
         }
         if r.windows.is_empty() {
             problems.push("names no `windows`".to_string());
@@ -288,6 +321,32 @@ expires_at = "2026-05-16T13:00:00Z"
         // max_override_hours from sluice.toml
         let o = &parse(Path::new("o.toml"), &VALID.replace("13:00:00Z", "16:00:00Z"), &cal(), 8).unwrap().list[0];
         assert!(o.is_valid());
+    }
+
+    #[test]
+    fn self_approval_is_caught_beyond_ascii_and_invisible_tickets_are_empty() {
+        let selfie = |requested: &str, approved: &str| {
+            problems(
+                &VALID.replace("\"alice\"", &format!("\"{requested}\"")).replace("\"bob\"", &format!("\"{approved}\"")),
+            )
+        };
+        for (a, b) in
+            [("Åsa", "åsa"), ("ÅSA", "åsa"), ("bob", "ｂｏｂ"), ("Straße", "STRASSE"), ("al\u{200B}ice", "Alice")]
+        {
+            let p = selfie(a, b);
+            assert!(p.iter().any(|m| m.contains("approved by its own requester")), "{a} / {b}: {p:?}");
+        }
+        assert!(selfie("Åsa", "Åke").is_empty());
+        for ticket in ["\u{200B}", "\u{200B}\u{FEFF} \u{2060}", "\t"] {
+            let p = problems(&VALID.replace("\"INC-4521\"", &format!("\"{ticket}\"")));
+            assert!(p.iter().any(|m| m.contains("ticket")), "{ticket:?}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn duplicate_override_ids_are_rejected() {
+        let e = parse(Path::new("o.toml"), &format!("{VALID}\n{VALID}"), &cal(), 4).unwrap_err().to_string();
+        assert!(e.starts_with("o.toml:15: [[override]] `ovr-1`: duplicate override id (also at line 2)"), "{e}");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! ([`super::time::resolve_local`]). `UNTIL` is taken out and applied here for the same reason.
 //! Calls into the crate are guarded so that a panic inside it becomes a configuration error.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
-use chrono_tz::Tz;
+use super::rrule_parts::{self, Freq, Parts};
+use super::zone::Zone;
+use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc};
 use rrule::{RRule, RRuleSet, Unvalidated};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -22,17 +23,83 @@ enum Until {
     Utc(DateTime<Utc>),
 }
 
+/// A recurrence set (RFC 5545 §3.8.5): the starts of every RRULE, plus the RDATEs, minus the
+/// EXDATEs, all in wall-clock time.
 #[derive(Clone, Debug)]
 pub struct Recurrence {
-    set: RRuleSet,
+    /// Where the rules start (wall clock): `from` + `start_time`, or an iCalendar DTSTART.
+    pub dtstart: NaiveDateTime,
+    pub rules: Vec<Rule>,
+    /// Sorted.
+    pub rdates: Vec<NaiveDateTime>,
+    /// Sorted.
+    pub exdates: Vec<NaiveDateTime>,
+    /// Whether a rule has COUNT but the entry gave no `from`: it then counts from [`DEFAULT_FROM`].
+    pub counts_from_default: bool,
+}
+
+impl Recurrence {
+    /// One rule from `dtstart`.
+    pub fn parse(rule: &str, dtstart: NaiveDateTime) -> Result<Recurrence, String> {
+        Recurrence::new(&[rule], dtstart, Vec::new(), Vec::new())
+    }
+
+    pub fn new(
+        rules: &[&str],
+        dtstart: NaiveDateTime,
+        mut rdates: Vec<NaiveDateTime>,
+        mut exdates: Vec<NaiveDateTime>,
+    ) -> Result<Recurrence, String> {
+        let rules = rules.iter().map(|r| Rule::parse(r, dtstart)).collect::<Result<Vec<_>, _>>()?;
+        rdates.sort_unstable();
+        rdates.dedup();
+        exdates.sort_unstable();
+        exdates.dedup();
+        Ok(Recurrence { dtstart, rules, rdates, exdates, counts_from_default: false })
+    }
+
+    /// The rules as written, `;`-joined rules separated by ` + `.
+    pub fn text(&self) -> String {
+        self.rules.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" + ")
+    }
+
+    pub fn has_count(&self) -> bool {
+        self.rules.iter().any(Rule::has_count)
+    }
+
+    /// Local start times from `lo` to `hi` inclusive, in order, without duplicates.
+    pub fn starts_between(&self, tz: Zone, lo: NaiveDateTime, hi: NaiveDateTime) -> Result<Vec<NaiveDateTime>, String> {
+        let mut out = Vec::new();
+        for rule in &self.rules {
+            out.extend(rule.starts_between(tz, lo, hi)?);
+        }
+        let first = self.rdates.partition_point(|t| *t < lo);
+        out.extend(self.rdates[first..].iter().take_while(|t| **t <= hi));
+        out.sort_unstable();
+        out.dedup();
+        if !self.exdates.is_empty() {
+            out.retain(|t| self.exdates.binary_search(t).is_err());
+        }
+        Ok(out)
+    }
+}
+
+/// One RRULE with its DTSTART.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The rule in normal form (explicit defaults, no UNTIL), ready to start from any period.
+    rule: RRule<Unvalidated>,
+    parts: Parts,
+    dtstart: NaiveDateTime,
     until: Option<Until>,
     pub text: String,
 }
 
-impl Recurrence {
+impl Rule {
     /// Parses `rule` (the RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,TU`) with its first occurrence
-    /// no earlier than `dtstart` (local wall-clock time).
-    pub fn parse(rule: &str, dtstart: NaiveDateTime) -> Result<Recurrence, String> {
+    /// no earlier than `dtstart` (local wall-clock time). Every part is validated against
+    /// RFC 5545 ([`rrule_parts`]).
+    pub fn parse(rule: &str, dtstart: NaiveDateTime) -> Result<Rule, String> {
         let body = rule.trim();
         let body = body.strip_prefix("RRULE:").unwrap_or(body);
         if body.contains('\n') || body.to_ascii_uppercase().contains("DTSTART") {
@@ -40,48 +107,110 @@ impl Recurrence {
                 "`{rule}`: give only the RRULE value (FREQ=...); the first date is `from` and the time `start_time`"
             ));
         }
-        let mut until = None;
-        let mut parts = Vec::new();
-        for part in body.split(';') {
-            match part.split_once('=') {
-                Some((key, value)) if key.eq_ignore_ascii_case("UNTIL") => until = Some(parse_until(rule, value)?),
-                _ => parts.push(part),
-            }
+        // RFC 5545 rules are ASCII; the rrule crate slices them by byte and panics inside a
+        // multi-byte character (found by fuzz/freeze_toml).
+        if let Some(c) = body.chars().find(|c| !c.is_ascii()) {
+            return Err(format!(
+                "`{rule}`: `{c}` cannot appear in an RRULE (RFC 5545 rules are ASCII, e.g. FREQ=WEEKLY;BYDAY=MO,TU)"
+            ));
         }
-        let rest = parts.join(";");
-        let start = rrule::Tz::UTC.from_utc_datetime(&dtstart);
-        let parsed = catch_unwind(|| -> Result<RRuleSet, String> {
-            let unvalidated: RRule<Unvalidated> = rest.parse().map_err(|e| format!("`{rule}`: {e}"))?;
-            unvalidated.build(start).map_err(|e| format!("`{rule}`: {e}"))
+        let parts = rrule_parts::parse(body).map_err(|why| format!("`{rule}`: {why}"))?;
+        let until = parts.until.as_deref().map(|u| parse_until(rule, u)).transpose()?;
+        let normal = parts.normal_form(dtstart);
+        let built = catch_unwind(|| -> Result<RRule<Unvalidated>, String> {
+            let unvalidated: RRule<Unvalidated> = normal.parse().map_err(|e| format!("`{rule}`: {e}"))?;
+            unvalidated
+                .clone()
+                .build(rrule::Tz::UTC.from_utc_datetime(&dtstart))
+                .map_err(|e| format!("`{rule}`: {e}"))?;
+            Ok(unvalidated)
         })
         .map_err(|_| format!("`{rule}`: the RRULE library panicked on this rule; simplify it"))??;
-        Ok(Recurrence { set: parsed.limit(), until, text: body.to_string() })
+        Ok(Rule { rule: built, parts, dtstart, until, text: body.to_string() })
+    }
+
+    /// Whether the rule has COUNT: then it must always be expanded from its first occurrence.
+    pub fn has_count(&self) -> bool {
+        self.parts.count.is_some()
     }
 
     /// Local start times (wall clock) from `lo` to `hi` inclusive, in order; `tz` applies `UNTIL`
-    /// given in UTC. Returns an error if the RRULE library panics.
-    pub fn starts_between(&self, tz: Tz, lo: NaiveDateTime, hi: NaiveDateTime) -> Result<Vec<NaiveDateTime>, String> {
-        catch_unwind(AssertUnwindSafe(|| {
+    /// given in UTC. Only the periods that can reach `[lo, hi]` are expanded. Returns an error if
+    /// the RRULE library panics.
+    pub fn starts_between(&self, tz: Zone, lo: NaiveDateTime, hi: NaiveDateTime) -> Result<Vec<NaiveDateTime>, String> {
+        let start = self.restart_point(lo);
+        catch_unwind(AssertUnwindSafe(|| -> Result<Vec<NaiveDateTime>, String> {
+            let set: RRuleSet = self
+                .rule
+                .clone()
+                .build(rrule::Tz::UTC.from_utc_datetime(&start))
+                .map_err(|e| format!("`{}`: {e}", self.text))?
+                .limit();
             let mut out = Vec::new();
-            for occurrence in &self.set {
+            for occurrence in &set {
                 let local = occurrence.naive_utc();
                 if local > hi || self.past_until(tz, local) {
                     break;
                 }
-                if local >= lo {
+                if local >= lo && local >= self.dtstart {
                     out.push(local);
                 }
             }
-            out
+            Ok(out)
         }))
-        .map_err(|_| format!("`{}`: the RRULE library panicked while expanding this rule", self.text))
+        .map_err(|_| format!("`{}`: the RRULE library panicked while expanding this rule", self.text))?
     }
 
-    fn past_until(&self, tz: Tz, local: NaiveDateTime) -> bool {
+    /// Where to start expanding for occurrences at or after `lo`: the first instant of the latest
+    /// period (year, month, week, day or hour, stepped by INTERVAL from DTSTART's) that starts
+    /// after DTSTART's period and no later than `lo`. Every occurrence of the rule lies in one
+    /// such period, and the normal form makes every default explicit, so starting there gives
+    /// exactly the occurrences at or after it. With COUNT the rule must be counted from DTSTART.
+    fn restart_point(&self, lo: NaiveDateTime) -> NaiveDateTime {
+        if self.has_count() || lo <= self.dtstart {
+            return self.dtstart;
+        }
+        let interval = self.parts.interval.max(1) as i64;
+        let (d, l) = (self.dtstart, lo);
+        let midnight = |date: NaiveDate| date.and_time(NaiveTime::MIN);
+        let week_start = |date: NaiveDate| {
+            let back = (7 + date.weekday().num_days_from_monday() as i64
+                - self.parts.wkst().num_days_from_monday() as i64)
+                % 7;
+            date - Duration::days(back)
+        };
+        let steps = |units: i64| (units / interval) * interval;
+        let restarted = match self.parts.freq() {
+            Freq::Yearly => {
+                let n = steps((l.year() - d.year()) as i64);
+                NaiveDate::from_ymd_opt(d.year() + n as i32, 1, 1).map(midnight)
+            }
+            Freq::Monthly => {
+                let months = (l.year() - d.year()) as i64 * 12 + l.month() as i64 - d.month() as i64;
+                let first = NaiveDate::from_ymd_opt(d.year(), d.month(), 1);
+                first.and_then(|f| f.checked_add_months(Months::new(steps(months) as u32))).map(midnight)
+            }
+            Freq::Weekly => {
+                let (w0, wl) = (week_start(d.date()), week_start(l.date()));
+                Some(midnight(w0 + Duration::days(7 * steps((wl - w0).num_days() / 7))))
+            }
+            Freq::Daily => Some(midnight(d.date() + Duration::days(steps((l.date() - d.date()).num_days())))),
+            Freq::Hourly => {
+                let h0 = d.date().and_hms_opt(chrono::Timelike::hour(&d), 0, 0);
+                h0.map(|h0| h0 + Duration::hours(steps((l - h0).num_hours())))
+            }
+        };
+        match restarted {
+            Some(t) if t > self.dtstart => t,
+            _ => self.dtstart,
+        }
+    }
+
+    fn past_until(&self, tz: Zone, local: NaiveDateTime) -> bool {
         match &self.until {
             None => false,
             Some(Until::Local(until)) => local > *until,
-            Some(Until::Utc(until)) => super::time::resolve_local(tz, local) > *until,
+            Some(Until::Utc(until)) => tz.instant(local) > *until,
         }
     }
 }
@@ -107,7 +236,7 @@ mod tests {
 
     fn starts(rule: &str, from: &str, lo: &str, hi: &str) -> Vec<String> {
         let r = Recurrence::parse(rule, parse_local(from).unwrap()).unwrap();
-        let tz: Tz = "UTC".parse().unwrap();
+        let tz = Zone::utc();
         r.starts_between(tz, parse_local(lo).unwrap(), parse_local(hi).unwrap())
             .unwrap()
             .iter()
@@ -142,6 +271,14 @@ mod tests {
             .unwrap_err()
             .contains("only the RRULE"));
         assert!(Recurrence::parse("FREQ=DAILY;UNTIL=tomorrow", from).unwrap_err().contains("UNTIL"));
+    }
+
+    #[test]
+    fn a_character_outside_ascii_is_refused_before_the_rrule_library_sees_it() {
+        // fuzz/freeze_toml's crash: the library panicked slicing `TUԞE` inside the character.
+        let from = parse_local("2026-01-01").unwrap();
+        let error = Recurrence::parse("FREQ=WEEKLY;BYDAY=MO,TU\u{51e}E", from).unwrap_err();
+        assert!(error.contains("`\u{51e}` cannot appear in an RRULE (RFC 5545 rules are ASCII"), "{error}");
     }
 
     #[test]

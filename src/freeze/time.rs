@@ -6,60 +6,17 @@
 //!   03:00 EDT);
 //! - an ambiguous local time (fall-back overlap) takes the earlier instant (the first 01:30).
 
-use chrono::{DateTime, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike, Utc};
-use chrono_tz::Tz;
+use super::zone::{Fit, Zone};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 /// Parses an IANA zone name. Unknown names are errors (never a silent fall-back to UTC).
-pub fn parse_zone(name: &str) -> Result<Tz, String> {
-    name.parse::<Tz>().map_err(|_| {
-        match chrono_tz::TZ_VARIANTS.iter().find(|tz| tz.name().eq_ignore_ascii_case(name)) {
-            Some(tz) => {
-                format!("unknown time zone `{name}`; did you mean `{}`? (IANA names are case-sensitive)", tz.name())
-            }
-            None => format!("unknown time zone `{name}`; use an IANA name such as `Europe/London` or `UTC`"),
-        }
-    })
+pub fn parse_zone(name: &str) -> Result<Zone, String> {
+    Zone::named(name)
 }
 
 /// Converts a local wall-clock time to UTC with the gap/overlap policy above.
-pub fn resolve_local(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
-    match tz.from_local_datetime(&local) {
-        LocalResult::Single(t) => t.with_timezone(&Utc),
-        LocalResult::Ambiguous(a, b) => a.min(b).with_timezone(&Utc),
-        LocalResult::None => first_valid_after(tz, local),
-    }
-}
-
-/// The first instant after a gap that contains `local`: the moment the clocks jumped.
-fn first_valid_after(tz: Tz, local: NaiveDateTime) -> DateTime<Utc> {
-    let minute = local.with_second(0).and_then(|t| t.with_nanosecond(0)).unwrap_or(local);
-    // Gaps are at most a day long (Samoa, 2011); step by minutes, then back by seconds for the
-    // historical offsets that are not whole minutes.
-    for m in 1..=(26 * 60) {
-        let probe = minute + Duration::minutes(m);
-        if let Some(found) = earliest(tz, probe) {
-            let mut exact = probe;
-            for _ in 0..59 {
-                let before = exact - Duration::seconds(1);
-                if earliest(tz, before).is_none() {
-                    break;
-                }
-                exact = before;
-            }
-            return earliest(tz, exact).unwrap_or(found);
-        }
-    }
-    // Unreachable with real tzdata; fall back to reading the time with the offset before the gap.
-    let offset = tz.offset_from_utc_datetime(&(local - Duration::days(1)));
-    Utc.from_utc_datetime(&(local - Duration::seconds(chrono::Offset::fix(&offset).local_minus_utc() as i64)))
-}
-
-fn earliest(tz: Tz, local: NaiveDateTime) -> Option<DateTime<Utc>> {
-    match tz.from_local_datetime(&local) {
-        LocalResult::Single(t) => Some(t.with_timezone(&Utc)),
-        LocalResult::Ambiguous(a, b) => Some(a.min(b).with_timezone(&Utc)),
-        LocalResult::None => None,
-    }
+pub fn resolve_local(tz: Zone, local: NaiveDateTime) -> DateTime<Utc> {
+    tz.instant(local)
 }
 
 /// Parses a local date-time written without an offset: `2026-05-17T00:00`, `2026-05-17T00:00:00`
@@ -106,13 +63,50 @@ pub fn parse_time_of_day(text: &str) -> Result<NaiveTime, String> {
         .map_err(|_| format!("`{text}` is not a time of day; write it as `07:00`"))
 }
 
+/// A command-line instant, and a note when a local time had to be adjusted (it fell in a DST
+/// gap, or happens twice).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instant {
+    pub at: DateTime<Utc>,
+    pub note: Option<String>,
+}
+
 /// Parses a command-line instant: RFC 3339 (`2026-05-16T10:00:00Z`), or a local time read in `tz`.
-pub fn parse_instant(text: &str, tz: Option<Tz>) -> Result<DateTime<Utc>, String> {
+pub fn parse_instant(text: &str, tz: Option<Zone>) -> Result<DateTime<Utc>, String> {
+    parse_instant_noted(text, tz).map(|i| i.at)
+}
+
+/// [`parse_instant`], saying how a local time in a gap or an overlap was read.
+pub fn parse_instant_noted(text: &str, tz: Option<Zone>) -> Result<Instant, String> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Ok(t.with_timezone(&Utc));
+        return Ok(Instant { at: t.with_timezone(&Utc), note: None });
     }
     match (parse_local(text), tz) {
-        (Ok(local), Some(tz)) => Ok(resolve_local(tz, local)),
+        (Ok(local), Some(tz)) => {
+            let (at, fit) = tz.resolve(local);
+            let shown = |t: NaiveDateTime| t.format("%H:%M").to_string();
+            let note = match fit {
+                Fit::Exact => None,
+                Fit::Gap => Some(format!(
+                    "{} does not exist on {} in {} (the clocks go forward); using {} {}",
+                    shown(local),
+                    local.date(),
+                    tz.name(),
+                    shown(tz.local(at)),
+                    tz.abbreviation(at)
+                )),
+                Fit::Fold => Some(format!(
+                    "{} happens twice on {} in {} (the clocks go back); using the first, {} {} ({})",
+                    shown(local),
+                    local.date(),
+                    tz.name(),
+                    shown(tz.local(at)),
+                    tz.abbreviation(at),
+                    utc_string(at)
+                )),
+            };
+            Ok(Instant { at, note })
+        }
         (Ok(_), None) => Err(format!("`{text}` has no UTC offset: add one (`{text}Z`) or pass --tz ZONE")),
         (Err(_), _) => {
             Err(format!("`{text}` is not a time: use RFC 3339 (`2026-05-16T10:00:00Z`) or a local time with --tz"))
@@ -126,11 +120,11 @@ pub fn utc_string(t: DateTime<Utc>) -> String {
 }
 
 /// Local time with its offset and zone abbreviation, for people.
-pub fn local_string(t: DateTime<Utc>, tz: Tz) -> String {
+pub fn local_string(t: DateTime<Utc>, tz: Zone) -> String {
     use chrono::format::{Item, StrftimeItems};
     static ITEMS: std::sync::LazyLock<Vec<Item<'static>>> =
-        std::sync::LazyLock::new(|| StrftimeItems::new("%Y-%m-%d %H:%M %Z").collect());
-    t.with_timezone(&tz).format_with_items(ITEMS.iter()).to_string()
+        std::sync::LazyLock::new(|| StrftimeItems::new("%Y-%m-%d %H:%M").collect());
+    format!("{} {}", tz.local(t).format_with_items(ITEMS.iter()), tz.abbreviation(t))
 }
 
 #[cfg(test)]
@@ -143,26 +137,26 @@ mod tests {
 
     #[test]
     fn spring_forward_gap_moves_to_the_first_valid_instant() {
-        let ny: Tz = "America/New_York".parse().unwrap();
+        let ny = parse_zone("America/New_York").unwrap();
         // 2026-03-08 02:00 EST → 03:00 EDT; 02:30 does not exist.
         assert_eq!(utc_string(resolve_local(ny, local("2026-03-08T02:30"))), "2026-03-08T07:00:00Z");
         assert_eq!(utc_string(resolve_local(ny, local("2026-03-08T03:00"))), "2026-03-08T07:00:00Z");
-        let london: Tz = "Europe/London".parse().unwrap();
+        let london = parse_zone("Europe/London").unwrap();
         assert_eq!(utc_string(resolve_local(london, local("2026-03-29T01:15"))), "2026-03-29T01:00:00Z");
     }
 
     #[test]
     fn fall_back_overlap_takes_the_earlier_instant() {
-        let ny: Tz = "America/New_York".parse().unwrap();
+        let ny = parse_zone("America/New_York").unwrap();
         // 2026-11-01 01:30 happens twice: 05:30Z (EDT) and 06:30Z (EST).
         assert_eq!(utc_string(resolve_local(ny, local("2026-11-01T01:30"))), "2026-11-01T05:30:00Z");
-        let london: Tz = "Europe/London".parse().unwrap();
+        let london = parse_zone("Europe/London").unwrap();
         assert_eq!(utc_string(resolve_local(london, local("2026-10-25T01:30"))), "2026-10-25T00:30:00Z");
     }
 
     #[test]
     fn offsets_follow_each_date() {
-        let london: Tz = "Europe/London".parse().unwrap();
+        let london = parse_zone("Europe/London").unwrap();
         assert_eq!(utc_string(resolve_local(london, local("2026-01-10T09:00"))), "2026-01-10T09:00:00Z");
         assert_eq!(utc_string(resolve_local(london, local("2026-07-10T09:00"))), "2026-07-10T08:00:00Z");
     }
@@ -178,7 +172,7 @@ mod tests {
     fn instants_need_an_offset_or_a_zone() {
         assert_eq!(utc_string(parse_instant("2026-05-16T10:00:00+02:00", None).unwrap()), "2026-05-16T08:00:00Z");
         assert!(parse_instant("2026-05-16T10:00", None).unwrap_err().contains("--tz"));
-        let london: Tz = "Europe/London".parse().unwrap();
+        let london = parse_zone("Europe/London").unwrap();
         assert_eq!(utc_string(parse_instant("2026-05-16T10:00", Some(london)).unwrap()), "2026-05-16T09:00:00Z");
         assert!(parse_local("2026-05-16T10:00Z").unwrap_err().contains("offset"));
         assert_eq!(parse_local("2026-05-16T10:07").unwrap().to_string(), "2026-05-16 10:07:00");

@@ -14,7 +14,7 @@ pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 pub use tree::GitTree;
 
-use crate::error::{text_from_bytes, Error, Result};
+use crate::error::{check_size, text_from_bytes, Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The branches tried, in order, for the default base.
@@ -244,6 +244,7 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
             match blob_at(repo, &tree, path, *oid)? {
                 Some(id) => {
                     let blob = repo.git.find_blob(id).map_err(git_error(path))?;
+                    check_size(Path::new(path), blob.size() as u64)?;
                     text_from_bytes(Path::new(path), blob.content().to_vec()).map(Some)
                 }
                 None => Ok(None),
@@ -251,15 +252,46 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
         }
         Side::WorkTree => {
             let full = repo.root.join(path);
-            if full.is_dir() {
+            let meta = match std::fs::metadata(&full) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(Error::io(path, e)),
+            };
+            if meta.is_dir() {
                 return Ok(None);
             }
+            // Reading a FIFO waits for a writer forever (issue 16): only regular files are read.
+            if !meta.is_file() {
+                return Err(Error::invalid(
+                    path,
+                    None,
+                    "not a regular file (a FIFO, socket or device); give a regular file",
+                ));
+            }
+            check_size(Path::new(path), meta.len())?;
             match std::fs::read(&full) {
                 Ok(bytes) => text_from_bytes(Path::new(path), bytes).map(Some),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(Error::io(path, e)),
             }
         }
+    }
+}
+
+/// Whether `path` (relative to the repository root, `/`-separated) is a directory on one side.
+pub fn is_dir(repo: &Repo, side: &Side, path: &str) -> Result<bool> {
+    match side {
+        Side::Rev(oid) => {
+            if path.is_empty() {
+                return Ok(true);
+            }
+            match tree_of(repo, *oid)?.get_path(Path::new(path)) {
+                Ok(entry) => Ok(entry.kind() == Some(git2::ObjectType::Tree)),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(false),
+                Err(e) => Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
+            }
+        }
+        Side::WorkTree => Ok(repo.root.join(path).is_dir()),
     }
 }
 
@@ -386,6 +418,8 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
                     true => blob_at(repo, &root_tree, &path, *oid)?.unwrap_or(id),
                     false => id,
                 };
+                let (size, _) = odb.read_header(id).map_err(git_error(&path))?;
+                check_size(Path::new(&path), size as u64)?;
                 let object = odb.read(id).map_err(git_error(&path))?;
                 let text = text_from_bytes(Path::new(&path), object.data().to_vec())?;
                 out.push((path, text));

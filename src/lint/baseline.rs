@@ -113,7 +113,8 @@ impl Baseline {
             if let Some(at) = found {
                 unmatched.swap_remove(at);
                 matched += 1;
-                if finding.severity > Severity::Info {
+                // Text Sluice could not read stays an error: a baseline records it, never hides it.
+                if finding.severity > Severity::Info && finding.rule != crate::rules::UNREAD_TEXT.id {
                     finding.facts.push(crate::finding::Fact {
                         name: "baseline".into(),
                         value: format!("recorded in {} as {}; reported as info", self.path, finding.severity),
@@ -169,6 +170,17 @@ mod tests {
         assert_eq!(after.findings[0].facts[0].name, "baseline");
         assert!(after.notes[0].starts_with("1 finding(s) recorded in the baseline"), "{:?}", after.notes);
         assert!(after.notes[0].contains("1 recorded finding(s) no longer occur"), "{:?}", after.notes);
+    }
+
+    #[test]
+    fn a_baseline_never_hides_unread_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sluice-baseline.json");
+        let unread = || report(vec![finding("unread-text", 2, "SELECT 'never closed;")]);
+        write(&path, &unread()).unwrap();
+        let mut after = unread();
+        Baseline::load(&path).unwrap().apply(&mut after);
+        assert_eq!(after.findings[0].severity, Severity::Error);
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn describe_tool(history: &History) -> String {
 /// Reads everything the configuration names, plus `extra` files (linted as query files when
 /// they are neither migrations nor configured queries).
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
+    loaded.check_named_dirs(&crate::config::disk_dir_problem)?;
     let dir = loaded.migrations_dir();
     let tree = DiskTree::open(&dir, &loaded.root, root)?;
     let history = migrations::load(&tree, loaded.config.migrations.layout, &tool_options(loaded), None)?;

@@ -10,7 +10,7 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
-use crate::rules::{self, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile, UNPARSED_STATEMENT};
+use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile};
 use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
@@ -121,21 +121,6 @@ fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
     for rule in rules::REGISTRY {
         rule.check(cx, out);
     }
-}
-
-/// A file the tokenizer could not read to the end: fail closed, say where.
-fn tokenizer_finding(file: &SourceFile) -> Option<Finding> {
-    let (message, span) = file.parsed.tokenizer_error.as_ref()?;
-    Some(
-        Finding::new(
-            UNPARSED_STATEMENT.id,
-            UNPARSED_STATEMENT.severity,
-            file.display.clone(),
-            format!("the rest of the file could not be read and was not checked: {message}"),
-        )
-        .at(span.line, span.column, span.line, span.column)
-        .help(UNPARSED_STATEMENT.fix.trim()),
-    )
 }
 
 /// Applies the `[rules]` severity overrides: the one place they are applied, for the engine's
@@ -445,7 +430,7 @@ fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut repla
         let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Vec<ParsedMigration>)>(1);
         let ahead = chunks.clone();
         let producer =
-            std::thread::Builder::new().stack_size(crate::cli::WORKER_STACK).spawn_scoped(scope, move || {
+            std::thread::Builder::new().stack_size(crate::sql::depth::STACK_BYTES).spawn_scoped(scope, move || {
                 for range in ahead {
                     if sender.send((range.start, parse(range))).is_err() {
                         return;
@@ -526,8 +511,10 @@ impl MigrationReplay<'_> {
         for rule in rules::REGISTRY {
             rule.finish_file(&parsed.up, &mut findings);
         }
-        findings.extend(tokenizer_finding(&parsed.up));
-        suppress::apply(&parsed.up, findings)
+        let mut findings = suppress::apply(&parsed.up, findings);
+        // After suppression: nothing hides what was not read.
+        findings.extend(unread_text::findings(&parsed.up));
+        findings
     }
 }
 
@@ -541,8 +528,9 @@ fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selecte
             for statement in &file.parsed.statements {
                 check_statement(&Context { file, statement, schema, role: Role::Query, facts }, &mut out);
             }
-            out.extend(tokenizer_finding(file));
-            suppress::apply(file, out)
+            let mut out = suppress::apply(file, out);
+            out.extend(unread_text::findings(file));
+            out
         })
         .collect()
 }
@@ -578,9 +566,10 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
     for rule in rules::REGISTRY {
         rule.finish_file(file, &mut found);
     }
-    found.extend(tokenizer_finding(file));
-    let mut report =
-        Report { findings: apply_levels(suppress::apply(file, found), &settings.levels), notes: coverage.notes() };
+    let mut findings = suppress::apply(file, found);
+    // After suppression: nothing hides what was not read.
+    findings.extend(unread_text::findings(file));
+    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
     report.sort();
     report
 }

@@ -39,6 +39,13 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
     if let Some(unknown) = rules.iter().find(|id| rules::find(id).is_none()) {
         return Some(Err(format!("`sluice:ignore` names unknown rule `{unknown}`; `sluice rules` lists the rule ids")));
     }
+    if rules.iter().any(|id| id == rules::UNREAD_TEXT.id) {
+        return Some(Err(format!(
+            "`{}` cannot be suppressed: Sluice never passes text it did not read; see `sluice rules {}`",
+            rules::UNREAD_TEXT.id,
+            rules::UNREAD_TEXT.id
+        )));
+    }
     // The change under review must not silence the reviewer it needs.
     if let Some(id) = rules.iter().find(|id| *id == rules::domain_review_required::META.id) {
         return Some(Err(format!(
@@ -122,6 +129,10 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .contains("gives no reason"));
+        assert!(parse(&comment("-- sluice:ignore-file unread-text -- vendored"))
+            .unwrap()
+            .unwrap_err()
+            .contains("cannot be suppressed"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! sum over queries of (latency × arrival rate). A query that got 250× slower at 300 req/s
 //! needs 250× the connections: the transit incident exhausted a pool of 40 per instance this way.
 
-use crate::error::{line_of_offset, parse_toml, read_text, Error, Result};
+use crate::error::{line_of_key, line_of_offset, parse_toml, read_text, Error, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -74,12 +74,18 @@ impl Workload {
 
 pub fn parse(path: &Path, text: &str) -> Result<Workload> {
     let raw: RawWorkload = parse_toml(path, text)?;
-    if raw.pool.size == 0 || raw.pool.instances == 0 {
-        return Err(Error::invalid(path, None, "[pool] size and instances must be at least 1"));
+    for (key, value) in [("size", raw.pool.size), ("instances", raw.pool.instances)] {
+        if value == 0 {
+            return Err(Error::invalid(path, line_of_key(text, key), format!("[pool] {key} must be at least 1")));
+        }
     }
     let max_utilisation = raw.max_utilisation.unwrap_or(0.8);
     if !(max_utilisation > 0.0 && max_utilisation <= 1.0) {
-        return Err(Error::invalid(path, None, format!("max_utilisation = {max_utilisation} is not in (0, 1]")));
+        return Err(Error::invalid(
+            path,
+            line_of_key(text, "max_utilisation"),
+            format!("max_utilisation = {max_utilisation} is not in (0, 1]"),
+        ));
     }
     let mut queries = Vec::new();
     for q in raw.queries {
@@ -164,6 +170,10 @@ mod tests {
             .expect_err("negative rate")
             .to_string();
         assert!(e.starts_with("workload.toml:3:"), "{e}");
+        let e = parse(Path::new("workload.toml"), "[pool]\nsize = 40\ninstances = 0\n").expect_err("no instances");
+        assert_eq!(e.to_string(), "workload.toml:3: [pool] instances must be at least 1");
+        let e = parse(Path::new("workload.toml"), "max_utilisation = 1.5\n[pool]\nsize = 4\n").expect_err("over 1");
+        assert_eq!(e.to_string(), "workload.toml:1: max_utilisation = 1.5 is not in (0, 1]");
     }
 
     #[test]

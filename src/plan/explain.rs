@@ -43,6 +43,9 @@ fn is_plannable(first: Keyword) -> bool {
     )
 }
 
+/// The most parameters a PostgreSQL statement can have (the protocol counts them in 16 bits).
+const MAX_PARAMETERS: usize = 65_535;
+
 /// Splits a query file into the statements that can be planned.
 pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
     parse_queries(path, relative, &crate::error::read_text(path)?)
@@ -51,8 +54,8 @@ pub fn load_queries(path: &Path, relative: &str) -> Result<Vec<Query>> {
 /// [`load_queries`] over text already read (from git, say); `path` names the file in errors.
 pub fn parse_queries(path: &Path, relative: &str, text: &str) -> Result<Vec<Query>> {
     let split = crate::sql::split::split(text);
-    if let Some((message, span)) = &split.tokenizer_error {
-        return Err(Error::invalid(path, Some(span.line), format!("cannot split the file into statements: {message}")));
+    if let Some(unread) = split.unread.first() {
+        return Err(Error::invalid(path, Some(unread.span.line), unread.message()));
     }
     let mut out = Vec::new();
     for statement in &split.statements {
@@ -81,6 +84,14 @@ pub fn parse_queries(path: &Path, relative: &str, text: &str) -> Result<Vec<Quer
                     let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()).filter(|&n| n >= 1) else {
                         continue;
                     };
+                    // A bound before allocating one slot per parameter: `$4000000000` would abort.
+                    if n > MAX_PARAMETERS {
+                        return Err(Error::invalid(
+                            path,
+                            Some(statement.span.line),
+                            format!("{p}: PostgreSQL allows at most {MAX_PARAMETERS} parameters"),
+                        ));
+                    }
                     if param_columns.len() < n {
                         param_columns.resize(n, None);
                     }
@@ -390,6 +401,14 @@ fn typical(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parameter_number_beyond_postgresql_is_an_error_not_an_allocation() {
+        let text = "SELECT 1;\nSELECT * FROM t WHERE a = $4000000000;";
+        let err = parse_queries(Path::new("q.sql"), "q.sql", text).unwrap_err().to_string();
+        assert_eq!(err, "q.sql:2: $4000000000: PostgreSQL allows at most 65535 parameters");
+        assert_eq!(parse_queries(Path::new("q.sql"), "q.sql", "SELECT $65535;").unwrap().len(), 1);
+    }
 
     #[test]
     fn finds_the_column_each_parameter_is_compared_with() {

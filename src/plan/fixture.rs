@@ -40,14 +40,11 @@ impl MigrationSql {
             return Ok(deployed.iter().map(|(line, range)| (*line, &self.sql[range.clone()])).collect());
         }
         let split = crate::sql::split::split(&self.sql);
-        if let Some((message, span)) = &split.tokenizer_error {
-            return Err(Error::invalid(
-                &self.path,
-                Some(span.line),
-                format!("cannot split the file into statements: {message}"),
-            ));
+        if let Some(unread) = split.unterminated() {
+            return Err(Error::invalid(&self.path, Some(unread.span.line), unread.message()));
         }
-        Ok(split.statements.iter().map(|s| (s.span.line, &self.sql[s.span.start..s.span.end])).collect())
+        // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
+        Ok(split.statement_spans().into_iter().map(|span| (span.line, &self.sql[span.start..span.end])).collect())
     }
 }
 

@@ -13,7 +13,7 @@
 //! dies, however it dies), with that process's PID in it: a cluster whose lock is free belongs to
 //! no running Sluice, which is how a later run finds what a killed run left behind.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoAction, Result};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -225,7 +225,7 @@ pub fn lock_cluster(dir: &Path) -> Result<File> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+        .map_err(|e| Error::io_while(IoAction::Create, &path, e))?;
     let deadline = Instant::now() + Duration::from_secs(30 * 60);
     let mut said = false;
     loop {
@@ -244,10 +244,10 @@ pub fn lock_cluster(dir: &Path) -> Result<File> {
                     path.display()
                 )))
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io_while(IoAction::Lock, &path, e)),
         }
     }
-    file.set_len(0).and_then(|()| write!(file, "{}", std::process::id())).map_err(|e| Error::io(&path, e))?;
+    file.set_len(0).and_then(|()| write!(file, "{}", std::process::id())).map_err(|e| Error::write(&path, e))?;
     Ok(file)
 }
 

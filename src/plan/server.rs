@@ -11,7 +11,7 @@
 use super::cleanup;
 use super::postmaster;
 use super::tls;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoAction, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -396,7 +396,7 @@ impl Server {
         } else {
             options.cache_dir.clone().unwrap_or_else(default_cache_dir).join(format!("pg{major}"))
         };
-        std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io(&cluster_dir, e))?;
+        std::fs::create_dir_all(&cluster_dir).map_err(|e| Error::io_while(IoAction::Create, &cluster_dir, e))?;
         let lock = postmaster::lock_cluster(&cluster_dir)?;
         if let Some(who) = who {
             check_reachable(&cluster_dir, who)?;
@@ -423,9 +423,9 @@ impl Server {
 
         let socket_path = socket_dir(&cluster_dir, who, &mut dirs)?;
         let log_path = cluster_dir.join("server.log");
-        let log = File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;
+        let log = File::create(&log_path).map_err(|e| Error::io_while(IoAction::Create, &log_path, e))?;
         chown(&log_path, who)?;
-        let log2 = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
+        let log2 = log.try_clone().map_err(|e| Error::write(&log_path, e))?;
         let mut cmd = command(bindir.join("postgres"), who, &cluster_dir);
         cmd.arg("-D").arg("data");
         for setting in settings(&socket_path) {
@@ -690,7 +690,7 @@ fn socket_dir(cluster_dir: &Path, who: Option<RunAs>, dirs: &mut Vec<tempfile::T
     let inside = cluster_dir.canonicalize().map_err(|e| Error::io(cluster_dir, e))?.join("socket");
     let path = if inside.as_os_str().len() + ".s.PGSQL.5432".len() < SOCKET_PATH_MAX {
         let _ = std::fs::remove_dir_all(&inside);
-        std::fs::create_dir(&inside).map_err(|e| Error::io(&inside, e))?;
+        std::fs::create_dir(&inside).map_err(|e| Error::io_while(IoAction::Create, &inside, e))?;
         inside
     } else {
         let dir = tempfile::Builder::new()

@@ -138,16 +138,35 @@ pub fn parse_snapshot(path: &Path, csv: &str) -> Result<BTreeMap<String, Rows>> 
                 )
             })
         };
-        let count: f64 = field(tuples)?.trim().parse().map_err(|_| {
-            Error::invalid(path, Some(index + 1), format!("reltuples `{}` is not a number", fields[tuples]))
-        })?;
-        if count < 0.0 {
+        let Some(count) =
+            reltuples(field(tuples)?).map_err(|problem| Error::invalid(path, Some(index + 1), problem))?
+        else {
             continue;
-        }
+        };
         let name = format!("{}.{}", field(schema)?.trim(), field(table)?.trim());
-        rows.insert(normalize(&name), Rows { rows: count.round() as u64, source: shown.clone() });
+        rows.insert(normalize(&name), Rows { rows: count, source: shown.clone() });
     }
     Ok(rows)
+}
+
+/// A row count from `reltuples`: `None` for -1, PostgreSQL's "never analyzed" (the size is
+/// unknown, so the rules treat the table as large). Anything else that is not a finite,
+/// non-negative number is an error: a NaN or a negative count read as zero rows would silence
+/// the lock findings on a table of any size.
+fn reltuples(text: &str) -> Result<Option<u64>, String> {
+    let text = text.trim();
+    let count: f64 = text.parse().ok().filter(|c: &f64| c.is_finite()).ok_or_else(|| {
+        format!("reltuples `{text}` is not a number of rows; export the snapshot with `sluice stats query`")
+    })?;
+    if count == -1.0 {
+        return Ok(None);
+    }
+    if count < 0.0 {
+        return Err(format!(
+            "reltuples `{text}` is negative; PostgreSQL writes -1 for a table never analyzed and no other negative count"
+        ));
+    }
+    Ok(Some(count.round() as u64))
 }
 
 /// Splits one CSV line, honouring double quotes (`psql --csv` quotes names with commas).
@@ -220,6 +239,29 @@ mod tests {
         let err = parse("stats = \"s.csv\"\n", "relname,n\nx,1\n").unwrap_err().to_string();
         assert!(err.starts_with("policies/s.csv:1: the header must name"), "{err}");
         let err = parse("stats = \"s.csv\"\n", "schema,table,reltuples\npublic,t,many\n").unwrap_err().to_string();
-        assert_eq!(err, "policies/s.csv:2: reltuples `many` is not a number");
+        assert_eq!(
+            err,
+            "policies/s.csv:2: reltuples `many` is not a number of rows; export the snapshot with `sluice stats query`"
+        );
+    }
+
+    #[test]
+    fn a_count_that_is_not_a_row_count_is_rejected_with_its_line() {
+        // NaN read as zero rows silenced every lock finding on the table (issue 16, item 9).
+        for (value, problem) in [
+            ("NaN", "is not a number of rows"),
+            ("inf", "is not a number of rows"),
+            ("1e999", "is not a number of rows"),
+            ("", "is not a number of rows"),
+            ("-5", "is negative"),
+            ("-0.5", "is negative"),
+        ] {
+            let csv = format!("schema,table,reltuples\npublic,ok,10\npublic,t,{value}\n");
+            let err = parse("stats = \"s.csv\"\n", &csv).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("policies/s.csv:3: reltuples `{value}` {problem}")), "{value}: {err}");
+        }
+        let policy = parse("stats = \"s.csv\"\n", "schema,table,reltuples\npublic,t,-1\npublic,u,0\n").unwrap();
+        assert!(policy.rows("t").is_none(), "-1: never analyzed, size unknown");
+        assert_eq!(policy.rows("u").unwrap().rows, 0);
     }
 }

@@ -79,10 +79,11 @@ pub fn append_step_summary(report: &Report, options: &RenderOptions) -> Result<O
 /// Appends the markdown report to `path`, creating it if needed.
 pub fn append_to(path: &std::path::Path, report: &Report, options: &RenderOptions) -> Result<()> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut file =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::write(path, e))?;
     let mut text = render(report, options);
     text.push('\n');
-    file.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))
+    file.write_all(text.as_bytes()).map_err(|e| Error::write(path, e))
 }
 
 fn header(report: &Report, fail_on: FailOn) -> String {

@@ -3,6 +3,7 @@
 
 pub mod fingerprint;
 pub mod freeze;
+pub mod freeze_calendar;
 pub mod github;
 pub mod gitlab;
 mod json;

@@ -26,6 +26,7 @@ mod function_on_indexed_column;
 mod invalid_suppression;
 mod unique_constraint_on_existing_table;
 mod unparsed_statement;
+pub mod unread_text;
 
 // Migration safety (issue 3) and type advice.
 mod add_check_validated;
@@ -112,6 +113,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &prefer_bigint_primary_key::PreferBigintPrimaryKey,
     &prefer_text_over_varchar::PreferTextOverVarchar,
     &unparsed_statement::UnparsedStatement,
+    &unread_text::UnreadText,
     &invalid_suppression::InvalidSuppression,
     &migration_edited::MigrationEdited,
     &migration_deleted::MigrationDeleted,
@@ -177,3 +179,4 @@ pub fn docs_markdown() -> String {
 pub use drop_index_in_use::META as DROP_INDEX_IN_USE;
 pub use invalid_suppression::META as INVALID_SUPPRESSION;
 pub use unparsed_statement::META as UNPARSED_STATEMENT;
+pub use unread_text::META as UNREAD_TEXT;

@@ -17,7 +17,10 @@ sub-command (`ALTER CONSTRAINT … DEFERRABLE`, `ADD GENERATED … AS IDENTITY`,
 SEQUENCE`, `ALTER INDEX`, `CREATE STATISTICS`, `COMMENT ON FUNCTION f(args)` / `CONSTRAINT c ON t`, `REINDEX`, \
 `CREATE MATERIALIZED VIEW … WITH NO DATA`, `LIKE … INCLUDING ALL`; when it understood every token the finding \
 is only `info`. A `DO` block's statements are checked one by one (see the other rules' findings, marked as \
-inside a DO block); what it runs dynamically (`EXECUTE`, `CALL`) is listed in a warning.",
+inside a DO block); what it runs dynamically (`EXECUTE`, `CALL`) is listed in a warning. A statement refused for its depth \
+(nested deeper than the parser's recursion limit, or chaining more than 1,000 operators, set operations or array \
+brackets: a tree that deep could overflow the stack) is an `error` unless the recognizer understood all of it: \
+the gate fails closed on what it could not fully check.",
     why: "A gate that silently skips what it cannot read passes exactly the unusual migration that needed \
 review. Saying so keeps the verdict honest: the rest of the file is still checked, and a reviewer knows which \
 statement to read by hand.",
@@ -119,7 +122,18 @@ impl Rule for UnparsedStatement {
                 not_understood(ddl)
             ),
         };
+        let message = match &cx.statement.too_deep {
+            Some(_) => format!("Sluice did not parse this statement because {error}; {message}"),
+            None => message,
+        };
         let mut finding = cx.finding(&META, message).fact("parser", short(error));
+        if cx.statement.too_deep.is_some() {
+            finding.severity = Severity::Error;
+            finding.help = "Split the statement (a long chain of UNION or OR into several statements or an IN list, \
+                deep nesting into CTEs), or read it by hand and silence this finding with \
+                `-- sluice:ignore unparsed-statement -- <why it is safe>`."
+                .into();
+        }
         if cx.statement.fully_recognized {
             finding.severity = Severity::Info;
             finding.help = "Nothing to do: Sluice's recognizer understood every part of it and checked it.".into();
@@ -217,10 +231,34 @@ END $$;";
     }
 
     #[test]
-    fn an_unterminated_string_fails_closed() {
-        let found = lint_files(&[("001.sql", "SELECT 1;\nSELECT 'oops;\n")], "");
+    fn a_statement_too_deep_to_parse_fails_closed() {
+        // An UPDATE nested 25 levels passed with a warning (issue 16, item 5).
+        let nested = format!(
+            "UPDATE t SET a = 1 WHERE b IN {}(SELECT 1){};",
+            "(SELECT b FROM t WHERE b IN ".repeat(25),
+            ")".repeat(25)
+        );
+        let chained = format!("CREATE VIEW v AS SELECT a FROM t{};", " UNION ALL SELECT a FROM t".repeat(1_001));
+        for sql in [nested, chained] {
+            let found = lint_files(&[("001.sql", &format!("CREATE TABLE t (a int, b int);\n{sql}"))], "");
+            let f = found.iter().find(|f| f.rule == META.id).expect("reported");
+            assert_eq!((f.line, f.severity), (2, Severity::Error));
+            assert!(f.message.contains("did not parse this statement because it"), "{}", f.message);
+        }
+    }
+
+    #[test]
+    fn a_deep_statement_the_recognizer_understood_is_checked_as_such() {
+        let predicate = format!("a = 1{}", " OR a = 1".repeat(600));
+        let sql = format!("CREATE INDEX i ON t (a) WHERE {predicate};");
+        let found = lint_files(&[("001.sql", "CREATE TABLE t (a int);"), ("002.sql", &sql)], "");
+        assert!(found.iter().any(|f| f.rule == "create-index-non-concurrently"), "{found:#?}");
         let f = found.iter().find(|f| f.rule == META.id).expect("reported");
-        assert_eq!(f.line, 2);
-        assert!(f.message.contains("not checked"));
+        assert!(
+            f.message.contains("CREATE INDEX statement; Sluice's own recognizer understood all of it"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.severity, Severity::Info);
     }
 }

@@ -19,8 +19,10 @@ use std::sync::{Arc, Mutex};
 
 /// Bump when the meaning of a snapshot changes in a way its derived serialization would not
 /// notice (a field's meaning, or how the replay builds the schema). 2: the model's names as
-/// PostgreSQL makes them, search_path, DO blocks, ALTER TABLE drops first (issue 9).
-pub const FORMAT: u32 = 2;
+/// PostgreSQL makes them, search_path, DO blocks, ALTER TABLE drops first (issue 9). 3: statements
+/// split by PostgreSQL's lexical rules, too-deep statements refused, byte-order marks dropped
+/// (issue 16).
+pub const FORMAT: u32 = 3;
 
 /// How many snapshots are kept (the most recently used): one project needs one or two at a time.
 const KEEP: usize = 16;

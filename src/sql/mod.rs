@@ -3,7 +3,9 @@
 
 pub mod catalog;
 pub mod ddl;
+pub mod depth;
 pub mod from_ast;
+pub mod lex;
 pub mod names;
 pub mod parse;
 pub mod plpgsql;

@@ -1,12 +1,14 @@
 //! Parses a file statement by statement, so one statement sqlparser cannot read never hides
-//! the rest of the file; unparsed statements still go through the token-level recognizer.
+//! the rest of the file; unparsed statements still go through the token-level recognizer, and
+//! so do statements too deep to parse safely ([`super::depth`]).
 
 use super::ddl::Ddl;
-use super::split::{split_each, Comment, Span};
+use super::depth::{self, TooDeep};
+use super::split::{split_each, Comment, RawStatement, Span, Unread};
 use super::{from_ast, plpgsql, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::{Parser, ParserError};
+use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::sync::Arc;
 
@@ -19,6 +21,8 @@ pub struct Statement {
     pub ast: Option<Box<ast::Statement>>,
     /// Why sqlparser rejected it, when it did.
     pub parse_error: Option<String>,
+    /// Set when it was refused for its depth: only the recognizer read it, and the gate fails closed.
+    pub too_deep: Option<TooDeep>,
     pub ddl: Ddl,
     /// For unparsed statements: the recognizer understood every token.
     pub fully_recognized: bool,
@@ -33,8 +37,9 @@ pub struct ParsedFile {
     pub text: Arc<str>,
     pub statements: Vec<Statement>,
     pub comments: Vec<Comment>,
-    /// Set when the tokenizer gave up (an unterminated string or comment): the rest is unread.
-    pub tokenizer_error: Option<(String, Span)>,
+    /// Text that could not be read at all (a statement sqlparser cannot tokenize, everything
+    /// after an unterminated string or comment): never checked, always reported.
+    pub unread: Vec<Unread>,
 }
 
 impl ParsedFile {
@@ -56,14 +61,14 @@ pub fn parse_shared(text: Arc<str>) -> ParsedFile {
 /// [`parse_split_keeping`]).
 pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
     let mut parsed =
-        ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), tokenizer_error: None };
+        ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), unread: Vec::new() };
     // A window of the file at a time: its tokens are gone before the next is read.
     split_each(&text, |part| {
         let kept = trees.saturating_sub(parsed.statements.len());
         let part = parse_split_keeping(Arc::clone(&text), part, kept);
         parsed.statements.extend(part.statements);
         parsed.comments.extend(part.comments);
-        parsed.tokenizer_error = parsed.tokenizer_error.take().or(part.tokenizer_error);
+        parsed.unread.extend(part.unread);
     });
     parsed
 }
@@ -91,7 +96,7 @@ pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split
             statement
         })
         .collect();
-    ParsedFile { text, statements, comments: split.comments, tokenizer_error: split.tokenizer_error }
+    ParsedFile { text, statements, comments: split.comments, unread: split.unread }
 }
 
 impl Statement {
@@ -115,18 +120,31 @@ pub fn syntax_tree(text: &str, span: &Span) -> Option<Box<ast::Statement>> {
         shift(&mut token.span.start);
         shift(&mut token.span.end);
     }
-    Parser::new(&PostgreSqlDialect {}).with_tokens_with_locations(tokens).parse_statement().ok().map(Box::new)
+    // As the first parse did: within the depth limits, exactly one statement.
+    parse_alone(tokens, false).ok().map(Box::new)
 }
 
-pub(crate) fn parse_statement(text: &str, raw: super::split::RawStatement) -> Statement {
+/// Why a statement did not become a syntax tree.
+struct Refused {
+    error: String,
+    too_deep: Option<TooDeep>,
+}
+
+pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
     let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
+    // Too deep: not parsed at all, and the tokens are still here for the recognizer.
+    if let Err(too_deep) = depth::check(&raw.tokens) {
+        return unparsed(
+            text,
+            raw.span,
+            &raw.tokens,
+            Refused { error: too_deep.to_string(), too_deep: Some(too_deep) },
+            raw.leading_comments,
+        );
+    }
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
-    let parsed = Parser::new(&PostgreSqlDialect {})
-        .with_tokens_with_locations(raw.tokens)
-        .parse_statement()
-        .and_then(|statement| statement_alone(drop_index_concurrently, statement));
-    match parsed {
+    match parse_alone(raw.tokens, drop_index_concurrently) {
         Ok(statement) => {
             let ddl = from_ast::ddl(&statement, &leading);
             let ast = (!ddl.is_complete()).then(|| Box::new(statement));
@@ -134,30 +152,78 @@ pub(crate) fn parse_statement(text: &str, raw: super::split::RawStatement) -> St
                 span: raw.span,
                 ast,
                 parse_error: None,
+                too_deep: None,
                 ddl,
                 fully_recognized: false,
                 leading_comments: raw.leading_comments,
                 block: None,
             }
         }
-        Err(error) => {
+        Err(refused) => {
             // The parser consumed the tokens; failures are rare, so tokenize the text again.
             let tokens = if drop_index_concurrently { raw_tokens } else { retokenize(text, &raw.span) };
-            let recognized = recognize::recognize(&tokens);
-            let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &raw.span)).flatten().map(Box::new);
-            let complete =
-                recognized.complete && (recognized.ddl != Ddl::Do || block.as_ref().is_some_and(|b| b.fully_checked()));
-            Statement {
-                span: raw.span,
-                ast: None,
-                parse_error: Some(error.to_string().trim_start_matches("sql parser error: ").to_string()),
-                ddl: recognized.ddl,
-                fully_recognized: complete,
-                leading_comments: raw.leading_comments,
-                block,
-            }
+            unparsed(text, raw.span, &tokens, refused, raw.leading_comments)
         }
     }
+}
+
+/// A statement only the recognizer read (and, for a `DO` block, the statements of its body).
+fn unparsed(
+    text: &str,
+    span: Span,
+    tokens: &[TokenWithSpan],
+    refused: Refused,
+    leading_comments: Vec<Comment>,
+) -> Statement {
+    let recognized = recognize::recognize(tokens);
+    let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span)).flatten().map(Box::new);
+    let complete =
+        recognized.complete && (recognized.ddl != Ddl::Do || block.as_ref().is_some_and(|b| b.fully_checked()));
+    Statement {
+        span,
+        ast: None,
+        parse_error: Some(refused.error),
+        too_deep: refused.too_deep,
+        ddl: recognized.ddl,
+        fully_recognized: complete,
+        leading_comments,
+        block,
+    }
+}
+
+/// Parses exactly one statement: text after it (which sqlparser would silently leave unread)
+/// is an error.
+fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Result<ast::Statement, Refused> {
+    let refused = |error: ParserError| Refused {
+        too_deep: depth::is_too_deep(&error).then_some(TooDeep::Nesting),
+        error: match error {
+            ParserError::RecursionLimitExceeded => TooDeep::Nesting.to_string(),
+            other => other.to_string().trim_start_matches("sql parser error: ").to_string(),
+        },
+    };
+    let mut parser = depth::parser(tokens);
+    let statement = parser.parse_statement().map_err(refused)?;
+    let next = parser.peek_token();
+    // `CREATE MATERIALIZED VIEW / TABLE … AS … WITH [NO] DATA`: sqlparser stops before the
+    // clause, which only says whether the relation is filled now; the statement is whole.
+    let mut rest = Vec::new();
+    let after = loop {
+        match parser.next_token().token {
+            Token::Word(w) => rest.push(w.value.to_ascii_uppercase()),
+            other => break other,
+        }
+    };
+    let with_data = after == Token::EOF && (rest == ["WITH", "DATA"] || rest == ["WITH", "NO", "DATA"]);
+    if next.token != Token::EOF && !with_data {
+        return Err(Refused {
+            error: format!(
+                "Expected: end of statement, found: {} at Line: {}, Column: {}",
+                next.token, next.span.start.line, next.span.start.column
+            ),
+            too_deep: None,
+        });
+    }
+    statement_alone(drop_index_concurrently, statement).map_err(refused)
 }
 
 fn is_drop_index_concurrently(tokens: &[TokenWithSpan]) -> bool {

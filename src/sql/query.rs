@@ -279,22 +279,27 @@ impl Walker<'_> {
     }
 
     fn set_expr(&mut self, body: &SetExpr, outer: &Scope) {
-        match body {
-            SetExpr::Select(select) => {
-                let mut relations = Vec::new();
-                let mut ons = Vec::new();
-                self.from(&select.from, outer, &mut relations, &mut ons);
-                let scope = Scope { relations, ctes: Vec::new(), parent: Some(outer) };
-                for on in ons.iter().copied().chain(select.selection.iter()) {
-                    self.predicate(on, &scope);
+        // A UNION chain is a tree as deep as the chain is long: walk it with a stack of its own,
+        // left branch first, not by recursion.
+        let mut pending = vec![body];
+        while let Some(body) = pending.pop() {
+            match body {
+                SetExpr::Select(select) => {
+                    let mut relations = Vec::new();
+                    let mut ons = Vec::new();
+                    self.from(&select.from, outer, &mut relations, &mut ons);
+                    let scope = Scope { relations, ctes: Vec::new(), parent: Some(outer) };
+                    for on in ons.iter().copied().chain(select.selection.iter()) {
+                        self.predicate(on, &scope);
+                    }
                 }
+                SetExpr::Query(q) => self.query(q, outer),
+                SetExpr::SetOperation { left, right, .. } => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                _ => {}
             }
-            SetExpr::Query(q) => self.query(q, outer),
-            SetExpr::SetOperation { left, right, .. } => {
-                self.set_expr(left, outer);
-                self.set_expr(right, outer);
-            }
-            _ => {}
         }
     }
 

@@ -8,8 +8,6 @@
 
 use super::ddl::*;
 use super::names;
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 struct Cursor<'a> {
@@ -159,9 +157,10 @@ fn join(tokens: &[&Token]) -> String {
     out
 }
 
+/// The recognizer's rewritten text, parsed within the depth limits (it can be as deep as the
+/// statement it came from).
 fn parse_one(text: &str) -> Option<sqlparser::ast::Statement> {
-    let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, text).ok()?;
-    (statements.len() == 1).then(|| statements.remove(0))
+    super::depth::parse_statement(text)
 }
 
 const KEY_SUFFIXES: &[&str] = &["ASC", "DESC", "NULLS", "FIRST", "LAST"];
@@ -183,9 +182,9 @@ fn index_key(tokens: &[&Token]) -> (IndexKey, Name) {
         end = 1;
     }
     let text = join(&tokens[..end]);
-    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-        Ok(expr) => (super::from_ast::index_key(&expr), super::from_ast::key_name(&expr)),
-        Err(_) => (IndexKey::Expression(names::text(&text)), "expr".into()),
+    match super::depth::parse_expression(&text) {
+        Some(expr) => (super::from_ast::index_key(&expr), super::from_ast::key_name(&expr)),
+        None => (IndexKey::Expression(names::text(&text)), "expr".into()),
     }
 }
 
@@ -232,12 +231,10 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
             "WHERE" => {
                 c.pos += 1;
                 let text = c.rest_text();
-                predicate = Some(
-                    match Parser::new(&PostgreSqlDialect {}).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-                        Ok(e) => names::expression(&e),
-                        Err(_) => names::text(&text),
-                    },
-                );
+                predicate = Some(match super::depth::parse_expression(&text) {
+                    Some(e) => names::expression(&e),
+                    None => names::text(&text),
+                });
                 break;
             }
             _ => break,
@@ -820,6 +817,7 @@ pub fn leading_keywords(tokens: &[TokenWithSpan]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
     use sqlparser::tokenizer::Tokenizer;
 
     fn tokens(sql: &str) -> Vec<TokenWithSpan> {

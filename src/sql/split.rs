@@ -1,11 +1,11 @@
-//! Splits a SQL file into statements with byte spans and 1-based line/column, using
-//! sqlparser's tokenizer so dollar-quoted bodies, strings, comments and nested `/* */`
-//! never split a statement in the wrong place.
+//! Splits a SQL file into statements with byte spans and 1-based line/column. Boundaries come
+//! from a lexer with PostgreSQL's own rules ([`super::lex`]), so dollar-quoted bodies, strings,
+//! comments and nested `/* */` never split a statement in the wrong place; sqlparser's tokenizer
+//! then reads each statement on its own, so one it cannot read hides nothing after it.
 
+use super::lex::{Kind, Lexer, Position, Unterminated};
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
-use std::cell::Cell;
+use sqlparser::tokenizer::{Location, Span as TokenSpan, Token, TokenWithSpan, Tokenizer};
 
 /// Where a statement (or anything else) sits in its file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,80 +37,276 @@ pub struct RawStatement {
     pub leading_comments: Vec<Comment>,
 }
 
-/// The split of a file, and whatever stopped the tokenizer (an unterminated string…).
+/// Text Sluice could not read, and why: it was not checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unread {
+    pub span: Span,
+    pub reason: Unreadable,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreadable {
+    /// sqlparser's tokenizer rejected one statement (valid PostgreSQL it does not know, such as
+    /// a custom operator). The statement's boundaries are known: the rest of the file was read.
+    Tokenizer { message: String, line: usize, column: usize },
+    /// A string or comment opened at `line:column` never ends: PostgreSQL rejects the file,
+    /// and everything from the statement it is in to the end of the file is unread.
+    Unterminated { what: Unterminated, line: usize, column: usize },
+}
+
+impl Unread {
+    /// The same text with every position mapped by `move_span` (a piece of a larger file moved
+    /// to the file's coordinates).
+    pub fn moved(self, move_span: impl Fn(Span) -> Span) -> Unread {
+        let at = |line, column| {
+            let moved = move_span(Span { line, column, end_line: line, end_column: column, ..Span::default() });
+            (moved.line, moved.column)
+        };
+        let reason = match self.reason {
+            Unreadable::Tokenizer { message, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Tokenizer { message, line, column }
+            }
+            Unreadable::Unterminated { what, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Unterminated { what, line, column }
+            }
+        };
+        Unread { span: move_span(self.span), reason }
+    }
+
+    /// What a finding about it says.
+    pub fn message(&self) -> String {
+        // A span ending at the start of a line (after a final newline) ends on the line before.
+        let last = if self.span.end_column == 1 && self.span.end_line > self.span.line {
+            self.span.end_line - 1
+        } else {
+            self.span.end_line
+        };
+        let lines = if self.span.line == last {
+            format!("line {}", self.span.line)
+        } else {
+            format!("lines {}-{last}", self.span.line)
+        };
+        match &self.reason {
+            Unreadable::Tokenizer { message, line, column } => format!(
+                "Sluice could not read this statement ({lines}) and did not check it: sqlparser's tokenizer \
+                 stopped at line {line}, column {column}: {message}"
+            ),
+            Unreadable::Unterminated { what, line, column } => format!(
+                "unterminated {} starting at line {line}, column {column}: PostgreSQL rejects it, and \
+                 nothing from the statement it is in to the end of what was sent was checked ({lines})",
+                what.describe()
+            ),
+        }
+    }
+}
+
+/// The split of a file, and the text that could not be read.
 #[derive(Debug, Default)]
 pub struct Split {
     pub statements: Vec<RawStatement>,
     /// Every comment in the file, for file-level directives.
     pub comments: Vec<Comment>,
-    /// The tokenizer's complaint and where the rest of the file (which could not be split) starts.
-    pub tokenizer_error: Option<(String, Span)>,
+    /// In file order. Never empty when something was not read.
+    pub unread: Vec<Unread>,
 }
 
-/// Maps sqlparser's (line, column) locations back to byte offsets, walking forward only.
-struct Offsets<'a> {
-    text: &'a str,
-    line_starts: Vec<usize>,
-    /// The last position resolved: a later one on the same line is counted from it, so a line
-    /// holding thousands of statements is walked once, not once per statement.
-    mark: Cell<Mark>,
-}
-
-/// A byte offset with its 1-based line and column.
-#[derive(Clone, Copy)]
-struct Mark {
-    byte: usize,
-    line: usize,
-    column: usize,
-}
-
-impl<'a> Offsets<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Offsets { text, line_starts, mark: Cell::new(Mark { byte: 0, line: 1, column: 1 }) }
+impl Split {
+    /// Adds the split of the text that follows.
+    fn append(&mut self, part: Split) {
+        self.statements.extend(part.statements);
+        self.comments.extend(part.comments);
+        self.unread.extend(part.unread);
     }
 
-    fn byte(&self, line: u64, column: u64) -> usize {
-        let (line, column) = (line as usize, (column as usize).max(1));
-        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
-            return self.text.len();
+    /// The unterminated string or comment that ends what could be read, if any.
+    pub fn unterminated(&self) -> Option<&Unread> {
+        self.unread.iter().find(|u| matches!(u.reason, Unreadable::Unterminated { .. }))
+    }
+
+    /// Every statement's span in file order, including those sqlparser could not tokenize
+    /// (PostgreSQL itself can run them).
+    pub fn statement_spans(&self) -> Vec<Span> {
+        let tokenizer_rejected =
+            self.unread.iter().filter(|u| matches!(u.reason, Unreadable::Tokenizer { .. })).map(|u| u.span);
+        let mut spans: Vec<Span> = self.statements.iter().map(|s| s.span).chain(tokenizer_rejected).collect();
+        spans.sort_by_key(|s| s.start);
+        spans
+    }
+}
+
+fn span(start: Position, end: Position) -> Span {
+    Span {
+        start: start.byte,
+        end: end.byte,
+        line: start.line,
+        column: start.column,
+        end_line: end.line,
+        end_column: end.column,
+    }
+}
+
+/// psql's rule for where a statement ends inside a routine body (`psqlscan.l`): in `CREATE [OR
+/// REPLACE] FUNCTION|PROCEDURE`, outside parentheses, `BEGIN` opens a block, `CASE` inside a
+/// block opens one too, `END` closes one; a `;` inside a block does not end the statement.
+#[derive(Default)]
+struct RoutineBlocks {
+    /// First letters of the statement's first four words, when they are create/or/replace/function/procedure.
+    words: [u8; 4],
+    count: usize,
+    parens: usize,
+    depth: usize,
+}
+
+impl RoutineBlocks {
+    fn observe(&mut self, kind: Kind, text: &str) {
+        match kind {
+            Kind::OpenParen => self.parens += 1,
+            Kind::CloseParen => self.parens = self.parens.saturating_sub(1),
+            Kind::Word => {
+                let is = |keyword: &str| text.eq_ignore_ascii_case(keyword);
+                if self.count < self.words.len() {
+                    if let Some(word) = ["create", "or", "replace", "function", "procedure"].into_iter().find(|w| is(w))
+                    {
+                        self.words[self.count] = word.as_bytes()[0];
+                    }
+                }
+                self.count += 1;
+                let routine = matches!(self.words, [b'c', b'f' | b'p', ..] | [b'c', b'o', b'r', b'f' | b'p']);
+                if routine && self.parens == 0 {
+                    if is("begin") || (is("case") && self.depth >= 1) {
+                        self.depth += 1;
+                    } else if is("end") {
+                        self.depth = self.depth.saturating_sub(1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The statement being collected.
+#[derive(Default)]
+struct Pending {
+    /// Where its first token starts and its last one ends.
+    bounds: Option<(Position, Position)>,
+    leading_comments: Vec<Comment>,
+    blocks: RoutineBlocks,
+}
+
+/// How much statement text [`split_each`] hands over at a time: a large file's tokens are held
+/// a window (1 MB of statements) at a time, not the whole file's at once.
+const WINDOW: usize = 1 << 20;
+
+pub fn split(text: &str) -> Split {
+    let mut out = Split::default();
+    split_in_windows(text, usize::MAX, |part| out.append(part));
+    out
+}
+
+/// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
+/// caller can parse them and let their tokens go before the next window is tokenized.
+pub fn split_each(text: &str, each: impl FnMut(Split)) {
+    split_in_windows(text, WINDOW, each)
+}
+
+/// The lexer reads the whole text once; the statements found are handed to `each` whenever
+/// those collected since the last hand-over span `window` bytes or more, and at the end.
+fn split_in_windows(text: &str, window: usize, mut each: impl FnMut(Split)) {
+    let mut out = Split::default();
+    let mut window_start = 0;
+    let mut pending = Pending::default();
+    // Comments since the last statement ended: they lead the next one (where `sluice:ignore` lives).
+    let mut comments_before: Vec<Comment> = Vec::new();
+    for lexeme in Lexer::new(text) {
+        let lexeme = match lexeme {
+            Ok(lexeme) => lexeme,
+            Err((what, at)) => {
+                let start = pending.bounds.map_or(at, |(start, _)| start);
+                let end = end_of(text);
+                let reason = Unreadable::Unterminated { what, line: at.line, column: at.column };
+                out.unread.push(Unread { span: span(start, end), reason });
+                each(out);
+                return;
+            }
         };
-        let mark = self.mark.get();
-        let from = if mark.line == line && mark.byte >= start && mark.column <= column {
-            mark
-        } else {
-            Mark { byte: start, line, column: 1 }
-        };
-        let rest = &self.text[from.byte..];
-        let byte = from.byte + rest.char_indices().nth(column - from.column).map(|(b, _)| b).unwrap_or(rest.len());
-        self.mark.set(Mark { byte, line, column });
-        byte
+        let source = &text[lexeme.start.byte..lexeme.end.byte];
+        match lexeme.kind {
+            Kind::Space => {}
+            Kind::LineComment | Kind::BlockComment => {
+                let comment = Comment { line: lexeme.start.line, text: source.trim_end().to_string() };
+                out.comments.push(comment.clone());
+                if pending.bounds.is_none() {
+                    comments_before.push(comment);
+                }
+            }
+            Kind::Semicolon if pending.blocks.depth == 0 => {
+                finish(text, std::mem::take(&mut pending), &mut out);
+                if lexeme.end.byte - window_start >= window {
+                    each(std::mem::take(&mut out));
+                    window_start = lexeme.end.byte;
+                }
+            }
+            kind => {
+                match &mut pending.bounds {
+                    Some((_, end)) => *end = lexeme.end,
+                    None => {
+                        pending.bounds = Some((lexeme.start, lexeme.end));
+                        pending.leading_comments = std::mem::take(&mut comments_before);
+                    }
+                }
+                pending.blocks.observe(kind, source);
+            }
+        }
     }
+    finish(text, pending, &mut out);
+    each(out);
+}
 
-    fn location(&self, byte: usize) -> (usize, usize) {
-        let line = self.line_starts.partition_point(|&s| s <= byte);
-        let start = self.line_starts[line - 1];
-        let mark = self.mark.get();
-        let (from, column) = if mark.line == line && (start..=byte).contains(&mark.byte) {
-            (mark.byte, mark.column)
-        } else {
-            (start, 1)
-        };
-        let column = column + self.text[from..byte].chars().count();
-        self.mark.set(Mark { byte, line, column });
-        (line, column)
-    }
+/// The position just past the end of `text` (for spans that run to the end of the file).
+fn end_of(text: &str) -> Position {
+    let line = 1 + text.matches('\n').count();
+    let last_line = text.rsplit('\n').next().unwrap_or("");
+    Position { byte: text.len(), line, column: last_line.chars().count() + 1 }
+}
 
-    fn span(&self, start: usize, end: usize) -> Span {
-        let (line, column) = self.location(start);
-        let (end_line, end_column) = self.location(end);
-        Span { start, end, line, column, end_line, end_column }
+/// Tokenizes a finished statement with sqlparser, or records it as unread.
+fn finish(text: &str, pending: Pending, out: &mut Split) {
+    let Some((start, end)) = pending.bounds else { return };
+    let span = span(start, end);
+    match Tokenizer::new(&PostgreSqlDialect {}, &text[start.byte..end.byte]).tokenize_with_location() {
+        Ok(tokens) => {
+            // The parser and the recognizer skip whitespace and comments: keeping them would only cost memory.
+            let tokens = tokens.into_iter().filter(|t| !is_trivia(&t.token)).map(|t| moved(t, start)).collect();
+            out.statements.push(RawStatement { span, tokens, leading_comments: pending.leading_comments });
+        }
+        Err(e) => {
+            let at = moved_location(e.location, start);
+            let reason =
+                Unreadable::Tokenizer { message: e.message, line: at.line as usize, column: at.column as usize };
+            out.unread.push(Unread { span, reason });
+        }
     }
 }
 
-/// Where a part of a file starts (a migration tool's piece, a window of a large file): byte
-/// offset, 1-based line and column. Moves what was found in the part to the file's coordinates.
+/// A location in a statement's own text, as a location in the file the statement starts at `base` in.
+fn moved_location(location: Location, base: Position) -> Location {
+    if location.line == 1 {
+        Location { line: base.line as u64, column: location.column + base.column as u64 - 1 }
+    } else {
+        Location { line: location.line + base.line as u64 - 1, column: location.column }
+    }
+}
+
+fn moved(token: TokenWithSpan, base: Position) -> TokenWithSpan {
+    let span = TokenSpan::new(moved_location(token.span.start, base), moved_location(token.span.end, base));
+    TokenWithSpan { token: token.token, span }
+}
+
+/// Where a part of a file starts (a migration tool's piece): byte offset, 1-based line and
+/// column. Moves what was found in the part to the file's coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Origin {
     offset: usize,
@@ -149,7 +345,7 @@ impl Origin {
         }
     }
 
-    fn location(&self, location: &mut sqlparser::tokenizer::Location) {
+    fn location(&self, location: &mut Location) {
         if location.line == 0 {
             return;
         }
@@ -175,211 +371,12 @@ impl Origin {
             into.statements.push(statement);
         }
         into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
-        if into.tokenizer_error.is_none() {
-            into.tokenizer_error = split.tokenizer_error.map(|(message, span)| (message, self.span(span)));
-        }
+        into.unread.extend(split.unread.into_iter().map(|u| u.moved(|span| self.span(span))));
     }
 }
 
 fn is_trivia(token: &Token) -> bool {
     matches!(token, Token::Whitespace(_))
-}
-
-fn comment_text(token: &Token) -> Option<String> {
-    match token {
-        Token::Whitespace(Whitespace::SingleLineComment { comment, prefix }) => {
-            Some(format!("{prefix}{}", comment.trim_end()))
-        }
-        Token::Whitespace(Whitespace::MultiLineComment(c)) => Some(format!("/*{c}*/")),
-        _ => None,
-    }
-}
-
-fn keyword(token: &Token) -> Option<Keyword> {
-    match token {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    }
-}
-
-/// How much text is tokenized at once: a large file is split a window at a time, each ending
-/// after the last statement that ends in it, so memory holds one window's tokens, not the file's.
-const WINDOW: usize = 1 << 20;
-
-pub fn split(text: &str) -> Split {
-    let mut out = Split::default();
-    split_each(text, |part| {
-        out.statements.extend(part.statements);
-        out.comments.extend(part.comments);
-        out.tokenizer_error = out.tokenizer_error.take().or(part.tokenizer_error);
-    });
-    out
-}
-
-/// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
-/// caller can parse them and let their tokens go before the next window is read.
-pub fn split_each(text: &str, mut each: impl FnMut(Split)) {
-    let mut start = 0;
-    let mut origin = Origin::START;
-    let mut window = WINDOW;
-    while text.len() - start > window {
-        let end = floor_char_boundary(text, start + window);
-        let Some((cut, tokens)) = complete_statements(&text[start..end]) else {
-            // No statement ends in the window (one very long statement): a larger one.
-            window *= 2;
-            continue;
-        };
-        let mut part = Split::default();
-        origin.shift(split_tokens(&text[start..start + cut], tokens), &mut part);
-        each(part);
-        origin = origin.advance(&text[start..start + cut]);
-        start += cut;
-        window = WINDOW;
-    }
-    let mut part = Split::default();
-    origin.shift(split_whole(&text[start..]), &mut part);
-    each(part);
-}
-
-/// The tokens of `window` up to and including the last `;` that ends a statement, with the
-/// byte offset just after it; `None` when no statement ends there. Only tokens that end well
-/// before the window does are trusted: the last ones may be cut short by its end.
-fn complete_statements(window: &str) -> Option<(usize, Vec<TokenWithSpan>)> {
-    let mut tokens = Vec::new();
-    // An error (an unterminated string cut by the window's end) keeps the tokens before it.
-    let _ = Tokenizer::new(&PostgreSqlDialect {}, window).tokenize_with_location_into_buf(&mut tokens);
-    let trusted = tokens.len().saturating_sub(2);
-    let mut atomic_depth = 0usize;
-    let mut previous_keyword = None;
-    let mut last_end = None;
-    for (index, token) in tokens[..trusted].iter().enumerate() {
-        match &token.token {
-            Token::SemiColon if atomic_depth == 0 => last_end = Some(index),
-            t if !is_trivia(t) => {
-                let kw = keyword(t);
-                match (previous_keyword, kw) {
-                    (Some(Keyword::BEGIN), Some(Keyword::ATOMIC)) => atomic_depth += 1,
-                    (_, Some(Keyword::END)) if atomic_depth > 0 => atomic_depth -= 1,
-                    _ => {}
-                }
-                previous_keyword = kw;
-            }
-            _ => {}
-        }
-    }
-    let last = last_end?;
-    let end = &tokens[last].span.end;
-    let cut = Offsets::new(window).byte(end.line, end.column);
-    tokens.truncate(last + 1);
-    Some((cut, tokens))
-}
-
-/// The largest char boundary of `text` at or before `index`.
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-/// Splits `text` tokenized whole.
-fn split_whole(text: &str) -> Split {
-    let offsets = Offsets::new(text);
-    let dialect = PostgreSqlDialect {};
-    let (tokens, tokenizer_error) = match Tokenizer::new(&dialect, text).tokenize_with_location() {
-        Ok(tokens) => (tokens, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
-    let mut out = Split::default();
-    if let Some(e) = tokenizer_error {
-        // Keep the statements before the trouble: cut at the last `;` before the error and
-        // tokenize that part again, moving the cut back (strictly) until it reads cleanly —
-        // a `;` inside the unterminated string or comment itself must not be trusted.
-        let mut limit = offsets.byte(e.location.line, e.location.column);
-        let cut = loop {
-            let cut = text[..limit].rfind(';').map(|i| i + 1).unwrap_or(0);
-            if cut == 0 {
-                break 0;
-            }
-            match Tokenizer::new(&dialect, &text[..cut]).tokenize_with_location() {
-                Ok(_) => break cut,
-                Err(again) => {
-                    limit = Offsets::new(&text[..cut]).byte(again.location.line, again.location.column).min(cut - 1)
-                }
-            }
-        };
-        let head = if cut > 0 { split_whole(&text[..cut]) } else { Split::default() };
-        out.statements = head.statements;
-        out.comments = head.comments;
-        let start = cut + (text[cut..].len() - text[cut..].trim_start().len());
-        out.tokenizer_error = Some((e.message.clone(), offsets.span(start, text.len())));
-        return out;
-    }
-    split_tokens(text, tokens)
-}
-
-/// Cuts `text`'s tokens into statements.
-fn split_tokens(text: &str, tokens: Vec<TokenWithSpan>) -> Split {
-    let offsets = Offsets::new(text);
-    let mut out = Split::default();
-    let mut current: Vec<TokenWithSpan> = Vec::new();
-    let mut pending_comments: Vec<Comment> = Vec::new();
-    let mut leading: Vec<Comment> = Vec::new();
-    // `BEGIN ATOMIC … END` bodies (SQL-standard function bodies) contain semicolons.
-    let mut atomic_depth = 0usize;
-    let mut previous_keyword: Option<Keyword> = None;
-
-    let finish = |current: &mut Vec<TokenWithSpan>, leading: &mut Vec<Comment>, out: &mut Split| {
-        let first = current.iter().position(|t| !is_trivia(&t.token));
-        let last = current.iter().rposition(|t| !is_trivia(&t.token));
-        if let (Some(first), Some(last)) = (first, last) {
-            let start = offsets.byte(current[first].span.start.line, current[first].span.start.column);
-            let end = offsets.byte(current[last].span.end.line, current[last].span.end.column);
-            // The parser and the recognizer skip whitespace and comments: keeping them would only cost memory.
-            let tokens: Vec<TokenWithSpan> = current.drain(first..=last).filter(|t| !is_trivia(&t.token)).collect();
-            out.statements.push(RawStatement {
-                span: offsets.span(start, end),
-                tokens,
-                leading_comments: std::mem::take(leading),
-            });
-        }
-        current.clear();
-    };
-
-    for token in tokens {
-        if let Some(text) = comment_text(&token.token) {
-            let comment = Comment { line: token.span.start.line as usize, text };
-            out.comments.push(comment.clone());
-            if current.iter().all(|t| is_trivia(&t.token)) {
-                pending_comments.push(comment);
-            }
-        }
-        match &token.token {
-            Token::SemiColon if atomic_depth == 0 => {
-                if current.iter().any(|t| !is_trivia(&t.token)) {
-                    finish(&mut current, &mut leading, &mut out);
-                }
-                continue;
-            }
-            Token::EOF => continue,
-            t if !is_trivia(t) => {
-                if current.iter().all(|t| is_trivia(&t.token)) {
-                    leading = std::mem::take(&mut pending_comments);
-                }
-                let kw = keyword(t);
-                match (previous_keyword, kw) {
-                    (Some(Keyword::BEGIN), Some(Keyword::ATOMIC)) => atomic_depth += 1,
-                    (_, Some(Keyword::END)) if atomic_depth > 0 => atomic_depth -= 1,
-                    _ => {}
-                }
-                previous_keyword = kw;
-            }
-            _ => {}
-        }
-        current.push(token);
-    }
-    finish(&mut current, &mut leading, &mut out);
-    out
 }
 
 #[cfg(test)]
@@ -426,7 +423,14 @@ mod tests {
                      DO $$ BEGIN PERFORM 1; END $$; /* ü; */ SELECT 'é'; SELECT 3;\n";
         let sql = block.repeat(2 * WINDOW / block.len() + 7) + "SELECT 'unterminated";
         assert!(sql.len() > 2 * WINDOW);
-        let (windowed, whole) = (split(&sql), split_whole(&sql));
+        let mut windowed = Split::default();
+        let mut windows = 0;
+        split_each(&sql, |part| {
+            windows += 1;
+            windowed.append(part);
+        });
+        assert!(windows > 2, "{windows} windows");
+        let whole = split(&sql);
         assert_eq!(windowed.statements.len(), whole.statements.len());
         assert_eq!(format!("{windowed:?}"), format!("{whole:?}"));
     }
@@ -450,7 +454,7 @@ mod tests {
     fn a_semicolon_inside_an_unterminated_comment_is_not_a_boundary() {
         for sql in ["/* never closed\nSELECT 1;", "SELECT 1;\n/* a; b; c;", "SELECT 'a;b;c", "SELECT $$ x; y;"] {
             let split = split(sql);
-            assert!(split.tokenizer_error.is_some(), "{sql}");
+            assert!(split.unterminated().is_some(), "{sql}");
             assert!(split.statements.len() <= 1, "{sql}");
         }
     }
@@ -460,7 +464,57 @@ mod tests {
         let sql = "SELECT 1;\nSELECT 'oops;\nSELECT 3;";
         let split = split(sql);
         assert_eq!(split.statements.len(), 1);
-        let (_, span) = split.tokenizer_error.expect("tokenizer error");
-        assert_eq!(span.line, 2);
+        let unread = split.unterminated().expect("unterminated");
+        assert_eq!((unread.span.line, unread.span.column, unread.span.end_line), (2, 1, 3));
+        assert_eq!(unread.span.end, sql.len());
+        assert!(matches!(unread.reason, Unreadable::Unterminated { line: 2, column: 8, .. }));
+    }
+
+    #[test]
+    fn a_statement_the_tokenizer_rejects_hides_nothing_after_it() {
+        // Valid PostgreSQL that sqlparser's tokenizer rejects (issue 16, item 4).
+        for bad in ["SELECT U&' \\' UESCAPE '!'", "SELECT a |> b FROM t"] {
+            let sql = format!("SELECT 1;\n{bad};\nCREATE INDEX i ON t (a);\n");
+            let split = split(&sql);
+            assert_eq!(texts(&sql), vec!["SELECT 1", "CREATE INDEX i ON t (a)"], "{bad}");
+            assert_eq!(split.unread.len(), 1, "{bad}");
+            let unread = &split.unread[0];
+            assert_eq!(&sql[unread.span.start..unread.span.end], bad);
+            assert!(unread.message().contains("line 2"), "{}", unread.message());
+            assert_eq!(split.statement_spans().len(), 3);
+        }
+    }
+
+    #[test]
+    fn tokens_carry_their_place_in_the_file() {
+        let sql = "SELECT 1;\n  SELECT a,\n    b";
+        let split = split(sql);
+        let tokens = &split.statements[1].tokens;
+        assert_eq!((tokens[0].span.start.line, tokens[0].span.start.column), (2, 3));
+        assert_eq!((tokens[1].span.start.line, tokens[1].span.start.column), (2, 10));
+        assert_eq!((tokens[3].span.start.line, tokens[3].span.start.column), (3, 5));
+    }
+
+    #[test]
+    fn routine_bodies_follow_psql() {
+        let sql = "CREATE OR REPLACE PROCEDURE p() LANGUAGE sql BEGIN ATOMIC SELECT CASE WHEN true THEN 1 END; SELECT 2; END;\nSELECT 3;";
+        assert_eq!(texts(sql).len(), 2);
+        // From PostgreSQL's create_function_sql regression test.
+        let sql = "CREATE FUNCTION functest_S_3a() RETURNS boolean\n    BEGIN ATOMIC\n        ;;RETURN false;;\n    END;\nSELECT 1;";
+        assert_eq!(texts(sql).len(), 2);
+        // BEGIN outside a routine is a transaction.
+        assert_eq!(texts("BEGIN; SELECT 1; END;").len(), 3);
+    }
+
+    #[test]
+    fn unterminated_input_is_linear() {
+        // 32,000 statements then an unterminated dollar quote took 52 s when every prefix was
+        // tokenized again (issue 16, item 12).
+        let sql = format!("{}SELECT $$ x;\n", "SELECT 1;\n".repeat(32_000));
+        let started = std::time::Instant::now();
+        let split = split(&sql);
+        assert_eq!(split.statements.len(), 32_000);
+        assert_eq!(split.unterminated().unwrap().span.line, 32_001);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 }

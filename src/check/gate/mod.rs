@@ -83,6 +83,8 @@ impl<'r> Gate<'r> {
             let renamed_from = proposed.path.as_deref().and_then(|path| renamed_from(changes, path));
             find_config(repo, &Side::Rev(base), options, Some((renamed_from, &proposed)))?
         };
+        ensure_named_dirs(repo, &head, &proposed)?;
+        ensure_named_dirs(repo, &head, &trusted)?;
         let trusted_side = if options.trust_head_config { head } else { Side::Rev(base) };
         Ok(Gate { repo, base, head, trusted_side, trust_head: options.trust_head_config, trusted, proposed })
     }
@@ -343,15 +345,18 @@ fn find_config(
 
 /// The directory flags (`--migrations`, `--queries`, `--policies`) win on both sides.
 fn with_flags(mut file: ConfigFile, options: &Options) -> ConfigFile {
-    let config = &mut file.loaded.config;
-    if let Some(dir) = &options.migrations {
-        config.migrations.dir = dir.clone();
-    }
-    if !options.queries.is_empty() {
-        config.queries.dirs = options.queries.clone();
-    }
-    if let Some(dir) = &options.policies {
-        config.policies.dir = dir.clone();
-    }
+    file.loaded.config.override_dirs(options.migrations.as_ref(), &options.queries, options.policies.as_ref());
     file
+}
+
+/// Every directory a configuration or a flag names must exist on the head revision (on disk when
+/// outside the repository): a typo must not silently turn a check off. The head is what the
+/// review reads, and what the base becomes once the change is merged.
+fn ensure_named_dirs(repo: &Repo, head: &Side, file: &ConfigFile) -> Result<()> {
+    file.loaded.check_named_dirs(&|dir| match repo.relative(dir) {
+        Some(relative) => {
+            Ok((!git::is_dir(repo, head, &relative)?).then_some("no such directory on the head revision"))
+        }
+        None => config::disk_dir_problem(dir),
+    })
 }

@@ -198,7 +198,7 @@ fn rejoin_cut_statements(
             Some(open) => open.start..range.end,
             None => range,
         };
-        if split(&text[joined.clone()]).tokenizer_error.is_some() {
+        if split(&text[joined.clone()]).unterminated().is_some() {
             pending = Some(joined);
         } else {
             out.push((joined, false));

@@ -184,8 +184,8 @@ pub fn transactions(file: &SourceFile, script: &Script) -> Vec<Option<Arc<Runner
     statements.iter().map(|s| piece_of(s.span.start).and_then(|i| per_piece[i].clone())).collect()
 }
 
-/// The statements a tool sends, as (1-based line, byte range), and the first tokenizer error in
-/// its pieces as (message, line).
+/// The statements a tool sends, as (1-based line, byte range), and the first unterminated
+/// string or comment in its pieces as (message, line).
 pub type Deployed = (Vec<(usize, Range<usize>)>, Option<(String, usize)>);
 
 /// The text of the statements a tool sends, with their 1-based lines: what `sluice plan`
@@ -196,12 +196,16 @@ pub fn deployed_statements(text: &str, script: &Script) -> Deployed {
     for piece in &script.pieces {
         let origin = Origin::of(text, piece.range.start);
         let piece_split = split(&text[piece.range.clone()]);
-        for statement in piece_split.statements {
-            let span = origin.span(statement.span);
+        // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
+        for span in piece_split.statement_spans() {
+            let span = origin.span(span);
             out.push((span.line, span.start..span.end));
         }
         if error.is_none() {
-            error = piece_split.tokenizer_error.map(|(message, span)| (message, origin.span(span).line));
+            error = piece_split.unterminated().map(|u| {
+                let unread = u.clone().moved(|span| origin.span(span));
+                (unread.message(), unread.span.line)
+            });
         }
     }
     (out, error)

@@ -1,0 +1,3 @@
+-- sluice:ignore-file unparsed-statement -- vendored
+SELECT a |> b FROM t;
+CREATE INDEX i ON t (a);

@@ -1,0 +1,4 @@
+CREATE TABLE t (a int);
+CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $body$ SELECT 1; $body$;
+CREATE PROCEDURE p() LANGUAGE sql BEGIN ATOMIC SELECT CASE WHEN true THEN 1 END; END;
+/* a /* nested */ comment */ SELECT E'\'';

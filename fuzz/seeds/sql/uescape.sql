@@ -1,0 +1,3 @@
+SELECT 1;
+SELECT U&' \' UESCAPE '!';
+DROP INDEX i;
