@@ -1,45 +1,47 @@
 #!/usr/bin/env bash
-# Times `sluice check` on a repository whose base has 2,000 migrations and whose pull request
-# adds 5 (bench/gen_check_repo.sh). Whole-process wall clock, median of several runs, with
-# hyperfine (`apt-get install hyperfine`) when present, else a plain loop.
+# Times `sluice check` on a repository whose base has N migrations and whose pull request adds 5
+# (bench/gen_check_repo.sh), and on one with half as many, to catch a step that is not linear in
+# the history (reading a revision one file at a time once made 2,000 migrations take 12 s).
+# Whole-process wall clock and peak memory, both sizes interleaved (bench/interleave.py), medians.
+# The schema cache is off (--no-cache): this is the cold figure; bench/incremental.sh has the warm one.
 #
 #   bench/check.sh [MIGRATIONS] [RUNS]
-# Target: median under 1 s on a 2-core machine.
+# Targets: median under 1 s on a 2-core machine at 2,000 migrations, and no more than 3× the
+# time of half the history (linear is at most 2×; quadratic is 4×). Exits 1 when either fails.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 count=${1:-2000}
 runs=${2:-10}
+half=$((count / 2))
 
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" | jq -r .target_directory)
-sluice="$target_dir/release/sluice"
+if [[ -z "${SLUICE:-}" ]]; then
+  cargo build --release --locked --quiet --manifest-path "$root/Cargo.toml"
+  target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" | jq -r .target_directory)
+  SLUICE="$target_dir/release/sluice"
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-repo="$work/repo"
-"$here/gen_check_repo.sh" "$repo" "$count"
+"$here/gen_check_repo.sh" "$work/full" "$count" > /dev/null
+"$here/gen_check_repo.sh" "$work/half" "$half" > /dev/null
 
 # Exit 1 (the gate fails) is the expected verdict for this pull request; only 2 is an error.
-cmd="$sluice check --repo $repo --base main --head HEAD --format json --fail-on never"
-(cd "$repo" && $cmd > "$work/out.json") || { echo "sluice check failed" >&2; exit 2; }
-echo "findings: $(jq '.findings | length' "$work/out.json")"
+check="$SLUICE check --base main --head HEAD --format json --fail-on never --no-plan --no-cache"
+(cd "$work/full" && $check > "$work/out.json") || { echo "sluice check failed" >&2; exit 2; }
+echo "$("$SLUICE" --version); $(nproc) CPUs; findings on the pull request: $(jq '.findings | length' "$work/out.json")"
 
-if command -v hyperfine > /dev/null; then
-  hyperfine --warmup 2 --runs "$runs" --export-json "$work/times.json" "cd $repo && $cmd > /dev/null"
-  median=$(jq '.results[0].median' "$work/times.json")
-else
-  echo "(hyperfine not installed: timing with a plain loop)"
-  times=()
-  for ((i = 0; i < runs; i++)); do
-    start=$(date +%s%N)
-    (cd "$repo" && $cmd > /dev/null)
-    end=$(date +%s%N)
-    times+=("$(( (end - start) / 1000 ))")
-  done
-  median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.4f", m / 1e6}')
-fi
-printf 'sluice check, %d base migrations + 5 added: median %.3f s over %d runs (%d cores)\n' \
-  "$count" "$median" "$runs" "$(nproc)"
-awk -v m="$median" 'BEGIN { exit !(m < 1.0) }' || { echo "slower than the 1 s target" >&2; exit 1; }
+python3 "$here/interleave.py" --runs "$runs" --warmup 1 --json "$work/times.json" \
+  "$count=cd $work/full && $check" "$half=cd $work/half && $check"
+full=$(jq -r --arg n "$count" '.commands[$n].wall_median' "$work/times.json")
+part=$(jq -r --arg n "$half" '.commands[$n].wall_median' "$work/times.json")
+printf 'sluice check, %d base migrations + 5 added: median %.3f s; %d + 5: %.3f s; ratio %.2f\n' \
+  "$count" "$full" "$half" "$part" "$(awk -v a="$full" -v b="$part" 'BEGIN { print a / b }')"
+status=0
+awk -v m="$full" 'BEGIN { exit !(m < 1.0) }' || { echo "slower than the 1 s target" >&2; status=1; }
+awk -v a="$full" -v b="$part" 'BEGIN { exit !(a <= 3 * b) }' || {
+  echo "doubling the history more than tripled the time: a step is not linear in it" >&2
+  status=1
+}
+exit $status

@@ -1,32 +1,55 @@
 #!/usr/bin/env bash
-# Lint benchmark: Sluice against squawk-cli 2.70 on the same generated corpus of 2,000 migration
-# files (5 MB or more), whole-process timings with hyperfine, median of 10 runs after 2 warm-ups.
-# Usage: bench/lint.sh [N_MIGRATIONS]
+# Lint benchmark: Sluice against squawk-cli 2.70 on the same files, whole-process wall time and
+# peak memory, interleaved rounds (bench/interleave.py), medians.
+#
+#   bench/lint.sh [corpus [N_FILES] | lemmy | crates.io | all]     (default: all)
+#
+#   corpus     bench/gen_corpus.py's generated history (default 2,500 files, ~5 MB)
+#   lemmy      Lemmy's 342 diesel migrations, fetched at a pinned commit (bench/fetch_history.sh)
+#   crates.io  crates.io's 285 diesel migrations, likewise
+#
+# Env: RUNS (default 10), WARMUP (2), SLUICE (binary; default: a release build of this tree),
+#      LEMMY_REPO / CRATES_IO_REPO (where to clone from; default GitHub).
+# Target (issue 13): Sluice's median wall time at most 0.5x squawk's, peak RSS at most 2x.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-n=${1:-2000}
-work=${BENCH_DIR:-target/bench-lint}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+runs=${RUNS:-10}
+warmup=${WARMUP:-2}
 venv=bench/.venv
 
-command -v hyperfine >/dev/null || { echo "installing hyperfine"; apt-get install -y -q hyperfine >/dev/null; }
-if [ ! -x "$venv/bin/squawk" ]; then
+if [[ ! -x "$venv/bin/squawk" ]] || [[ "$("$venv/bin/squawk" --version)" != *2.70.0* ]]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q squawk-cli==2.70.0
 fi
-cargo build --release --locked -q
+squawk="$root/$venv/bin/squawk"
+if [[ -z "${SLUICE:-}" ]]; then
+  cargo build --release --locked -q
+  SLUICE="$root/target/release/sluice"
+fi
+echo "$("$SLUICE" --version); $("$squawk" --version); $(nproc) CPUs; $(uptime)"
 
-rm -rf "$work" && python3 bench/gen_corpus.py "$work" "$n"
-size=$(du -sb "$work/migrations" | cut -f1)
-echo "corpus: $n migrations, $((size / 1000)) kB; sluice $(target/release/sluice --version); $("$venv/bin/squawk" --version)"
+compare() { # NAME DIR SLUICE_ARGS SQUAWK_FILES...
+  local name=$1 dir=$2 sluice_args=$3
+  shift 3
+  echo
+  echo "== $name: $(find "$dir/migrations" -name '*.sql' | wc -l) .sql files, $(du -sb "$dir/migrations" | cut -f1 | awk '{printf "%.1f MB", $1/1e6}')"
+  python3 bench/interleave.py --runs "$runs" --warmup "$warmup" --cwd "$dir" --json "$root/target/bench-lint-$name.json" \
+    "sluice=$SLUICE lint --format json $sluice_args" \
+    "squawk=$squawk --reporter json $*"
+}
 
-# Both tools exit non-zero when they find something; only the time matters here.
-hyperfine --warmup 2 --runs 10 -i --export-json "$work/result.json" \
-  -n sluice "target/release/sluice lint --config $work/sluice.toml --format json" \
-  -n squawk "$venv/bin/squawk --reporter json $work/migrations/*.sql"
-
-python3 - "$work/result.json" <<'PY'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-s, q = r["sluice"]["median"], r["squawk"]["median"]
-print(f"median: sluice {s*1000:.0f} ms, squawk {q*1000:.0f} ms; sluice is {q/s:.1f}x faster")
-PY
+what=${1:-all}
+if [[ $what == corpus || $what == all ]]; then
+  n=${2:-2500}
+  dir="$root/target/bench-corpus-$n"
+  [[ -f "$dir/sluice.toml" ]] || python3 bench/gen_corpus.py "$dir" "$n"
+  compare "corpus-$n" "$dir" "" "migrations/*.sql"
+fi
+for history in lemmy crates.io; do
+  if [[ $what == "$history" || $what == all ]]; then
+    dir=$(bench/fetch_history.sh "$history")
+    # diesel runs each up.sql in a transaction: tell squawk, as Sluice knows from the layout.
+    compare "$history" "$dir" "" --assume-in-transaction "migrations/*/up.sql"
+  fi
+done

@@ -2,7 +2,10 @@
 //! output format is a renderer over a list of them.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// How bad a finding is. Ordered: `Info < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -37,12 +40,28 @@ pub struct Fact {
     pub value: String,
 }
 
-/// The source text a finding points into: the whole statement (or the lines
-/// around the location), starting at `first_line`, for excerpts with a caret.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// The source text a finding points into: the whole statement (or the lines around the
+/// location), starting at `first_line` and `first_column`, for excerpts with a caret. A range
+/// of the file's text, which every finding on the file shares: a finding costs no copy of
+/// its statement, however long.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snippet {
     pub first_line: usize,
-    pub text: String,
+    /// 1-based, in characters: 1 unless the line is too long to show whole.
+    pub first_column: usize,
+    source: Arc<str>,
+    range: Range<usize>,
+}
+
+impl Snippet {
+    /// `range` of `source`, which starts at `first_line`, `first_column`.
+    pub fn shared(first_line: usize, first_column: usize, source: &Arc<str>, range: Range<usize>) -> Snippet {
+        Snippet { first_line, first_column, source: Arc::clone(source), range }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.source[self.range.clone()]
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -59,7 +78,8 @@ pub struct Finding {
     pub end_line: usize,
     pub end_column: usize,
     pub message: String,
-    pub help: String,
+    /// Usually a rule's fix text, shared rather than copied into every finding.
+    pub help: Cow<'static, str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<Fact>,
     #[serde(skip)]
@@ -80,7 +100,7 @@ impl Finding {
             end_line: 1,
             end_column: 1,
             message: message.into(),
-            help: String::new(),
+            help: Cow::Borrowed(""),
             facts: Vec::new(),
             snippet: None,
             evidence: None,
@@ -95,7 +115,7 @@ impl Finding {
         self
     }
 
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub fn help(mut self, help: impl Into<Cow<'static, str>>) -> Self {
         self.help = help.into();
         self
     }
@@ -105,8 +125,15 @@ impl Finding {
         self
     }
 
+    /// An excerpt of its own (a comment, a query outside any file): `text` starts at `first_line`.
     pub fn snippet(mut self, first_line: usize, text: impl Into<String>) -> Self {
-        self.snippet = Some(Snippet { first_line, text: text.into() });
+        let text: Arc<str> = text.into().into();
+        self.snippet = Some(Snippet::shared(first_line, 1, &text, 0..text.len()));
+        self
+    }
+
+    pub fn excerpt(mut self, snippet: Snippet) -> Self {
+        self.snippet = Some(snippet);
         self
     }
 

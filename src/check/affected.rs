@@ -6,7 +6,7 @@
 //! problem is reported at one place.
 
 use crate::finding::{Fact, Finding};
-use crate::lint::{MigrationSource, Sources};
+use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::schema::{Origin, Schema};
 use crate::sql::ddl::{AlterAction, Ddl, Name, ObjectKind};
 use crate::sql::query::relations;
@@ -16,10 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// history and the head side's queries; `added` the migrations the change adds, in order.
 pub fn queries(
     sources: &Sources,
+    settings: &Settings,
     added: &[MigrationSource],
     changed: &BTreeSet<String>,
 ) -> BTreeMap<String, BTreeSet<String>> {
-    let touched = touched_tables(sources, added);
+    let touched = touched_tables(sources, settings, added);
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if touched.is_empty() {
         return out;
@@ -102,26 +103,27 @@ pub fn fold_into_migrations(findings: Vec<Finding>, affected: &BTreeMap<String, 
 }
 
 /// Table → the added migrations that change it. Index names are resolved to their table with
-/// the schema as it stands just before the statement, so the base history is replayed.
-fn touched_tables(sources: &Sources, added: &[MigrationSource]) -> BTreeMap<Name, BTreeSet<String>> {
+/// the schema as it stands just before the statement: the base history's (from the schema
+/// cache when it has it), then each added migration's.
+fn touched_tables(
+    sources: &Sources,
+    settings: &Settings,
+    added: &[MigrationSource],
+) -> BTreeMap<Name, BTreeSet<String>> {
     let mut out: BTreeMap<Name, BTreeSet<String>> = BTreeMap::new();
     if added.is_empty() {
         return out;
     }
-    let mut schema = Schema::default();
-    if let Some(dump) = &sources.schema_dump {
-        schema.apply_all(&dump.parsed.statements, &dump.display, None);
-    }
     let base = sources.migrations.len();
-    for (index, source) in sources.migrations.iter().chain(added).enumerate() {
-        let file = &source.up;
+    let mut schema = lint::schema_after(sources, settings, base);
+    for (offset, source) in added.iter().enumerate() {
+        let file = source.parse().up;
         for statement in &file.parsed.statements {
-            if index >= base {
-                for table in touched(&statement.ddl, &schema) {
-                    out.entry(table).or_default().insert(file.display.clone());
-                }
+            for table in touched(&statement.ddl, &schema) {
+                out.entry(table).or_default().insert(file.display.clone());
             }
-            let origin = Origin { file: file.display.clone(), line: statement.span.line, migration: Some(index) };
+            let origin =
+                Origin { file: file.display.clone(), line: statement.span.line, migration: Some(base + offset) };
             schema.apply(statement, &origin);
         }
     }
@@ -165,10 +167,10 @@ mod tests {
     use std::path::PathBuf;
 
     fn migration(name: &str, sql: &str) -> MigrationSource {
-        MigrationSource::whole_file(
+        MigrationSource::whole_text(
             Migration { version: name.into(), name: name.into(), up: PathBuf::from(name), ..Migration::default() },
-            SourceFile::parse(name, sql.into()),
-            None,
+            name,
+            sql,
             true,
         )
     }
@@ -197,7 +199,10 @@ mod tests {
     fn affected(added: &[(&str, &str)], changed: &[&str]) -> Vec<(String, Vec<String>)> {
         let added: Vec<MigrationSource> = added.iter().map(|(n, s)| migration(n, s)).collect();
         let changed = changed.iter().map(|s| s.to_string()).collect();
-        queries(&sources(), &added, &changed).into_iter().map(|(q, by)| (q, by.into_iter().collect())).collect()
+        queries(&sources(), &Settings::default(), &added, &changed)
+            .into_iter()
+            .map(|(q, by)| (q, by.into_iter().collect()))
+            .collect()
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub struct Options {
     pub policies: Option<PathBuf>,
     pub deploy: Deploy,
     pub plan: PlanRun,
+    /// Snapshots of the base side's replayed schema (disabled by default).
+    pub cache: crate::schema::cache::SchemaCache,
     /// `--trust-head-config`: read the gate's configuration from the head (local experiments).
     pub trust_head_config: bool,
     pub approvals: Approvals,
@@ -196,16 +198,23 @@ pub fn run(options: &Options) -> Result<Report> {
         .filter(|c| c.kind == FileKind::Query && c.change.kind != ChangeKind::Deleted)
         .map(|c| c.change.path.clone())
         .collect();
-    let affected = affected::queries(&sources, &added_sources, &changed_queries);
-
-    let existing = || Ok(table_names(&lint::replay(sources.schema_dump.as_ref(), &sources.migrations)));
+    // The tables the base history builds, for policies that name a table: from the schema cache
+    // when it has the base history (the lint below then resumes from the same snapshot).
+    let replay_settings = Settings {
+        postgres_version: loaded.config.postgres_version,
+        cache: options.cache.clone(),
+        ..Settings::default()
+    };
+    let existing = || Ok(table_names(&lint::schema_after(&sources, &replay_settings, base_count)));
     let policies = gate.policies(&existing)?;
     let settings = Settings {
         postgres_version: loaded.config.postgres_version,
         levels: loaded.config.rules.clone(),
         policies: policies.effective.clone(),
         under_review: true,
+        cache: options.cache.clone(),
     };
+    let affected = affected::queries(&sources, &settings, &added_sources, &changed_queries);
 
     // What the affected queries already had against the base schema is not this change's doing.
     let baseline: BTreeSet<(String, String, usize, usize, String)> = if affected.is_empty() {
@@ -240,7 +249,7 @@ pub fn run(options: &Options) -> Result<Report> {
     findings.extend(lint::apply_levels(tool_notices, &settings.levels));
     let (gate_findings, gate_notes) = gate_findings(&gate, &changes, &policies, options)?;
     findings.extend(gate_findings);
-    let existing = || Ok(table_names(&lint::replay(sources.schema_dump.as_ref(), &sources.migrations[..base_count])));
+    let existing = || Ok(table_names(&lint::schema_after(&sources, &replay_settings, base_count)));
     let spec = || gate.scale_spec(&existing);
     let (plan_findings, plan_notes) = plans::compare(&repo, loaded, base, &head, &options.plan, sql_changed, &spec)?;
     findings.extend(lint::apply_levels(plan_findings, &settings.levels));
@@ -345,7 +354,7 @@ fn base_tables(repo: &Repo, loaded: &Loaded, base: Oid, head: &Side) -> Result<B
     let history = migrations::load(&tree, layout, &lint::load::tool_options(loaded), None)?;
     let (base_sources, _) = lint::load::sources_of(history);
     let dump = read_schema_dump(repo, loaded, &Side::Rev(base), head)?;
-    Ok(table_names(&lint::replay(dump.as_ref(), &base_sources)))
+    Ok(table_names(&lint::replay(dump.as_ref(), &base_sources, loaded.config.postgres_version)))
 }
 
 fn table_names(schema: &crate::schema::Schema) -> BTreeSet<String> {

@@ -4,6 +4,7 @@ use super::{OutputArgs, ProjectArgs};
 use crate::check::{self, Approvals, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::report::{markdown, RenderOptions};
+use crate::schema::cache::SchemaCache;
 use chrono::{DateTime, FixedOffset};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -71,10 +72,13 @@ pub struct CheckArgs {
     /// of the base revision, for local experiments with a configuration (the report says so).
     #[arg(long)]
     pub trust_head_config: bool,
-    /// Where the plan comparison's ephemeral cluster and cached fixtures live (default: $SLUICE_CACHE_DIR, else
-    /// ~/.cache/sluice; /var/tmp/sluice as root).
+    /// Where the plan comparison's ephemeral cluster and cached fixtures, and the cached schemas of the base
+    /// history, live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice; /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Replay the base side's whole history; neither read nor write the schema cache.
+    #[arg(long)]
+    pub no_cache: bool,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -115,6 +119,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             ignored_database_url: args.database_url.is_none() && super::generic_database_url_set(),
             database_url: args.database_url,
             cache_dir: args.cache_dir.as_ref().map(absolute),
+        },
+        cache: if args.no_cache {
+            SchemaCache::disabled()
+        } else {
+            SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
         trust_head_config: args.trust_head_config,
         approvals: Approvals { approved_by: args.approved_by, unresolved_teams: args.unresolved_team },

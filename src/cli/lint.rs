@@ -8,6 +8,7 @@ use crate::lint::baseline::{self, Baseline};
 use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
 use crate::policy::identity;
+use crate::schema::cache::{SchemaCache, Use};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,48 @@ pub struct LintArgs {
     pub project: ProjectArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The schema cache: snapshots of the replayed history, so linting the newest migration replays
+/// only what changed.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Replay the whole history; neither read nor write the schema cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where cached schemas (and `sluice plan`'s fixtures) live [default: $SLUICE_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root]. Safe to delete.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    pub fn schema_cache(&self) -> SchemaCache {
+        if self.no_cache {
+            SchemaCache::disabled()
+        } else {
+            SchemaCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
+}
+
+/// For `--explain`: how much of the history the cache saved replaying.
+pub fn describe_cache(cache: &Use, migrations: usize) -> String {
+    let mut text = if cache.resumed_at > 0 {
+        format!(
+            "Schema cache: the schema after the first {} of {migrations} migration(s) came from the cache; {} replayed.",
+            cache.resumed_at,
+            migrations - cache.resumed_at
+        )
+    } else {
+        format!("Schema cache: no cached schema applied; {migrations} migration(s) replayed.")
+    };
+    if let Some(count) = cache.stored_at {
+        text.push_str(&format!(" Stored the schema after the first {count}."));
+    }
+    text
 }
 
 pub fn run(args: LintArgs) -> Result<ExitCode> {
@@ -41,17 +84,18 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let root = load::display_root(&cwd);
     let selection = load::selection(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let (mut sources, settings) = load::load(&loaded, &root, &args.paths)?;
+    let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
+    settings.cache = args.cache.schema_cache();
     // A down file named on the command line is linted as the rollback it is, not as a query file.
     let downs: Vec<usize> = sources
         .migrations
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.down.as_ref().is_some_and(|d| selection.contains(&d.display)))
+        .filter(|(_, m)| m.down.as_ref().is_some_and(|(display, _)| selection.contains(display)))
         .map(|(i, _)| i)
         .collect();
     let down_displays: Vec<String> =
-        downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|d| d.display.clone())).collect();
+        downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|(display, _)| display.clone())).collect();
     sources.queries.retain(|q| !down_displays.contains(&q.display));
     let since = since_version(&args, &loaded);
     let replayed_only = match &since {
@@ -61,15 +105,20 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let selected = |display: &str| {
         !replayed_only.contains(display) && (selection.is_empty() || load::is_selected(display, &selection))
     };
-    let mut report = lint::lint(&sources, &settings, &selected);
+    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
         report.findings.extend(down.findings);
     }
     report.sort();
-    let checked =
-        sources.migrations.iter().map(|m| &m.up).chain(&sources.queries).filter(|f| selected(&f.display)).count()
-            + downs.len();
+    let checked = sources
+        .migrations
+        .iter()
+        .map(|m| &m.display)
+        .chain(sources.queries.iter().map(|q| &q.display))
+        .filter(|display| selected(display))
+        .count()
+        + downs.len();
     report.notes.insert(
         0,
         format!(
@@ -80,6 +129,9 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     );
     if args.output.explain {
         report.notes.push(sources.tool.clone());
+        if settings.cache.is_enabled() {
+            report.notes.push(describe_cache(&cache_use, sources.migrations.len()));
+        }
     }
     let identity_file = load::display_path(&loaded.policies_dir().join(identity::FILE), &root);
     report.notes.extend(settings.policies.identity.pending_note(&identity_file));

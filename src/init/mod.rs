@@ -86,7 +86,7 @@ fn replay(root: &Path, migrations: &MigrationDir, postgres_version: u32) -> Resu
     let options = ToolOptions { transaction_per_file: None, postgres_version };
     let history = migrations::load(&tree, migrations.layout, &options, None)?;
     let (sources, _) = load::sources_of(history);
-    Ok(lint::replay(None, &sources))
+    Ok(lint::replay(None, &sources, postgres_version))
 }
 
 /// Checked before any work: a file that exists stops everything unless `force`.

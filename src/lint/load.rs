@@ -7,7 +7,7 @@ use crate::finding::{Finding, Severity};
 use crate::policy::Policies;
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
-use crate::schema::tools::{script, DiskTree, Options};
+use crate::schema::tools::{DiskTree, Options};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -36,8 +36,8 @@ pub fn tool_options(loaded: &Loaded) -> Options {
     }
 }
 
-/// The lint engine's view of a history: each migration parsed as its tool sends it, with the
-/// transaction of each statement, the tool's refusals as findings, and the files it skips.
+/// The lint engine's view of a history: each migration as its tool sends it (parsed later, by
+/// the engine, as it replays), the tool's refusals as findings, and the files it skips.
 pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
     let notices = history
         .notices
@@ -51,12 +51,9 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
     let tool = history.detection.tool.name();
     let migrations = history
         .migrations
-        .into_par_iter()
+        .into_iter()
         .map(|loaded| {
-            let display = loaded.display.clone();
-            let up = script::parse(display.clone(), loaded.text, &loaded.script);
-            let transactions = script::transactions(&up, &loaded.script);
-            let down = loaded.down.map(|(path, text)| SourceFile::parse(path, text));
+            let display = loaded.display;
             let findings = loaded
                 .script
                 .problems
@@ -68,7 +65,14 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
                         .fact("migration tool", tool)
                 })
                 .collect();
-            MigrationSource { migration: loaded.migration, up, down, transactions, findings }
+            MigrationSource {
+                migration: loaded.migration,
+                display,
+                text: loaded.text.into(),
+                script: loaded.script,
+                down: loaded.down,
+                findings,
+            }
         })
         .collect();
     (migrations, notices)
@@ -112,6 +116,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
         levels: loaded.config.rules.clone(),
         policies,
         under_review: false,
+        ..Settings::default()
     };
     Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))
 }

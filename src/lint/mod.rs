@@ -11,34 +11,84 @@ use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
 use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile};
+use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
+use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
-use crate::sql::parse::Statement;
+use crate::sql::parse::{self, Statement};
 use crate::sql::plpgsql::Block;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
-/// A migration with its parsed up (and down) file, and how its tool runs it.
-#[derive(Debug)]
+/// A migration as its tool runs it, read but not parsed yet: the engine parses the migrations it
+/// replays, in parallel, while it replays the ones before (see [`parse_in_order`]).
+#[derive(Debug, Clone)]
 pub struct MigrationSource {
     pub migration: Migration,
-    /// The statements the tool sends on deploy (see `schema::tools::script::parse`).
+    /// How findings name the up file.
+    pub display: String,
+    /// The up file's text, shared with the findings that quote it.
+    pub text: Arc<str>,
+    /// What the tool sends of it, and how (see `schema::tools::script`).
+    pub script: Script,
+    /// The rollback: a down file's (display path, text), or the file's own down section.
+    pub down: Option<(String, String)>,
+    /// What the tool would refuse or break in this file (`runner-rejects-migration`).
+    pub findings: Vec<Finding>,
+}
+
+/// How many statements of a migration keep their syntax tree from the parse; the others' trees
+/// are parsed again when their turn comes, so a file of a million queries never holds a
+/// million trees at once.
+const SYNTAX_TREES_KEPT: usize = 512;
+
+/// A migration parsed: its up file as the tool sends it, its rollback, and the transaction of
+/// each statement.
+#[derive(Debug)]
+pub struct ParsedMigration {
     pub up: SourceFile,
     pub down: Option<SourceFile>,
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
-    /// What the tool would refuse or break in this file (`runner-rejects-migration`).
-    pub findings: Vec<Finding>,
 }
 
 impl MigrationSource {
     /// A migration whose runner wraps the whole file in a transaction, or runs each statement on
     /// its own: the simple case, for tests and callers without a tool.
+    pub fn whole_text(migration: Migration, display: impl Into<String>, text: &str, in_transaction: bool) -> Self {
+        let wrap = in_transaction.then(|| Wrap::file("the migration runner wraps the file in a transaction"));
+        MigrationSource {
+            migration,
+            display: display.into(),
+            text: text.into(),
+            script: Script::whole(text, Sending::EachStatement, wrap),
+            down: None,
+            findings: Vec::new(),
+        }
+    }
+
+    /// [`whole_text`](Self::whole_text) of files already parsed (they are parsed again when
+    /// replayed: the engine keeps text, not syntax trees).
     pub fn whole_file(migration: Migration, up: SourceFile, down: Option<SourceFile>, in_transaction: bool) -> Self {
-        let wrap = in_transaction.then(|| Arc::new(RunnerTransaction::whole_file()));
-        let transactions = vec![wrap; up.parsed.statements.len()];
-        MigrationSource { migration, up, down, transactions, findings: Vec::new() }
+        let mut source = MigrationSource::whole_text(migration, up.display, &up.parsed.text, in_transaction);
+        source.down = down.map(|down| (down.display, down.parsed.text.to_string()));
+        source
+    }
+
+    pub fn parse(&self) -> ParsedMigration {
+        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, SYNTAX_TREES_KEPT);
+        let transactions = script::transactions(&up, &self.script);
+        let down = self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()));
+        ParsedMigration { up, down, transactions }
+    }
+
+    /// What identifies this migration's part in the schema it builds: its path and the exact
+    /// pieces of text the tool sends (see [`cache::Chain`]).
+    fn digest(&self) -> cache::Key {
+        let pieces = format!("{:?}", self.script.pieces);
+        cache::digest(&[self.display.as_bytes(), self.text.as_bytes(), pieces.as_bytes()])
     }
 }
 
@@ -60,6 +110,8 @@ pub struct Settings {
     pub postgres_version: u32,
     pub levels: BTreeMap<String, RuleLevel>,
     pub policies: Policies,
+    /// Snapshots of the replayed schema (disabled by default: the CLI turns it on).
+    pub cache: SchemaCache,
     /// The files are a change under review (`sluice check`), not a whole project: rules about
     /// who must approve a change (`domain-review-required`) apply.
     pub under_review: bool,
@@ -84,6 +136,14 @@ pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>
             None => Some(f),
         })
         .collect()
+}
+
+/// The schema a dump and migrations build: the dump, then every statement each migration's tool
+/// sends, replayed unchecked and uncached (see [`schema_after`] for the cached replay).
+pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], postgres_version: u32) -> Schema {
+    let mut schema = initial_schema(schema_dump);
+    replay_onto(&mut schema, migrations, 0..migrations.len(), postgres_version);
+    schema
 }
 
 /// What the engine read of the migrations it checked: the parse-or-recognize rate, and the
@@ -147,9 +207,10 @@ impl Coverage {
     }
 }
 
-/// One migration file being replayed: checks each statement (when `check`), then applies it.
+/// The statements of one file being replayed: checks each statement (when `check`), then
+/// applies it. The file is passed along rather than held, so that the caller can give a
+/// statement its syntax tree just before and take it away just after.
 struct Replay<'a> {
-    file: &'a SourceFile,
     facts: &'a Facts<'a>,
     check: bool,
     findings: Vec<Finding>,
@@ -158,6 +219,7 @@ struct Replay<'a> {
 impl Replay<'_> {
     fn statement(
         &mut self,
+        file: &SourceFile,
         statement: &Statement,
         schema: &mut Schema,
         state: &mut MigrationState,
@@ -169,16 +231,15 @@ impl Replay<'_> {
             for unknown in schema.unknown_references(&statement.ddl) {
                 coverage
                     .unknown
-                    .push(format!("{} {} ({}:{})", unknown.kind, unknown.name, self.file.display, statement.span.line));
+                    .push(format!("{} {} ({}:{})", unknown.kind, unknown.name, file.display, statement.span.line));
             }
-            self.check(&statement, schema, state, &mut |f| f);
+            self.check(file, &statement, schema, state, &mut |f| f);
         }
         state.observe(&statement, schema);
-        let origin =
-            Origin { file: self.file.display.clone(), line: statement.span.line, migration: Some(state.index) };
+        let origin = Origin { file: file.display.clone(), line: statement.span.line, migration: Some(state.index) };
         schema.apply(&statement, &origin);
         if let Some(block) = &statement.block {
-            self.do_block(block, schema, state, &origin);
+            self.do_block(file, block, schema, state, &origin);
         }
     }
 
@@ -187,6 +248,7 @@ impl Replay<'_> {
     /// nothing are left out.
     fn check(
         &mut self,
+        file: &SourceFile,
         statement: &Statement,
         schema: &Schema,
         state: &MigrationState,
@@ -198,19 +260,26 @@ impl Replay<'_> {
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
         let statement = effective.as_ref().unwrap_or(statement);
         let mut found = Vec::new();
-        let cx = Context { file: self.file, statement, schema, role: Role::Migration(state), facts: self.facts };
+        let cx = Context { file, statement, schema, role: Role::Migration(state), facts: self.facts };
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }
 
     /// The statements of a DO block run as one statement: in one transaction, each under the
     /// condition of its branch, which every finding on them says.
-    fn do_block(&mut self, block: &Block, schema: &mut Schema, state: &mut MigrationState, origin: &Origin) {
+    fn do_block(
+        &mut self,
+        file: &SourceFile,
+        block: &Block,
+        schema: &mut Schema,
+        state: &mut MigrationState,
+        origin: &Origin,
+    ) {
         for inner in &block.statements {
             state.do_block = Some(inner.branch);
             let statement = state.resolve(&inner.statement, schema);
             if self.check {
-                self.check(&statement, schema, state, &mut |mut finding| {
+                self.check(file, &statement, schema, state, &mut |mut finding| {
                     finding.message = format!("{} ({})", finding.message, inner.branch.describe());
                     finding
                 });
@@ -222,108 +291,253 @@ impl Replay<'_> {
     }
 }
 
+/// Which files' findings are reported, by display path.
+pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
 /// Lints `sources`, reporting findings only for files `selected` accepts (the schema is
-/// always built from the whole history).
-pub fn lint(sources: &Sources, settings: &Settings, selected: &(dyn Fn(&str) -> bool + Sync)) -> Report {
+/// always built from the whole history, or taken from the cache for the part before the
+/// first selected migration).
+pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Report {
+    lint_reporting_cache(sources, settings, selected).0
+}
+
+/// [`lint`], also saying what the schema cache did.
+pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
     let facts = Facts {
         postgres_version: settings.postgres_version,
         policies: &settings.policies,
         queries: &sources.queries,
         under_review: settings.under_review,
     };
-    let mut schema = Schema::default();
+    let migrations = &sources.migrations;
+    let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
+    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+
+    let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
+    let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
+    let mut cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
+    let mut store = |count: usize, schema: &Schema| {
+        if let Some(chain) = chain.as_ref().filter(|_| count > cache_use.resumed_at) {
+            if settings.cache.store(chain, count, schema) {
+                cache_use.stored_at = Some(count);
+            }
+        }
+    };
+
     let mut findings: Vec<Finding> = Vec::new();
     let mut coverage = Coverage::default();
-    if let Some(dump) = &sources.schema_dump {
+    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
+        if index == first_checked {
+            store(index, &schema);
+        }
+        let source = &migrations[index];
+        let replay =
+            MigrationReplay { index, source, layout_has_down, check: selected(&source.display), facts: &facts };
+        findings.extend(replay.run(parsed, &mut schema, &mut coverage));
+    });
+    if first_checked == migrations.len() {
+        store(first_checked, &schema);
+    }
+    findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
+    findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+
+    let findings = apply_levels(findings, &settings.levels);
+    let mut report = Report { findings, notes: coverage.notes() };
+    report.sort();
+    (report, cache_use)
+}
+
+/// The schema after the first `count` migrations of `sources`, from the cache when it has it
+/// (and then stored there), for callers that need the schema but no findings.
+pub fn schema_after(sources: &Sources, settings: &Settings, count: usize) -> Schema {
+    let count = count.min(sources.migrations.len());
+    let chain = settings.cache.is_enabled().then(|| chain(sources, settings));
+    let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, count));
+    let from = resumed.as_ref().map_or(0, |(at, _)| *at);
+    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
+    replay_onto(&mut schema, &sources.migrations, from..count, settings.postgres_version);
+    if let Some(chain) = chain.filter(|_| count > from) {
+        settings.cache.store(&chain, count, &schema);
+    }
+    schema
+}
+
+/// The schema the whole history builds, replayed as `lint` replays it (search_path, DO blocks,
+/// the tool's transactions), uncached.
+pub fn final_schema(sources: &Sources) -> Schema {
+    let postgres_version = crate::config::Config::default().postgres_version;
+    replay(sources.schema_dump.as_ref(), &sources.migrations, postgres_version)
+}
+
+/// Replays `migrations[range]` onto `schema`, unchecked.
+fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range<usize>, postgres_version: u32) {
+    let policies = Policies::default();
+    let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
+    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+    let mut coverage = Coverage::default();
+    parse_in_order(migrations, range, |index, parsed| {
+        let source = &migrations[index];
+        MigrationReplay { index, source, layout_has_down, check: false, facts: &facts }.run(
+            parsed,
+            schema,
+            &mut coverage,
+        );
+    });
+}
+
+/// The schema before the first migration: empty, or what the schema dump builds.
+fn initial_schema(schema_dump: Option<&SourceFile>) -> Schema {
+    let mut schema = Schema::default();
+    if let Some(dump) = schema_dump {
         schema.apply_all(&dump.parsed.statements, &dump.display, None);
     }
+    schema
+}
 
-    let layout_has_down = sources.migrations.iter().any(|m| m.down.is_some());
-    for (index, source) in sources.migrations.iter().enumerate() {
-        let file = &source.up;
-        let down = source.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
+/// The cache keys of every prefix of the history: the schema dump and the PostgreSQL version
+/// (what the replay depends on besides the migrations), then each migration. Session state
+/// (`search_path`, `timezone`) is not part of a snapshot: each migration starts from the
+/// default session, so the schema alone is the state between migrations.
+fn chain(sources: &Sources, settings: &Settings) -> cache::Chain {
+    let dump = sources.schema_dump.as_ref().map(|d| (d.display.as_str(), &*d.parsed.text));
+    let (dump_path, dump_text) = dump.unwrap_or(("", ""));
+    let version = settings.postgres_version.to_le_bytes();
+    let digests: Vec<cache::Key> = sources.migrations.par_iter().map(MigrationSource::digest).collect();
+    cache::Chain::new(&[&version, dump_path.as_bytes(), dump_text.as_bytes()], &digests)
+}
+
+/// How much text (and how many files) the engine parses at a time: bounded, so memory holds a
+/// few chunks of parsed files, not the history; large enough to keep both cores busy.
+const CHUNK_BYTES: usize = 512 * 1024;
+const CHUNK_FILES: usize = 256;
+
+/// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
+/// `replay` in order, while the next chunk is being parsed: the replay, which must go in order,
+/// overlaps with the parsing, which need not.
+fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
+    let chunks = chunks(&migrations[..range.end], range.start);
+    let parse = |range: Range<usize>| -> Vec<ParsedMigration> {
+        migrations[range].par_iter().map(MigrationSource::parse).collect()
+    };
+    let mut deliver = |start: usize, parsed: Vec<ParsedMigration>| {
+        for (offset, migration) in parsed.into_iter().enumerate() {
+            replay(start + offset, migration);
+        }
+    };
+    std::thread::scope(|scope| {
+        // One chunk waits while one is replayed and one is parsed.
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Vec<ParsedMigration>)>(1);
+        let ahead = chunks.clone();
+        let producer =
+            std::thread::Builder::new().stack_size(crate::sql::depth::STACK_BYTES).spawn_scoped(scope, move || {
+                for range in ahead {
+                    if sender.send((range.start, parse(range))).is_err() {
+                        return;
+                    }
+                }
+            });
+        if producer.is_err() {
+            // No thread to spare: parse each chunk just before replaying it.
+            for range in chunks {
+                deliver(range.start, parse(range));
+            }
+            return;
+        }
+        for (start, parsed) in receiver {
+            deliver(start, parsed);
+        }
+    });
+}
+
+/// `from..migrations.len()` cut into runs of at most `CHUNK_FILES` files and about `CHUNK_BYTES`.
+fn chunks(migrations: &[MigrationSource], from: usize) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = from;
+    let mut bytes = 0;
+    for (index, migration) in migrations.iter().enumerate().skip(from) {
+        bytes += migration.text.len();
+        if bytes >= CHUNK_BYTES || index + 1 - start >= CHUNK_FILES {
+            out.push(start..index + 1);
+            start = index + 1;
+            bytes = 0;
+        }
+    }
+    if start < migrations.len() {
+        out.push(start..migrations.len());
+    }
+    out
+}
+
+/// One migration replayed: each statement checked against the schema just before it (when the
+/// file is selected), then applied, one syntax tree at a time.
+struct MigrationReplay<'a> {
+    index: usize,
+    source: &'a MigrationSource,
+    layout_has_down: bool,
+    check: bool,
+    facts: &'a Facts<'a>,
+}
+
+impl MigrationReplay<'_> {
+    fn run(&self, mut parsed: ParsedMigration, schema: &mut Schema, coverage: &mut Coverage) -> Vec<Finding> {
+        let down = parsed.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
-            index,
-            migration: Some(source.migration.clone()),
-            layout_has_down,
+            index: self.index,
+            migration: Some(self.source.migration.clone()),
+            layout_has_down: self.layout_has_down,
             down,
             ..MigrationState::default()
         };
-        let mut replay =
-            Replay { file, facts: &facts, check: selected(&file.display), findings: source.findings.clone() };
-        for (position, statement) in file.parsed.statements.iter().enumerate() {
-            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
-            replay.statement(statement, &mut schema, &mut state, &mut coverage);
-        }
-        if replay.check {
-            let mut file_findings = replay.findings;
-            for rule in rules::REGISTRY {
-                rule.finish_file(file, &mut file_findings);
+        let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
+        let mut replay = Replay { facts: self.facts, check: self.check, findings };
+        for position in 0..parsed.up.parsed.statements.len() {
+            state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
+            let statement = &mut parsed.up.parsed.statements[position];
+            if statement.lacks_syntax_tree() {
+                statement.ast = parse::syntax_tree(&self.source.text, &statement.span);
             }
-            findings.extend(suppress::apply(file, file_findings));
-            // After suppression: nothing hides what was not read.
-            findings.extend(unread_text::findings(file));
+            replay.statement(&parsed.up, &parsed.up.parsed.statements[position], schema, &mut state, coverage);
+            // Checked and applied: later rules need its typed view at most, never its syntax
+            // tree, nor the statements of a DO block.
+            let statement = &mut parsed.up.parsed.statements[position];
+            statement.ast = None;
+            statement.block = None;
         }
+        if !self.check {
+            return Vec::new();
+        }
+        let mut findings = replay.findings;
+        for rule in rules::REGISTRY {
+            rule.finish_file(&parsed.up, &mut findings);
+        }
+        let mut findings = suppress::apply(&parsed.up, findings);
+        // After suppression: nothing hides what was not read.
+        findings.extend(unread_text::findings(&parsed.up));
+        findings
     }
-    findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
+}
 
-    let query_findings: Vec<Finding> = sources
-        .queries
+/// Query files, checked in parallel against the final schema.
+fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
+    queries
         .par_iter()
         .filter(|file| selected(&file.display))
         .flat_map_iter(|file| {
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
-                check_statement(
-                    &Context { file, statement, schema: &schema, role: Role::Query, facts: &facts },
-                    &mut out,
-                );
+                check_statement(&Context { file, statement, schema, role: Role::Query, facts }, &mut out);
             }
             let mut out = suppress::apply(file, out);
             out.extend(unread_text::findings(file));
             out
         })
-        .collect();
-    findings.extend(query_findings);
-
-    let findings = apply_levels(findings, &settings.levels);
-    let mut report = Report { findings, notes: coverage.notes() };
-    report.sort();
-    report
-}
-
-/// The schema a dump and migrations build, replayed as `lint` replays them (search_path, DO
-/// blocks, the tool's transactions) without checking anything.
-pub fn replay(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource]) -> Schema {
-    let policies = Policies::default();
-    let facts = Facts { postgres_version: 15, policies: &policies, queries: &[], under_review: false };
-    replay_unchecked(schema_dump, migrations, &facts)
-}
-
-fn replay_unchecked(schema_dump: Option<&SourceFile>, migrations: &[MigrationSource], facts: &Facts) -> Schema {
-    let mut schema = Schema::default();
-    let mut coverage = Coverage::default();
-    if let Some(dump) = schema_dump {
-        schema.apply_all(&dump.parsed.statements, &dump.display, None);
-    }
-    for (index, source) in migrations.iter().enumerate() {
-        let mut state = MigrationState { index, ..MigrationState::default() };
-        let mut replay = Replay { file: &source.up, facts, check: false, findings: Vec::new() };
-        for (position, statement) in source.up.parsed.statements.iter().enumerate() {
-            state.enter_runner_transaction(source.transactions.get(position).cloned().flatten());
-            replay.statement(statement, &mut schema, &mut state, &mut coverage);
-        }
-    }
-    schema
-}
-
-/// The schema the whole history builds.
-pub fn final_schema(sources: &Sources) -> Schema {
-    replay(sources.schema_dump.as_ref(), &sources.migrations)
+        .collect()
 }
 
 /// Lints the down (rollback) file of migration `index` as a down migration: against the schema
-/// as it stands after that migration, where everything the history created already exists.
+/// as it stands after that migration (from the schema cache when it has it), where everything
+/// the history created already exists.
 pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
     let facts = Facts {
         postgres_version: settings.postgres_version,
@@ -331,10 +545,11 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         queries: &sources.queries,
         under_review: settings.under_review,
     };
-    let mut schema = replay_unchecked(sources.schema_dump.as_ref(), &sources.migrations[..=index], &facts);
-    let mut coverage = Coverage::default();
     let source = &sources.migrations[index];
-    let Some(file) = &source.down else { return Report::default() };
+    let parsed = source.parse();
+    let Some(file) = &parsed.down else { return Report::default() };
+    let mut schema = schema_after(sources, settings, index + 1);
+    let mut coverage = Coverage::default();
     let mut state = MigrationState {
         // No migration created anything the rollback touches: it all exists in production.
         index: usize::MAX,
@@ -342,10 +557,10 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         ..MigrationState::default()
     };
     // The tool runs the rollback the way it runs the migration.
-    state.enter_runner_transaction(source.transactions.first().cloned().flatten());
-    let mut replay = Replay { file, facts: &facts, check: true, findings: Vec::new() };
+    state.enter_runner_transaction(parsed.transactions.first().cloned().flatten());
+    let mut replay = Replay { facts: &facts, check: true, findings: Vec::new() };
     for statement in &file.parsed.statements {
-        replay.statement(statement, &mut schema, &mut state, &mut coverage);
+        replay.statement(file, statement, &mut schema, &mut state, &mut coverage);
     }
     let mut found = replay.findings;
     for rule in rules::REGISTRY {

@@ -35,7 +35,7 @@ pub fn replayed_only(migrations: &[MigrationSource], since: &Since) -> Result<BT
     let Some(start) = migrations.iter().position(|m| same_version(&m.migration.version, &since.version)) else {
         return Err(no_such_version(migrations, since));
     };
-    Ok(migrations[..start].iter().map(|m| m.up.display.clone()).collect())
+    Ok(migrations[..start].iter().map(|m| m.display.clone()).collect())
 }
 
 fn no_such_version(migrations: &[MigrationSource], since: &Since) -> Error {
@@ -68,7 +68,6 @@ fn no_such_version(migrations: &[MigrationSource], since: &Since) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::SourceFile;
     use crate::schema::migrations::Migration;
 
     fn migrations(versions: &[&str]) -> Vec<MigrationSource> {
@@ -82,8 +81,7 @@ mod tests {
                     down: None,
                     repeatable: false,
                 };
-                let up = SourceFile::parse(format!("migrations/{v}_m.sql"), String::new());
-                MigrationSource::whole_file(migration, up, None, false)
+                MigrationSource::whole_text(migration, format!("migrations/{v}_m.sql"), "", false)
             })
             .collect()
     }

@@ -30,7 +30,7 @@ pub fn fingerprints(findings: &[Finding]) -> Vec<String> {
 
 fn key(finding: &Finding) -> String {
     let content = match &finding.snippet {
-        Some(snippet) if !snippet.text.trim().is_empty() => collapse_whitespace(&snippet.text),
+        Some(snippet) if !snippet.text().trim().is_empty() => collapse_whitespace(snippet.text()),
         _ => collapse_whitespace(&finding.message),
     };
     // NUL never occurs in paths or SQL text, so fields cannot run into each other.

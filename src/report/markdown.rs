@@ -209,8 +209,8 @@ fn finding_block(finding: &Finding, options: &RenderOptions) -> String {
         finding.line,
         finding.message.trim().replace("\r\n", "\n").replace('\r', "\n")
     );
-    if let Some(snippet) = finding.snippet.as_ref().filter(|s| !s.text.trim().is_empty()) {
-        let (excerpt, lines, cut) = excerpt(&snippet.text);
+    if let Some(snippet) = finding.snippet.as_ref().filter(|s| !s.text().trim().is_empty()) {
+        let (excerpt, lines, cut) = excerpt(snippet.text());
         let fence = fence_for(&excerpt);
         let mut body = format!("{fence}sql\n{}\n{fence}\n", excerpt.trim_end_matches('\n'));
         if cut > 0 {

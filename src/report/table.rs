@@ -47,10 +47,10 @@ fn finding_group<'a>(finding: &'a Finding, options: &RenderOptions) -> Group<'a>
     let level = level(finding.severity);
     let mut group = Group::with_title(level.primary_title(finding.message.as_str()).id(finding.rule.as_str()));
     match &finding.snippet {
-        Some(snippet) if !snippet.text.is_empty() => {
-            let span = byte_span(&snippet.text, snippet.first_line, finding);
+        Some(snippet) if !snippet.text().is_empty() => {
+            let span = byte_span(snippet.text(), snippet.first_line, snippet.first_column, finding);
             group = group.element(
-                Snippet::source(snippet.text.as_str())
+                Snippet::source(snippet.text())
                     .line_start(snippet.first_line)
                     .path(finding.file.as_str())
                     .annotation(AnnotationKind::Primary.span(span)),
@@ -65,7 +65,7 @@ fn finding_group<'a>(finding: &'a Finding, options: &RenderOptions) -> Group<'a>
         }
     }
     if !finding.help.is_empty() {
-        group = group.element(Level::HELP.message(finding.help.as_str()));
+        group = group.element(Level::HELP.message(finding.help.as_ref()));
     }
     if options.explain && !finding.facts.is_empty() {
         let facts = finding.facts.iter().map(|f| format!("{}: {}", f.name, f.value)).collect::<Vec<_>>().join("; ");
@@ -74,10 +74,12 @@ fn finding_group<'a>(finding: &'a Finding, options: &RenderOptions) -> Group<'a>
     group
 }
 
-/// The byte range in `text` (which starts at `first_line`) that the finding's line/column range covers.
-fn byte_span(text: &str, first_line: usize, finding: &Finding) -> std::ops::Range<usize> {
+/// The byte range in `text` (which starts at `first_line`, `first_column`) that the finding's
+/// line/column range covers.
+fn byte_span(text: &str, first_line: usize, first_column: usize, finding: &Finding) -> std::ops::Range<usize> {
     let offset = |line: usize, column: usize| -> Option<usize> {
         let index = line.checked_sub(first_line)?;
+        let column = if index == 0 { (column + 1).saturating_sub(first_column) } else { column };
         let mut start = 0;
         for (i, l) in text.split_inclusive('\n').enumerate() {
             if i == index {

@@ -1,7 +1,7 @@
 //! What a rule sees when it checks a statement.
 
 use super::RuleMeta;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Severity, Snippet};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
@@ -23,7 +23,12 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn parse(display: impl Into<String>, text: String) -> SourceFile {
-        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_file(text) }
+        SourceFile::parse_shared(display, text.into())
+    }
+
+    /// [`parse`](Self::parse) of text already shared.
+    pub fn parse_shared(display: impl Into<String>, text: Arc<str>) -> SourceFile {
+        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_shared(text) }
     }
 }
 
@@ -479,7 +484,7 @@ impl<'a> Context<'a> {
         let span = &self.statement.span;
         Finding::new(meta.id, meta.severity, self.file.display.clone(), message)
             .at(span.line, span.column, span.end_line, span.end_column)
-            .snippet(span.line, self.snippet_text())
+            .excerpt(self.excerpt())
             .help(meta.fix.trim())
     }
 
@@ -490,13 +495,26 @@ impl<'a> Context<'a> {
         finding
     }
 
-    /// The statement's lines in full (from the start of its first line), for excerpts.
-    fn snippet_text(&self) -> String {
+    /// The statement's lines in full, for excerpts; on a line too long to show (a file of one
+    /// line), the statement alone. Looks no further than `LINE_CONTEXT` bytes either side, so
+    /// a finding costs the same however long its line.
+    fn excerpt(&self) -> Snippet {
+        const LINE_CONTEXT: usize = 512;
         let text = &self.file.parsed.text;
         let span = &self.statement.span;
-        let start = text[..span.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let end = text[span.end..].find('\n').map(|i| span.end + i).unwrap_or(text.len());
-        text[start..end].to_string()
+        let before = floor_char_boundary(text, span.start.saturating_sub(LINE_CONTEXT));
+        let (start, column) = match text[before..span.start].rfind('\n') {
+            Some(i) => (before + i + 1, 1),
+            None if before == 0 => (0, 1),
+            None => (span.start, span.column),
+        };
+        let after = floor_char_boundary(text, (span.end + LINE_CONTEXT).min(text.len()));
+        let end = match text[span.end..after].find('\n') {
+            Some(i) => span.end + i,
+            None if after == text.len() => text.len(),
+            None => span.end,
+        };
+        Snippet::shared(span.line, column, text, start..end)
     }
 
     /// Whether `table` is one production already has: this is a migration, and the table was
@@ -706,6 +724,14 @@ impl<'a> Context<'a> {
             _ => Vec::new(),
         }
     }
+}
+
+/// The largest char boundary of `text` at or before `index`.
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
 }
 
 #[cfg(test)]

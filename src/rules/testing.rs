@@ -39,16 +39,13 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
             sources.queries.push(SourceFile::parse(*name, sql.to_string()));
         } else {
             let version = format!("{:03}", sources.migrations.len() + 1);
-            let down = setup
-                .downs
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(n, sql)| SourceFile::parse(format!("{n}.down"), sql.to_string()));
+            let down =
+                setup.downs.iter().find(|(n, _)| n == name).map(|(n, sql)| (format!("{n}.down"), sql.to_string()));
             let migration = Migration {
                 version,
                 name: name.to_string(),
                 up: PathBuf::from(name),
-                down: down.as_ref().map(|d| PathBuf::from(&d.display)),
+                down: down.as_ref().map(|(display, _)| PathBuf::from(display)),
                 ..Migration::default()
             };
             let mut source = crate::schema::tools::example_migration(migration, name, sql, setup.in_transaction);

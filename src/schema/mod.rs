@@ -1,5 +1,6 @@
 //! The schema model and its replay: a pure value, built statement by statement.
 
+pub mod cache;
 mod derive;
 pub mod migrations;
 mod model;

@@ -5,10 +5,11 @@
 use crate::sql::ddl::{ConstraintKind, IndexKey, Name, Volatility};
 use crate::sql::names;
 use crate::sql::query::{Catalog, ColumnUse};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where an object was defined: file, line, and which migration (in replay order) did it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     pub file: String,
     pub line: usize,
@@ -16,7 +17,7 @@ pub struct Origin {
     pub migration: Option<usize>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     pub name: Name,
     pub data_type: String,
@@ -26,7 +27,7 @@ pub struct ColumnInfo {
     pub generated: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConstraintInfo {
     pub name: Name,
     pub kind: ConstraintKind,
@@ -36,7 +37,7 @@ pub struct ConstraintInfo {
 }
 
 /// What kind of relation a [`Table`] is: every relation that holds rows and can be indexed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RelationKind {
     Table,
     /// `PARTITION BY`: its rows live in its partitions.
@@ -54,7 +55,7 @@ impl RelationKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     pub name: Name,
     pub kind: RelationKind,
@@ -93,7 +94,7 @@ impl Table {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Index {
     pub name: Name,
     pub table: Name,
@@ -140,7 +141,7 @@ pub fn mentions(text: &str, word: &str) -> bool {
     })
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     pub name: Name,
     pub materialized: bool,
@@ -151,7 +152,7 @@ pub struct View {
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sequence {
     pub name: Name,
     /// The column whose drop drops it (`serial`, identity, `OWNED BY`).
@@ -159,14 +160,14 @@ pub struct Sequence {
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Function {
     pub name: Name,
     pub volatility: Volatility,
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schema {
     pub tables: BTreeMap<Name, Table>,
     pub indexes: BTreeMap<Name, Index>,

@@ -2,6 +2,8 @@
 //! Built from sqlparser's AST when the statement parses, or by the token-level recognizer
 //! when it does not; either way rules see the same values.
 
+use serde::{Deserialize, Serialize};
+
 /// A normalized relation or object name: unquoted identifiers lowercased, `public.` dropped.
 pub type Name = String;
 
@@ -117,7 +119,7 @@ pub fn other_action_lock(text: &str) -> Option<Lock> {
 }
 
 /// One key of an index or constraint: a plain column, or an expression in normalized text.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum IndexKey {
     Column(Name),
     Expression(String),
@@ -155,7 +157,7 @@ pub struct CreateIndex {
     pub nulls_not_distinct: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConstraintKind {
     PrimaryKey {
         columns: Vec<Name>,
@@ -398,7 +400,7 @@ impl ReindexKind {
 }
 
 /// A function's declared volatility (`VOLATILE` when none is declared).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Volatility {
     Immutable,
     Stable,

@@ -4,12 +4,13 @@
 
 use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
-use super::split::{split, Comment, RawStatement, Span, Unread};
+use super::split::{split_each, Comment, RawStatement, Span, Unread};
 use super::{from_ast, plpgsql, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct Statement {
@@ -32,7 +33,8 @@ pub struct Statement {
 
 #[derive(Debug)]
 pub struct ParsedFile {
-    pub text: String,
+    /// Shared with the findings that quote it (see [`crate::finding::Snippet`]).
+    pub text: Arc<str>,
     pub statements: Vec<Statement>,
     pub comments: Vec<Comment>,
     /// Text that could not be read at all (a statement sqlparser cannot tokenize, everything
@@ -47,15 +49,79 @@ impl ParsedFile {
 }
 
 pub fn parse_file(text: String) -> ParsedFile {
-    let split = split(&text);
-    parse_split(text, split)
+    parse_shared(text.into())
+}
+
+/// [`parse_file`] of text already shared (a migration's text, kept once for every finding on it).
+pub fn parse_shared(text: Arc<str>) -> ParsedFile {
+    parse_shared_keeping(text, usize::MAX)
+}
+
+/// [`parse_shared`], keeping the syntax trees of the first `trees` statements only (see
+/// [`parse_split_keeping`]).
+pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
+    let mut parsed =
+        ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), unread: Vec::new() };
+    // A window of the file at a time: its tokens are gone before the next is read.
+    split_each(&text, |part| {
+        let kept = trees.saturating_sub(parsed.statements.len());
+        let part = parse_split_keeping(Arc::clone(&text), part, kept);
+        parsed.statements.extend(part.statements);
+        parsed.comments.extend(part.comments);
+        parsed.unread.extend(part.unread);
+    });
+    parsed
 }
 
 /// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
 /// split on its own: see `schema::tools::script`); spans are offsets into `text`.
-pub fn parse_split(text: String, split: super::split::Split) -> ParsedFile {
-    let statements = split.statements.into_iter().map(|raw| parse_statement(&text, raw)).collect();
+pub fn parse_split(text: impl Into<Arc<str>>, split: super::split::Split) -> ParsedFile {
+    parse_split_keeping(text, split, usize::MAX)
+}
+
+/// [`parse_split`], keeping the syntax trees of the first `trees` statements only: a file of a
+/// million queries would otherwise hold a million trees (kilobytes each) at once. A statement
+/// whose tree was dropped gets it back from [`syntax_tree`] when it is checked.
+pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split, trees: usize) -> ParsedFile {
+    let text = text.into();
+    let statements = split
+        .statements
+        .into_iter()
+        .enumerate()
+        .map(|(index, raw)| {
+            let mut statement = parse_statement(&text, raw);
+            if index >= trees {
+                statement.ast = None;
+            }
+            statement
+        })
+        .collect();
     ParsedFile { text, statements, comments: split.comments, unread: split.unread }
+}
+
+impl Statement {
+    /// Parsed, and its typed view alone does not describe it, yet it holds no syntax tree: the
+    /// tree was dropped to save memory (see [`parse_split_keeping`]).
+    pub fn lacks_syntax_tree(&self) -> bool {
+        self.ast.is_none() && self.parse_error.is_none() && !self.ddl.is_complete()
+    }
+}
+
+/// The syntax tree of the statement at `span` of `text`, parsed again, with the file's positions.
+pub fn syntax_tree(text: &str, span: &Span) -> Option<Box<ast::Statement>> {
+    let shift = |location: &mut sqlparser::tokenizer::Location| {
+        if location.line == 1 {
+            location.column += span.column as u64 - 1;
+        }
+        location.line += span.line as u64 - 1;
+    };
+    let mut tokens = retokenize(text, span);
+    for token in &mut tokens {
+        shift(&mut token.span.start);
+        shift(&mut token.span.end);
+    }
+    // As the first parse did: within the depth limits, exactly one statement.
+    parse_alone(tokens, false).ok().map(Box::new)
 }
 
 /// Why a statement did not become a syntax tree.
@@ -191,6 +257,7 @@ fn statement_alone(drop_index_concurrently: bool, statement: ast::Statement) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::split::split;
 
     #[test]
     fn one_bad_statement_does_not_hide_the_rest() {
@@ -201,6 +268,17 @@ mod tests {
         assert!(file.statements[1].parse_error.is_some());
         assert!(matches!(file.statements[1].ddl, Ddl::Reindex { concurrently: true, .. }));
         assert!(matches!(file.statements[2].ddl, Ddl::CreateIndex(_)));
+    }
+
+    #[test]
+    fn a_dropped_syntax_tree_parses_again_with_the_same_positions() {
+        let text = "SELECT 1;\n  UPDATE t SET a = 1\n  WHERE b = 2;";
+        let kept = parse_file(text.to_string());
+        let dropped = parse_split_keeping(Arc::from(text), split(text), 1);
+        assert!(!kept.statements[1].lacks_syntax_tree());
+        assert!(dropped.statements[1].lacks_syntax_tree());
+        let again = syntax_tree(text, &dropped.statements[1].span).expect("parses");
+        assert_eq!(Some(again), kept.statements[1].ast, "same tree, same spans");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `function-on-indexed-column` and `drop-index-in-use` stand on this.
 
 use super::names::{self, expression, ident};
+use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
     self, BinaryOperator, Expr, FromTable, JoinConstraint, JoinOperator, Query, SetExpr, Spanned, TableFactor,
     TableWithJoins, UnaryOperator,
@@ -14,7 +15,7 @@ pub trait Catalog {
 }
 
 /// How a column is hidden from an index.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WrapKind {
     Function(String),
     Cast,
@@ -37,7 +38,7 @@ impl WrapKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wrapping {
     pub kind: WrapKind,
     /// The whole side of the comparison, normalized like index expressions are.
@@ -47,7 +48,7 @@ pub struct Wrapping {
 }
 
 /// Where in the file, 1-based.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
     pub line: usize,
     pub column: usize,
@@ -56,7 +57,7 @@ pub struct Position {
 }
 
 /// A column a predicate compares, resolved to its base table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnUse {
     pub table: String,
     pub column: String,
@@ -363,14 +364,26 @@ impl Walker<'_> {
     }
 
     /// Walks AND/OR/NOT down to comparisons; looks into subqueries with this scope as parent.
+    /// With a stack of its own, left to right: a WHERE of 50,000 terms is a tree that deep, and
+    /// each term is looked at once.
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
-        match expr {
-            Expr::Nested(e) => self.predicate(e, scope),
-            Expr::UnaryOp { op: UnaryOperator::Not, expr } => self.predicate(expr, scope),
-            Expr::BinaryOp { left, op: BinaryOperator::And | BinaryOperator::Or, right } => {
-                self.predicate(left, scope);
-                self.predicate(right, scope);
+        let mut pending = vec![expr];
+        while let Some(expr) = pending.pop() {
+            match expr {
+                Expr::Nested(e) => pending.push(e),
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push(expr),
+                Expr::BinaryOp { left, op: BinaryOperator::And | BinaryOperator::Or, right } => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                term => self.term(term, scope),
             }
+        }
+    }
+
+    /// One term of a predicate: a comparison, and the subqueries in it.
+    fn term(&mut self, expr: &Expr, scope: &Scope) {
+        match expr {
             Expr::BinaryOp { left, op, right } if is_comparison(op) => {
                 self.side(left, scope);
                 self.side(right, scope);

@@ -113,6 +113,13 @@ pub struct Split {
 }
 
 impl Split {
+    /// Adds the split of the text that follows.
+    fn append(&mut self, part: Split) {
+        self.statements.extend(part.statements);
+        self.comments.extend(part.comments);
+        self.unread.extend(part.unread);
+    }
+
     /// The unterminated string or comment that ends what could be read, if any.
     pub fn unterminated(&self) -> Option<&Unread> {
         self.unread.iter().find(|u| matches!(u.reason, Unreadable::Unterminated { .. }))
@@ -189,8 +196,27 @@ struct Pending {
     blocks: RoutineBlocks,
 }
 
+/// How much statement text [`split_each`] hands over at a time: a large file's tokens are held
+/// a window (1 MB of statements) at a time, not the whole file's at once.
+const WINDOW: usize = 1 << 20;
+
 pub fn split(text: &str) -> Split {
     let mut out = Split::default();
+    split_in_windows(text, usize::MAX, |part| out.append(part));
+    out
+}
+
+/// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
+/// caller can parse them and let their tokens go before the next window is tokenized.
+pub fn split_each(text: &str, each: impl FnMut(Split)) {
+    split_in_windows(text, WINDOW, each)
+}
+
+/// The lexer reads the whole text once; the statements found are handed to `each` whenever
+/// those collected since the last hand-over span `window` bytes or more, and at the end.
+fn split_in_windows(text: &str, window: usize, mut each: impl FnMut(Split)) {
+    let mut out = Split::default();
+    let mut window_start = 0;
     let mut pending = Pending::default();
     // Comments since the last statement ended: they lead the next one (where `sluice:ignore` lives).
     let mut comments_before: Vec<Comment> = Vec::new();
@@ -202,7 +228,8 @@ pub fn split(text: &str) -> Split {
                 let end = end_of(text);
                 let reason = Unreadable::Unterminated { what, line: at.line, column: at.column };
                 out.unread.push(Unread { span: span(start, end), reason });
-                return out;
+                each(out);
+                return;
             }
         };
         let source = &text[lexeme.start.byte..lexeme.end.byte];
@@ -217,6 +244,10 @@ pub fn split(text: &str) -> Split {
             }
             Kind::Semicolon if pending.blocks.depth == 0 => {
                 finish(text, std::mem::take(&mut pending), &mut out);
+                if lexeme.end.byte - window_start >= window {
+                    each(std::mem::take(&mut out));
+                    window_start = lexeme.end.byte;
+                }
             }
             kind => {
                 match &mut pending.bounds {
@@ -231,7 +262,7 @@ pub fn split(text: &str) -> Split {
         }
     }
     finish(text, pending, &mut out);
-    out
+    each(out);
 }
 
 /// The position just past the end of `text` (for spans that run to the end of the file).
@@ -274,6 +305,76 @@ fn moved(token: TokenWithSpan, base: Position) -> TokenWithSpan {
     TokenWithSpan { token: token.token, span }
 }
 
+/// Where a part of a file starts (a migration tool's piece): byte offset, 1-based line and
+/// column. Moves what was found in the part to the file's coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Origin {
+    /// The start of a file.
+    pub const START: Origin = Origin { offset: 0, line: 1, column: 1 };
+
+    /// Where byte `offset` of `text` is.
+    pub fn of(text: &str, offset: usize) -> Origin {
+        Origin::START.advance(&text[..offset])
+    }
+
+    /// Where the text after `part` starts, `part` starting here.
+    pub fn advance(&self, part: &str) -> Origin {
+        let newlines = part.bytes().filter(|b| *b == b'\n').count();
+        let column = match part.rfind('\n') {
+            Some(i) => part[i + 1..].chars().count() + 1,
+            None => self.column + part.chars().count(),
+        };
+        Origin { offset: self.offset + part.len(), line: self.line + newlines, column }
+    }
+
+    pub fn span(&self, span: Span) -> Span {
+        let column = |line: usize, column: usize| if line == 1 { column + self.column - 1 } else { column };
+        Span {
+            start: span.start + self.offset,
+            end: span.end + self.offset,
+            line: span.line + self.line - 1,
+            column: column(span.line, span.column),
+            end_line: span.end_line + self.line - 1,
+            end_column: column(span.end_line, span.end_column),
+        }
+    }
+
+    fn location(&self, location: &mut Location) {
+        if location.line == 0 {
+            return;
+        }
+        if location.line == 1 {
+            location.column += self.column as u64 - 1;
+        }
+        location.line += self.line as u64 - 1;
+    }
+
+    pub fn comment(&self, comment: Comment) -> Comment {
+        Comment { line: comment.line + self.line - 1, text: comment.text }
+    }
+
+    /// Moves a split of the part's text to the file's coordinates, appending it to `into`.
+    pub fn shift(&self, split: Split, into: &mut Split) {
+        for mut statement in split.statements {
+            statement.span = self.span(statement.span);
+            for token in &mut statement.tokens {
+                self.location(&mut token.span.start);
+                self.location(&mut token.span.end);
+            }
+            statement.leading_comments = statement.leading_comments.into_iter().map(|c| self.comment(c)).collect();
+            into.statements.push(statement);
+        }
+        into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
+        into.unread.extend(split.unread.into_iter().map(|u| u.moved(|span| self.span(span))));
+    }
+}
+
 fn is_trivia(token: &Token) -> bool {
     matches!(token, Token::Whitespace(_))
 }
@@ -301,6 +402,37 @@ mod tests {
         let split = split(sql);
         let second = &split.statements[1].span;
         assert_eq!((second.line, second.column, second.end_line, second.end_column), (3, 3, 4, 14));
+    }
+
+    #[test]
+    fn positions_on_a_long_line_match_a_walk_from_its_start() {
+        let sql = "SELECT 'é';\n".to_string() + &"SELECT 'ü', 1; ".repeat(3000) + "\nSELECT 2;";
+        for statement in split(&sql).statements {
+            let span = statement.span;
+            let line_start = sql[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let line = sql[..span.start].matches('\n').count() + 1;
+            assert_eq!((span.line, span.column), (line, sql[line_start..span.start].chars().count() + 1));
+            assert!(sql[span.start..span.end].starts_with("SELECT"), "{span:?}");
+        }
+    }
+
+    #[test]
+    fn a_large_file_split_a_window_at_a_time_is_split_as_a_whole() {
+        let block = "-- sluice:ignore drop-table -- ok\nCREATE TABLE t (a text DEFAULT 'x; y', b int);\n\
+                     CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END;\n\
+                     DO $$ BEGIN PERFORM 1; END $$; /* ü; */ SELECT 'é'; SELECT 3;\n";
+        let sql = block.repeat(2 * WINDOW / block.len() + 7) + "SELECT 'unterminated";
+        assert!(sql.len() > 2 * WINDOW);
+        let mut windowed = Split::default();
+        let mut windows = 0;
+        split_each(&sql, |part| {
+            windows += 1;
+            windowed.append(part);
+        });
+        assert!(windows > 2, "{windows} windows");
+        let whole = split(&sql);
+        assert_eq!(windowed.statements.len(), whole.statements.len());
+        assert_eq!(format!("{windowed:?}"), format!("{whole:?}"));
     }
 
     #[test]

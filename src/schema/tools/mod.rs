@@ -308,17 +308,21 @@ pub(crate) fn example_migration(
     in_transaction: bool,
 ) -> crate::lint::MigrationSource {
     if !dbmate::is_dbmate_file(sql) {
-        let file = crate::rules::SourceFile::parse(name, sql.to_string());
-        return crate::lint::MigrationSource::whole_file(migration, file, None, in_transaction);
+        return crate::lint::MigrationSource::whole_text(migration, name, sql, in_transaction);
     }
     let tree = testing::MemTree::new(&[(name, sql)]);
     let script = dbmate::Dbmate
         .script(&migration, sql, &tree, &Options::default(), &Settings::default())
         .expect("dbmate script");
-    let up = script::parse(name.to_string(), sql.to_string(), &script);
-    let transactions = script::transactions(&up, &script);
-    let down = script.rollback.clone().map(|text| crate::rules::SourceFile::parse(format!("{name}.down"), text));
-    crate::lint::MigrationSource { migration, up, down, transactions, findings: Vec::new() }
+    let down = script.rollback.clone().map(|text| (format!("{name}.down"), text));
+    crate::lint::MigrationSource {
+        migration,
+        display: name.to_string(),
+        text: sql.into(),
+        script,
+        down,
+        findings: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -394,7 +398,7 @@ pub(crate) mod testing {
     /// The statements of `up` a tool sends, with whether each runs in a transaction.
     pub fn runs(tool: &dyn Tool, tree: &MemTree, up: &str) -> Vec<(String, bool)> {
         let script = script_of(tool, tree, up);
-        let file = script::parse(up.into(), tree.texts[Path::new(up)].clone(), &script);
+        let file = script::parse(up.into(), tree.texts[Path::new(up)].as_str().into(), &script);
         let transactions = script::transactions(&file, &script);
         file.parsed
             .statements

@@ -9,8 +9,8 @@
 //! those of the file: findings point at the line the reviewer sees.
 
 use crate::rules::{RunnerTransaction, SourceFile};
-use crate::sql::parse::parse_split;
-use crate::sql::split::{split, Comment, Span, Split};
+use crate::sql::parse::{parse_shared_keeping, parse_split_keeping};
+use crate::sql::split::{split, Origin, Split};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -108,68 +108,18 @@ pub fn lines(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
     })
 }
 
-/// Where a piece starts: byte offset, 1-based line and column.
-#[derive(Clone, Copy)]
-struct Origin {
-    offset: usize,
-    line: usize,
-    column: usize,
-}
-
-impl Origin {
-    fn of(text: &str, offset: usize) -> Origin {
-        let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        Origin { offset, line: line_of(text, offset), column: text[line_start..offset].chars().count() + 1 }
-    }
-
-    fn span(&self, span: Span) -> Span {
-        let column = |line: usize, column: usize| if line == 1 { column + self.column - 1 } else { column };
-        Span {
-            start: span.start + self.offset,
-            end: span.end + self.offset,
-            line: span.line + self.line - 1,
-            column: column(span.line, span.column),
-            end_line: span.end_line + self.line - 1,
-            end_column: column(span.end_line, span.end_column),
-        }
-    }
-
-    fn location(&self, location: &mut sqlparser::tokenizer::Location) {
-        if location.line == 0 {
-            return;
-        }
-        if location.line == 1 {
-            location.column += self.column as u64 - 1;
-        }
-        location.line += self.line as u64 - 1;
-    }
-
-    fn comment(&self, comment: Comment) -> Comment {
-        Comment { line: comment.line + self.line - 1, text: comment.text }
-    }
-
-    /// Moves a split of the piece's text to the file's coordinates.
-    fn shift(&self, split: Split, into: &mut Split) {
-        for mut statement in split.statements {
-            statement.span = self.span(statement.span);
-            for token in &mut statement.tokens {
-                self.location(&mut token.span.start);
-                self.location(&mut token.span.end);
-            }
-            statement.leading_comments = statement.leading_comments.into_iter().map(|c| self.comment(c)).collect();
-            into.statements.push(statement);
-        }
-        into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
-        into.unread.extend(split.unread.into_iter().map(|u| u.moved(|span| self.span(span))));
-    }
-}
-
 /// Parses the pieces of `text` the script sends, each on its own; comments in the text between
 /// them are kept (for `sluice:ignore-file`), their statements are not (the tool does not run them).
-pub fn parse(display: String, text: String, script: &Script) -> SourceFile {
+pub fn parse(display: String, text: Arc<str>, script: &Script) -> SourceFile {
+    parse_keeping(display, text, script, usize::MAX)
+}
+
+/// [`parse`], keeping the syntax trees of the first `trees` statements only (see
+/// [`crate::sql::parse::parse_split_keeping`]).
+pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, trees: usize) -> SourceFile {
     if let [piece] = script.pieces.as_slice() {
         if piece.range == (0..text.len()) {
-            return SourceFile::parse(display, text);
+            return SourceFile { display, parsed: parse_shared_keeping(text, trees) };
         }
     }
     let mut combined = Split::default();
@@ -182,7 +132,7 @@ pub fn parse(display: String, text: String, script: &Script) -> SourceFile {
     }
     comments_only(&text, at..text.len(), &mut combined);
     combined.comments.sort_by_key(|c| c.line);
-    SourceFile { display, parsed: parse_split(text, combined) }
+    SourceFile { display, parsed: parse_split_keeping(text, combined, trees) }
 }
 
 /// The comments of a stretch the tool does not send (markers, down sections, rollback lines).

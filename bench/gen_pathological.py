@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Generates the inputs of the scaling benchmark (bench/scaling.sh): projects whose size is one
+number, to show that time grows linearly with it and memory stays bounded by the schema.
+
+Usage: gen_pathological.py KIND SIZE OUT_DIR
+
+  ddl-file     SIZE MB of DDL in one migration file (~45 bytes a statement: 25 MB ≈ 550 k statements)
+  many-files   SIZE migration files of two statements each
+  one-line     SIZE statements on a single line of one file
+  and-or       a query whose WHERE is a chain of SIZE AND/OR terms
+  select-one   SIZE MB of `SELECT 1;`
+  insert       one INSERT of SIZE MB of VALUES rows
+
+Each OUT_DIR is a project: sluice.toml, migrations/, queries/. Deterministic (fixed seed).
+"""
+import os
+import random
+import sys
+
+kind, size, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+random.seed(13)
+migrations = os.path.join(out, "migrations")
+queries = os.path.join(out, "queries")
+os.makedirs(migrations, exist_ok=True)
+os.makedirs(queries, exist_ok=True)
+with open(os.path.join(out, "sluice.toml"), "w") as f:
+    f.write('[migrations]\ndir = "migrations"\nlayout = "flat"\n[queries]\ndirs = ["queries"]\n')
+
+TABLES = 2000  # the schema stays this big however long the history: memory must not grow with it
+
+
+def ddl_statement(i):
+    """A short DDL statement over a schema of at most TABLES tables (with their columns and indexes)."""
+    t = i % TABLES
+    step = i // TABLES
+    if step == 0:
+        return f"CREATE TABLE t{t} (id bigint PRIMARY KEY, a text);"
+    column = f"c{(step - 1) // 5 % 40}"
+    return [
+        f"ALTER TABLE t{t} ADD COLUMN {column} integer;",
+        f"CREATE INDEX t{t}_{column} ON t{t} ({column});",
+        f"COMMENT ON COLUMN t{t}.{column} IS 'v{step}';",
+        f"DROP INDEX t{t}_{column};",
+        f"ALTER TABLE t{t} DROP COLUMN {column};",
+    ][(step - 1) % 5]
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if kind == "ddl-file":
+    limit = int(size * 1e6)
+    with open(os.path.join(migrations, "0001_big.sql"), "w") as f:
+        written = i = 0
+        while written < limit:
+            line = ddl_statement(i) + "\n"
+            f.write(line)
+            written += len(line)
+            i += 1
+    print(f"{i} statements, {written / 1e6:.1f} MB", file=sys.stderr)
+elif kind == "many-files":
+    count = int(size)
+    for i in range(count):
+        write(os.path.join(migrations, f"{i + 1:07d}_m.sql"), ddl_statement(2 * i) + "\n" + ddl_statement(2 * i + 1) + "\n")
+    print(f"{count} files", file=sys.stderr)
+elif kind == "one-line":
+    count = int(size)
+    write(os.path.join(migrations, "0001_one_line.sql"), " ".join(ddl_statement(i) for i in range(count)) + "\n")
+    print(f"{count} statements on one line", file=sys.stderr)
+elif kind == "and-or":
+    terms = int(size)
+    write(os.path.join(migrations, "0001_t.sql"), "CREATE TABLE t (id bigint PRIMARY KEY, a int, b text);\nCREATE INDEX t_a ON t (a);\n")
+    chain = "".join(f" {'AND' if i % 3 else 'OR'} {'a' if i % 2 else 'b'} = {i}" if i else "a = 0" for i in range(terms))
+    write(os.path.join(queries, "chain.sql"), f"SELECT id FROM t WHERE {chain};\n")
+    print(f"{terms} terms, {len(chain) / 1e6:.1f} MB", file=sys.stderr)
+elif kind == "select-one":
+    count = int(size * 1e6) // len("SELECT 1;\n")
+    write(os.path.join(migrations, "0001_select.sql"), "SELECT 1;\n" * count)
+    print(f"{count} statements", file=sys.stderr)
+elif kind == "insert":
+    write(os.path.join(migrations, "0001_t.sql"), "CREATE TABLE t (id bigint PRIMARY KEY, name text, at timestamptz);\n")
+    limit = int(size * 1e6)
+    rows = []
+    written = 0
+    i = 0
+    while written < limit:
+        row = f"({i}, 'name {i}', '2025-01-01 00:00:00+00')"
+        rows.append(row)
+        written += len(row) + 2
+        i += 1
+    write(os.path.join(migrations, "0002_insert.sql"), "INSERT INTO t (id, name, at) VALUES\n" + ",\n".join(rows) + ";\n")
+    print(f"{i} rows", file=sys.stderr)
+else:
+    sys.exit(f"unknown kind {kind}")

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Whole-process benchmark runner: runs several commands in interleaved rounds (A B, then B A,
+…) so that a change in the machine's load hits every command alike, and reports per command the
+median wall time, user and system CPU time, and peak resident memory (from wait4's rusage, the
+same figures GNU time prints), plus the load average before and after.
+
+Usage:
+  interleave.py [--runs N] [--warmup N] [--json FILE] [--cwd DIR] NAME=COMMAND [NAME=COMMAND...]
+
+A command is run through `sh -c`; its output is discarded and its exit code ignored (linters
+exit 1 when they find something; only the time matters here). The first command is the
+reference for the ratio column.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_once(command, cwd):
+    start = time.perf_counter()
+    process = subprocess.Popen(["sh", "-c", command], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    # `sh -c CMD` execs CMD directly, so ru_maxrss (KiB on Linux) is the command's own peak.
+    return {
+        "wall": wall,
+        "user": usage.ru_utime,
+        "sys": usage.ru_stime,
+        "rss_mb": usage.ru_maxrss / 1024,
+        "status": os.waitstatus_to_exitcode(status),
+    }
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--json")
+    parser.add_argument("--cwd")
+    parser.add_argument("commands", nargs="+", metavar="NAME=COMMAND")
+    args = parser.parse_args()
+    commands = [c.split("=", 1) for c in args.commands]
+    if any(len(c) != 2 for c in commands):
+        parser.error("each command is NAME=COMMAND")
+
+    for _ in range(args.warmup):
+        for _, command in commands:
+            run_once(command, args.cwd)
+    load_before = load()
+    samples = {name: [] for name, _ in commands}
+    for round_ in range(args.runs):
+        order = commands if round_ % 2 == 0 else list(reversed(commands))
+        for name, command in order:
+            samples[name].append(run_once(command, args.cwd))
+    load_after = load()
+
+    def median(name, key):
+        return statistics.median(s[key] for s in samples[name])
+
+    reference = commands[0][0]
+    print(f"{args.runs} interleaved rounds after {args.warmup} warm-up(s); "
+          f"load average {load_before:.2f} before, {load_after:.2f} after; {os.cpu_count()} CPUs")
+    print(f"{'command':<24} {'wall (median)':>14} {'min':>8} {'max':>8} {'user':>8} {'sys':>8} {'peak RSS':>10} {'vs ' + reference:>10}")
+    result = {"runs": args.runs, "load_before": load_before, "load_after": load_after, "commands": {}}
+    for name, command in commands:
+        walls = [s["wall"] for s in samples[name]]
+        row = {
+            "command": command,
+            "wall_median": median(name, "wall"),
+            "wall_min": min(walls),
+            "wall_max": max(walls),
+            "user_median": median(name, "user"),
+            "sys_median": median(name, "sys"),
+            "rss_mb_median": median(name, "rss_mb"),
+            "rss_mb_max": max(s["rss_mb"] for s in samples[name]),
+            "exit_codes": sorted({s["status"] for s in samples[name]}),
+        }
+        row["ratio"] = row["wall_median"] / median(reference, "wall")
+        result["commands"][name] = row
+        print(f"{name:<24} {row['wall_median'] * 1000:>11.0f} ms {row['wall_min'] * 1000:>5.0f} ms "
+              f"{row['wall_max'] * 1000:>5.0f} ms {row['user_median']:>7.2f}s {row['sys_median']:>7.2f}s "
+              f"{row['rss_mb_max']:>7.0f} MB {row['ratio']:>9.2f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

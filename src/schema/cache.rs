@@ -1,0 +1,317 @@
+//! Snapshots of the replayed schema, so that linting the newest migration or checking a pull
+//! request replays only what is new instead of the whole history.
+//!
+//! A snapshot is the [`Schema`] after the first `k` migrations, stored under a key that hashes
+//! everything that state depends on: Sluice's version and [`FORMAT`], what the replay depends on
+//! besides the migrations (the tool, its options, the schema dump), and for each of the `k`
+//! migrations its path and the exact text the tool sends. Changing, adding, removing or
+//! reordering any of them changes the key of every later prefix, so a snapshot is only ever
+//! used for the history that built it; and a cached run gives the verdict an uncached one gives.
+//!
+//! The cache is safe to delete at any time. Files are written to a temporary file and renamed
+//! into place, so two runs at once never read a torn snapshot; one that cannot be read (torn by
+//! a crash, another version's) is a miss.
+
+use super::Schema;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Bump when the meaning of a snapshot changes in a way its derived serialization would not
+/// notice (a field's meaning, or how the replay builds the schema). 2: the model's names as
+/// PostgreSQL makes them, search_path, DO blocks, ALTER TABLE drops first (issue 9). 3: statements
+/// split by PostgreSQL's lexical rules, too-deep statements refused, byte-order marks dropped
+/// (issue 16).
+pub const FORMAT: u32 = 3;
+
+/// How many snapshots are kept (the most recently used): one project needs one or two at a time.
+const KEEP: usize = 16;
+
+/// Identifies a schema state: a SHA-256 over everything that built it.
+pub type Key = [u8; 32];
+
+/// The key of the schema after every prefix of a history: `keys[k]` for the first `k` migrations.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    keys: Vec<Key>,
+}
+
+impl Chain {
+    /// `root` is what the replay depends on besides the migrations; `migrations` holds one
+    /// digest per migration, in replay order (see [`digest`]).
+    pub fn new(root: &[&[u8]], migrations: &[Key]) -> Chain {
+        let mut hasher = Sha256::new();
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(FORMAT.to_le_bytes());
+        for part in root {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        let mut keys = Vec::with_capacity(migrations.len() + 1);
+        keys.push(Key::from(hasher.finalize()));
+        for migration in migrations {
+            let previous = keys.last().expect("the root key");
+            keys.push(Key::from(Sha256::new().chain_update(previous).chain_update(migration).finalize()));
+        }
+        Chain { keys }
+    }
+
+    /// The key of the schema after the first `count` migrations.
+    pub fn key(&self, count: usize) -> &Key {
+        &self.keys[count]
+    }
+
+    /// How many migrations the chain covers.
+    pub fn len(&self) -> usize {
+        self.keys.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The digest of one migration's part in the chain: length-prefixed parts, so that no two
+/// different lists of parts hash alike.
+pub fn digest(parts: &[&[u8]]) -> Key {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    Key::from(hasher.finalize())
+}
+
+/// Where snapshots live, or nowhere (`--no-cache`, and tests unless they ask). Cloning shares
+/// the in-memory copy of the last snapshot used, so `sluice check`, which replays the same base
+/// history for several purposes, reads it from disk once.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaCache {
+    dir: Option<PathBuf>,
+    last: Arc<Mutex<Option<(Key, Schema)>>>,
+}
+
+/// What the cache did for one replay, for `--explain` and the tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Use {
+    /// Migrations whose schema came from a snapshot.
+    pub resumed_at: usize,
+    /// A snapshot was written after the first `n` migrations.
+    pub stored_at: Option<usize>,
+}
+
+const MAGIC: &[u8] = b"sluice schema snapshot\n";
+
+impl SchemaCache {
+    /// Snapshots under `dir` (created when first written).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> SchemaCache {
+        SchemaCache { dir: Some(dir.into()), last: Arc::default() }
+    }
+
+    /// Under the user's cache directory (`--cache-dir`, `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`,
+    /// `~/.cache/sluice`; `/var/tmp/sluice` as root), beside `sluice plan`'s fixtures.
+    pub fn in_cache_dir(cache_dir: Option<&Path>) -> SchemaCache {
+        let base = cache_dir.map(Path::to_path_buf).unwrap_or_else(crate::plan::server::default_cache_dir);
+        SchemaCache::in_dir(base.join("schema"))
+    }
+
+    /// No cache: every run replays the whole history.
+    pub fn disabled() -> SchemaCache {
+        SchemaCache::default()
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    fn path(&self, key: &Key) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{}.bin", hex::encode(key))))
+    }
+
+    /// The longest prefix of at most `upto` migrations (and at least one) whose schema is cached,
+    /// with that schema.
+    pub fn resume(&self, chain: &Chain, upto: usize) -> Option<(usize, Schema)> {
+        let dir = self.dir.as_ref()?;
+        let upto = upto.min(chain.len());
+        if let Some((key, schema)) = self.last.lock().ok()?.as_ref() {
+            if let Some(count) = (1..=upto).rev().find(|&k| chain.key(k) == key) {
+                return Some((count, schema.clone()));
+            }
+        }
+        // One directory listing instead of a lookup per prefix: the cache holds a few files.
+        let stored: std::collections::HashSet<String> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|name| name.strip_suffix(".bin").map(str::to_string))
+            .collect();
+        for count in (1..=upto).rev() {
+            let key = chain.key(count);
+            if !stored.contains(&hex::encode(key)) {
+                continue;
+            }
+            if let Some(schema) = self.read(key) {
+                self.remember(key, &schema);
+                return Some((count, schema));
+            }
+        }
+        None
+    }
+
+    fn read(&self, key: &Key) -> Option<Schema> {
+        let path = self.path(key)?;
+        let bytes = std::fs::read(&path).ok()?;
+        let schema = decode(&bytes, key);
+        match &schema {
+            // Most recently used: eviction keeps it.
+            Some(_) => {
+                let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(now()));
+            }
+            // Unreadable (another format, a disk error): drop it so it is written afresh.
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        schema
+    }
+
+    fn remember(&self, key: &Key, schema: &Schema) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some((*key, schema.clone()));
+        }
+    }
+
+    /// Stores the schema after the first `count` migrations. Failing to write is not an error:
+    /// the cache only saves time.
+    pub fn store(&self, chain: &Chain, count: usize, schema: &Schema) -> bool {
+        let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(chain.key(count))) else { return false };
+        self.remember(chain.key(count), schema);
+        if path.exists() {
+            return true;
+        }
+        let written = (|| -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut file, &encode(chain.key(count), schema))?;
+            file.persist(&path).map_err(|e| e.error)?;
+            Ok(())
+        })();
+        if written.is_ok() {
+            evict(dir);
+        }
+        written.is_ok()
+    }
+}
+
+fn now() -> std::time::SystemTime {
+    std::time::SystemTime::now()
+}
+
+/// `MAGIC`, the key, then the schema in postcard.
+fn encode(key: &Key, schema: &Schema) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 << 16);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(key);
+    postcard::to_extend(schema, out).expect("a schema serializes")
+}
+
+fn decode(bytes: &[u8], key: &Key) -> Option<Schema> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (stored, body) = rest.split_at_checked(key.len())?;
+    if stored != key {
+        return None;
+    }
+    postcard::from_bytes(body).ok()
+}
+
+/// Keeps the `KEEP` most recently used snapshots; also clears temporary files a crashed run left.
+fn evict(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            Some((e.metadata().ok()?.modified().ok()?, e.path()))
+        })
+        .collect();
+    let stale = now() - std::time::Duration::from_secs(3600);
+    files.retain(|(modified, path)| {
+        let temporary = path.extension().is_none_or(|e| e != "bin");
+        if temporary && *modified < stale {
+            let _ = std::fs::remove_file(path);
+        }
+        !temporary
+    });
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    for (_, path) in files.into_iter().skip(KEEP) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse::parse_file;
+
+    fn schema(sql: &str) -> Schema {
+        let mut schema = Schema::default();
+        schema.apply_all(&parse_file(sql.into()).statements, "m.sql", Some(0));
+        schema
+    }
+
+    fn chain(texts: &[&str]) -> Chain {
+        let digests: Vec<Key> = texts.iter().map(|t| digest(&[t.as_bytes()])).collect();
+        Chain::new(&[b"flat"], &digests)
+    }
+
+    #[test]
+    fn a_prefix_key_depends_on_every_migration_before_it_and_nothing_after() {
+        let a = chain(&["CREATE TABLE a (x int);", "CREATE TABLE b (y int);", "CREATE TABLE c (z int);"]);
+        let b = chain(&["CREATE TABLE a (x int);", "CREATE TABLE b (y bigint);", "CREATE TABLE c (z int);"]);
+        assert_eq!(a.key(1), b.key(1));
+        assert_ne!(a.key(2), b.key(2));
+        assert_ne!(a.key(3), b.key(3), "a change early invalidates every later prefix");
+        let other_root = Chain::new(&[b"goose"], &[digest(&[b"CREATE TABLE a (x int);"])]);
+        assert_ne!(a.key(1), other_root.key(1));
+    }
+
+    #[test]
+    fn a_stored_schema_reads_back_equal_and_resumes_the_longest_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = SchemaCache::in_dir(dir.path());
+        let texts = ["CREATE TABLE a (x int PRIMARY KEY);", "CREATE INDEX a_x ON a (x);", "SELECT 1;"];
+        let chain = chain(&texts);
+        let after_two = schema(&texts[..2].join("\n"));
+        assert!(cache.store(&chain, 1, &schema(texts[0])));
+        assert!(cache.store(&chain, 2, &after_two));
+        // A fresh cache object, as in the next run: it reads the file.
+        let fresh = SchemaCache::in_dir(dir.path());
+        let (count, read) = fresh.resume(&chain, 3).expect("a snapshot");
+        assert_eq!((count, &read), (2, &after_two));
+        assert_eq!(fresh.resume(&chain, 1).map(|(c, _)| c), Some(1));
+        assert!(SchemaCache::disabled().resume(&chain, 3).is_none());
+    }
+
+    #[test]
+    fn a_torn_or_foreign_file_is_a_miss_and_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = SchemaCache::in_dir(dir.path());
+        let chain = chain(&["CREATE TABLE a (x int);"]);
+        assert!(cache.store(&chain, 1, &schema("CREATE TABLE a (x int);")));
+        let path = cache.path(chain.key(1)).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(SchemaCache::in_dir(dir.path()).resume(&chain, 1).is_none());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn only_the_most_recently_used_snapshots_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = SchemaCache::in_dir(dir.path());
+        let texts: Vec<String> = (0..KEEP + 3).map(|i| format!("CREATE TABLE t{i} (x int);")).collect();
+        let chain = chain(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+        for count in 1..=texts.len() {
+            assert!(cache.store(&chain, count, &Schema::default()));
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), KEEP);
+    }
+}
