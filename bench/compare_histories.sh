@@ -51,12 +51,15 @@ for spec in "$@"; do
   out="$work/$name"
   mkdir -p "$out"
 
-  # Sluice's configuration lives outside the clone: nothing is written into it.
+  # Sluice's configuration lives outside the clone: nothing is written into it. A directory it
+  # names must exist (a missing one is a configuration error), so the policies directory is an
+  # empty one and the query directories an empty list (these histories have no query files).
+  mkdir -p "$out/policies"
   cat > "$out/sluice.toml" <<EOF
 [migrations]
 dir = "$clone/$dir"
 [queries]
-dirs = ["$clone/.sluice-no-queries"]
+dirs = []
 [policies]
 dir = "$out/policies"
 EOF
