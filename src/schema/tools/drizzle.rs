@@ -11,6 +11,13 @@ pub struct Drizzle;
 const JOURNAL: &str = "meta/_journal.json";
 const BREAKPOINT: &str = "--> statement-breakpoint";
 
+/// `meta/_journal.json`, its entries kept as written until each is read.
+#[derive(serde::Deserialize)]
+struct Journal<'a> {
+    #[serde(borrow)]
+    entries: Option<Vec<&'a serde_json::value::RawValue>>,
+}
+
 impl Tool for Drizzle {
     fn layout(&self) -> Layout {
         Layout::Drizzle
@@ -32,16 +39,16 @@ impl Tool for Drizzle {
         let text = tree.read(journal)?.ok_or_else(|| {
             invalid(tree, journal, None, "Drizzle's journal is missing: drizzle-kit migrate cannot run without it")
         })?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| invalid(tree, journal, Some(e.line()), format!("not valid JSON: {e}")))?;
-        let entries = value
-            .get("entries")
-            .and_then(|e| e.as_array())
-            .ok_or_else(|| invalid(tree, journal, None, "has no `entries` list"))?;
+        let not_json = |e: serde_json::Error| invalid(tree, journal, Some(e.line()), format!("not valid JSON: {e}"));
+        let document: Journal = serde_json::from_str(&text).map_err(not_json)?;
+        let entries = document.entries.ok_or_else(|| invalid(tree, journal, Some(1), "has no `entries` list"))?;
         let mut ordered = Ordered::default();
-        for (index, entry) in entries.iter().enumerate() {
+        for (index, raw) in entries.into_iter().enumerate() {
+            // The entry borrows the journal's text, so its address gives its line.
+            let line = crate::error::line_of_offset(&text, raw.get().as_ptr() as usize - text.as_ptr() as usize);
+            let entry: serde_json::Value = serde_json::from_str(raw.get()).map_err(not_json)?;
             let Some(tag) = entry.get("tag").and_then(|t| t.as_str()) else {
-                return Err(invalid(tree, journal, None, format!("entry {index} has no `tag`")));
+                return Err(invalid(tree, journal, Some(line), format!("entry {index} has no `tag`")));
             };
             let up = PathBuf::from(format!("{tag}.sql"));
             if !tree.has(&up) {
@@ -134,5 +141,14 @@ mod tests {
         let tree = MemTree::new(&[("meta/_journal.json", "{\n\"entries\": [\n}")]);
         let error = Drizzle.order(&tree).unwrap_err().to_string();
         assert!(error.contains("_journal.json:3"), "{error}");
+        let tree = MemTree::new(&[("meta/_journal.json", "{\"version\": \"7\"}")]);
+        let error = Drizzle.order(&tree).unwrap_err().to_string();
+        assert!(error.ends_with("_journal.json:1: has no `entries` list"), "{error}");
+        let tree = MemTree::new(&[
+            ("meta/_journal.json", "{\"entries\": [\n  {\"idx\": 0, \"tag\": \"0000_a\"},\n  {\"idx\": 1}\n]}"),
+            ("0000_a.sql", "SELECT 1;"),
+        ]);
+        let error = Drizzle.order(&tree).unwrap_err().to_string();
+        assert!(error.ends_with("_journal.json:3: entry 1 has no `tag`"), "{error}");
     }
 }
