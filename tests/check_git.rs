@@ -5,7 +5,7 @@ mod git_support;
 mod plan_support;
 
 use assert_cmd::Command;
-use git_support::{finding, found, json, notes, pair, TestRepo};
+use git_support::{deploy, finding, found, json, notes, pair, TestRepo, FREEZE, OVERRIDE};
 use serde_json::Value;
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
@@ -314,40 +314,6 @@ fn the_job_summary_gets_the_markdown_report_whatever_the_format() {
     let text = std::fs::read_to_string(&summary).unwrap();
     assert!(text.starts_with("earlier step\n"), "{text}");
     assert!(text.contains("migration-edited") && text.contains("db/migrations/0020_reports.sql"), "{text}");
-}
-
-/// A deny window from seven days before the Spring Bird Count (17–19 May 2026, London) until it ends.
-const FREEZE: &str = "[[event]]
-id = \"spring-count\"
-name = \"Spring Bird Count\"
-timezone = \"Europe/London\"
-start = \"2026-05-17T00:00\"
-end = \"2026-05-19T00:00\"
-
-[[window]]
-id = \"bird-count-freeze\"
-kind = \"deny\"
-event = \"spring-count\"
-lead = \"P7D\"
-environments = [\"production\"]
-reason = \"No production changes before the count.\"
-";
-
-const OVERRIDE: &str = "[[override]]
-id = \"ovr-1\"
-windows = [\"bird-count-freeze\"]
-services = [\"api\"]
-environments = [\"production\"]
-requested_by = \"alice\"
-approved_by = \"bob\"
-reason = \"SEV-1 fix\"
-ticket = \"INC-7\"
-not_before = \"2026-05-12T11:00:00Z\"
-expires_at = \"2026-05-12T14:00:00Z\"
-";
-
-fn deploy(at: &str) -> [&str; 6] {
-    ["--env", "production", "--service", "api", "--at", at]
 }
 
 #[test]

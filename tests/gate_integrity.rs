@@ -4,7 +4,7 @@
 
 mod git_support;
 
-use git_support::{finding, found, json, notes, pair, TestRepo};
+use git_support::{deploy, finding, found, json, notes, pair, TestRepo, FREEZE, OVERRIDE};
 use serde_json::Value;
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
@@ -311,39 +311,6 @@ fn declaring_an_existing_tables_identity_takes_effect_only_once_merged() {
 }
 
 // --- the freeze ----------------------------------------------------------------------------
-
-const FREEZE: &str = "[[event]]
-id = \"spring-count\"
-name = \"Spring Bird Count\"
-timezone = \"Europe/London\"
-start = \"2026-05-17T00:00\"
-end = \"2026-05-19T00:00\"
-
-[[window]]
-id = \"bird-count-freeze\"
-kind = \"deny\"
-event = \"spring-count\"
-lead = \"P7D\"
-environments = [\"production\"]
-reason = \"No production changes before the count.\"
-";
-
-const OVERRIDE: &str = "[[override]]
-id = \"ovr-1\"
-windows = [\"bird-count-freeze\"]
-services = [\"api\"]
-environments = [\"production\"]
-requested_by = \"alice\"
-approved_by = \"bob\"
-reason = \"SEV-1 fix\"
-ticket = \"INC-7\"
-not_before = \"2026-05-12T11:00:00Z\"
-expires_at = \"2026-05-12T14:00:00Z\"
-";
-
-fn deploy(at: &str) -> [&str; 6] {
-    ["--env", "production", "--service", "api", "--at", at]
-}
 
 fn freeze_repo(on_base: &[(&str, &str)]) -> TestRepo {
     let repo = survey_repo();

@@ -113,3 +113,39 @@ pub fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
 pub fn notes(report: &Value) -> Vec<String> {
     report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
 }
+
+/// A deny window from seven days before the Spring Bird Count (17–19 May 2026, London) until it ends.
+pub const FREEZE: &str = "[[event]]
+id = \"spring-count\"
+name = \"Spring Bird Count\"
+timezone = \"Europe/London\"
+start = \"2026-05-17T00:00\"
+end = \"2026-05-19T00:00\"
+
+[[window]]
+id = \"bird-count-freeze\"
+kind = \"deny\"
+event = \"spring-count\"
+lead = \"P7D\"
+environments = [\"production\"]
+reason = \"No production changes before the count.\"
+";
+
+/// An override of that window for the `api` service, 11:00–14:00 UTC on 12 May 2026.
+pub const OVERRIDE: &str = "[[override]]
+id = \"ovr-1\"
+windows = [\"bird-count-freeze\"]
+services = [\"api\"]
+environments = [\"production\"]
+requested_by = \"alice\"
+approved_by = \"bob\"
+reason = \"SEV-1 fix\"
+ticket = \"INC-7\"
+not_before = \"2026-05-12T11:00:00Z\"
+expires_at = \"2026-05-12T14:00:00Z\"
+";
+
+/// The `sluice check` arguments that ask whether `api` may deploy to production at `at`.
+pub fn deploy(at: &str) -> [&str; 6] {
+    ["--env", "production", "--service", "api", "--at", at]
+}
