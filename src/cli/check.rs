@@ -23,16 +23,8 @@ set, the queries' PostgreSQL plans on base and head are compared on a fixture of
 [plan] required = true makes a missing PostgreSQL an error). When GITHUB_STEP_SUMMARY is set, the markdown report \
 is appended to it whatever --format prints.")]
 pub struct CheckArgs {
-    /// A directory inside the repository to review (default: the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// Base revision; the merge base of the head with it is compared (default: origin/main, else main, else
-    /// master).
-    #[arg(long, value_name = "REV")]
-    pub base: Option<String>,
-    /// Head revision (default: the working tree with uncommitted changes; HEAD when CI is set).
-    #[arg(long, value_name = "REV")]
-    pub head: Option<String>,
+    #[command(flatten)]
+    pub revisions: RevisionArgs,
     /// Deployment environment, checked against the change-freeze calendar (with --service; a missing calendar is
     /// an error).
     #[arg(long, value_name = "ENV", requires = "service")]
@@ -85,6 +77,33 @@ pub struct CheckArgs {
     pub output: OutputArgs,
 }
 
+/// Which repository and which two revisions a review compares (`check`, `reviewers`).
+#[derive(clap::Args, Debug)]
+pub struct RevisionArgs {
+    /// A directory inside the repository to review (default: the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Base revision; the merge base of the head with it is compared (default: origin/main, else main, else
+    /// master).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Head revision (default: the working tree with uncommitted changes; HEAD when CI is set).
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+}
+
+impl RevisionArgs {
+    /// `--repo` as an absolute directory, which must exist.
+    pub fn repo_dir(&self, cwd: &std::path::Path) -> Result<PathBuf> {
+        let dir = cwd.join(self.repo.as_deref().unwrap_or(std::path::Path::new(".")));
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        if !dir.is_dir() {
+            return Err(Error::Usage(format!("{}: --repo is not a directory", dir.display())));
+        }
+        Ok(dir)
+    }
+}
+
 fn parse_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
     DateTime::parse_from_rfc3339(text)
         .map_err(|e| format!("`{text}` is not an RFC 3339 time ({e}); write e.g. 2025-12-13T09:00:00Z"))
@@ -93,14 +112,10 @@ fn parse_time(text: &str) -> Result<DateTime<FixedOffset>, String> {
 pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
     let absolute = |p: &PathBuf| std::path::absolute(cwd.join(p)).unwrap_or_else(|_| cwd.join(p));
-    let dir = absolute(args.repo.as_ref().unwrap_or(&PathBuf::from(".")));
-    if !dir.is_dir() {
-        return Err(Error::Usage(format!("{}: --repo is not a directory", dir.display())));
-    }
     let options = Options {
-        dir,
-        base: args.base,
-        head: args.head,
+        dir: args.revisions.repo_dir(&cwd)?,
+        base: args.revisions.base,
+        head: args.revisions.head,
         ci: crate::git::in_ci(),
         config: args.project.config.as_ref().map(absolute),
         migrations: args.project.migrations.as_ref().map(absolute),

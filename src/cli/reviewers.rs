@@ -1,22 +1,16 @@
 //! `sluice reviewers`: the domain reviewers the base revision's `identity.toml` names, for the
 //! GitHub action to resolve (expand teams) before it runs `sluice check --approved-by`.
 
+use super::check::RevisionArgs;
 use crate::check::{self, Options};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct ReviewersArgs {
-    /// A directory inside the repository (default: the working directory).
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// Base revision, as for `sluice check` (its merge base with the head is read).
-    #[arg(long, value_name = "REV")]
-    pub base: Option<String>,
-    /// Head revision, as for `sluice check`.
-    #[arg(long, value_name = "REV")]
-    pub head: Option<String>,
+    #[command(flatten)]
+    pub revisions: RevisionArgs,
     /// sluice.toml to use, as for `sluice check` (read from the base revision inside the repository).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -27,14 +21,10 @@ pub struct ReviewersArgs {
 
 pub fn run(args: ReviewersArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
-    let dir = cwd.join(args.repo.unwrap_or_else(|| PathBuf::from(".")));
-    if !dir.is_dir() {
-        return Err(Error::Usage(format!("{}: --repo is not a directory", dir.display())));
-    }
     let options = Options {
-        dir,
-        base: args.base,
-        head: args.head,
+        dir: args.revisions.repo_dir(&cwd)?,
+        base: args.revisions.base,
+        head: args.revisions.head,
         ci: crate::git::in_ci(),
         config: args.config.map(|c| cwd.join(c)),
         ..Options::default()
