@@ -7,9 +7,10 @@ same figures GNU time prints), plus the load average before and after.
 Usage:
   interleave.py [--runs N] [--warmup N] [--json FILE] [--cwd DIR] NAME=COMMAND [NAME=COMMAND...]
 
-A command is run through `sh -c`; its output is discarded and its exit code ignored (linters
-exit 1 when they find something; only the time matters here). The first command is the
-reference for the ratio column.
+A command is run through `sh -c`; its output is discarded. Exit codes 0 and 1 are accepted
+(linters exit 1 when they find something; only the time matters here); any other code — a
+configuration error, a missing binary — stops the benchmark, because a command that fails at
+once would otherwise look fast. The first command is the reference for the ratio column.
 """
 import argparse
 import json
@@ -20,18 +21,24 @@ import sys
 import time
 
 
+ACCEPTED_EXIT_CODES = (0, 1)
+
+
 def run_once(command, cwd):
     start = time.perf_counter()
     process = subprocess.Popen(["sh", "-c", command], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in ACCEPTED_EXIT_CODES:
+        sys.exit(f"interleave.py: `{command}` exited with {code} in {cwd or os.getcwd()}; fix the command (run it by hand to see why)")
     # `sh -c CMD` execs CMD directly, so ru_maxrss (KiB on Linux) is the command's own peak.
     return {
         "wall": wall,
         "user": usage.ru_utime,
         "sys": usage.ru_stime,
         "rss_mb": usage.ru_maxrss / 1024,
-        "status": os.waitstatus_to_exitcode(status),
+        "status": code,
     }
 
 

@@ -27,6 +27,7 @@ if [[ -z "${SLUICE:-}" ]]; then
   cargo build --release --locked -q
   SLUICE="$root/target/release/sluice"
 fi
+SLUICE=$(realpath "$SLUICE")   # the commands run in each project's directory
 echo "$("$SLUICE" --version); $("$squawk" --version); $(nproc) CPUs; $(uptime)"
 
 compare() { # NAME DIR SLUICE_ARGS SQUAWK_FILES...
