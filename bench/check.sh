@@ -21,6 +21,7 @@ if [[ -z "${SLUICE:-}" ]]; then
   target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" | jq -r .target_directory)
   SLUICE="$target_dir/release/sluice"
 fi
+SLUICE=$(realpath "$SLUICE")   # the commands run in other directories
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

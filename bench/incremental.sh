@@ -16,6 +16,7 @@ if [[ -z "${SLUICE:-}" ]]; then
   cargo build --release --locked -q
   SLUICE="$root/target/release/sluice"
 fi
+SLUICE=$(realpath "$SLUICE")   # the commands run in other directories
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 echo "$("$SLUICE" --version); $(nproc) CPUs; $(uptime)"

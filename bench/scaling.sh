@@ -30,6 +30,7 @@ declare -A sizes=(
 )
 kinds=("$@")
 [[ ${#kinds[@]} -gt 0 ]] || kinds=(ddl-file many-files one-line and-or select-one insert)
+SLUICE=$(realpath "$SLUICE")   # the commands run in each project's directory
 echo "$("$SLUICE" --version); $(nproc) CPUs; $(uptime)"
 for kind in "${kinds[@]}"; do
   for size in ${sizes[$kind]}; do

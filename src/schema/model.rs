@@ -186,6 +186,11 @@ pub struct Schema {
     /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
     /// finding says why rather than calling the index unknown.
     pub dropped_indexes: BTreeMap<Name, Option<Name>>,
+    /// Every constraint name any table ever had, in any schema: a superset of the names taken,
+    /// so that choosing a name for a new constraint — which must be unique in its schema — need
+    /// not scan every table unless the name was ever used (a scan per generated name made long
+    /// histories quadratic).
+    pub constraint_names_seen: BTreeSet<String>,
 }
 
 /// System catalogs are never "existing tables" a migration could block: `pg_catalog.*`,
@@ -271,8 +276,24 @@ impl Schema {
     /// Whether any table in `schema` (the one `table` is in) has a constraint named `name`:
     /// PostgreSQL keeps generated constraint names unique per schema.
     pub fn constraint_name_taken(&self, table: &str, name: &str) -> bool {
-        let schema = names::split(table).0;
-        self.tables.values().filter(|t| names::split(&t.name).0 == schema).any(|t| t.constraint(name).is_some())
+        let in_schema_of_table = || {
+            let schema = names::split(table).0;
+            self.tables.values().filter(|t| names::split(&t.name).0 == schema).any(|t| t.constraint(name).is_some())
+        };
+        if !self.constraint_names_seen.contains(name) {
+            // The tests replay thousands of statements: any place that names a constraint
+            // without recording it shows up here.
+            debug_assert!(!in_schema_of_table(), "constraint `{name}` exists but was not recorded as seen");
+            return false;
+        }
+        in_schema_of_table()
+    }
+
+    /// Records a name a constraint now has (see `constraint_names_seen`).
+    pub(crate) fn saw_constraint_name(&mut self, name: &str) {
+        if !self.constraint_names_seen.contains(name) {
+            self.constraint_names_seen.insert(name.to_string());
+        }
     }
 
     /// The declared volatility of a function the history created.

@@ -230,6 +230,9 @@ impl Schema {
             let checks = self.tables.get(source).map(|t| t.constraints.clone()).unwrap_or_default();
             table.constraints.extend(checks.into_iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })));
         }
+        for constraint in &table.constraints {
+            self.constraint_names_seen.insert(constraint.name.clone());
+        }
         self.tables.insert(name.to_string(), table);
         if let Some(parent) = &lineage.partition_of {
             self.clone_indexes(parent, name, origin, false);
@@ -277,6 +280,7 @@ impl Schema {
                     index: Some(name.clone()),
                 });
             }
+            self.saw_constraint_name(&constraint);
             constraint
         });
         self.indexes.insert(
@@ -401,6 +405,7 @@ impl Schema {
                     c.name = new.clone();
                     c.index = Some(to.to_string());
                 }
+                self.saw_constraint_name(&new);
                 index.constraint = Some(new);
             }
             self.indexes.insert(to.to_string(), index);
@@ -535,6 +540,7 @@ impl Schema {
             not_valid: constraint.not_valid,
             index: backing,
         });
+        self.saw_constraint_name(&name);
         Some(name)
     }
 
@@ -708,6 +714,7 @@ impl Schema {
                     c.name = to.clone();
                     backing = c.index.clone();
                 }
+                self.saw_constraint_name(to);
                 // The index of a PRIMARY KEY or UNIQUE constraint is renamed with it.
                 if let Some(index) = backing {
                     self.rename_relation(&index, &beside(table, to));

@@ -52,6 +52,9 @@ pub struct DiskTree {
     /// The directories searched for nearby files, nearest first.
     ancestors: Vec<PathBuf>,
     files: Vec<PathBuf>,
+    /// The text of each of `files` once read: detecting the tool reads the files its markers
+    /// could be in, then loading reads them again.
+    texts: Vec<std::sync::OnceLock<String>>,
     /// The directory findings' paths are relative to.
     display_root: PathBuf,
 }
@@ -74,7 +77,8 @@ impl DiskTree {
                 break;
             }
         }
-        Ok(DiskTree { absolute: dir, relative_dir, ancestors, files, display_root: display_root.to_path_buf() })
+        let texts = files.iter().map(|_| std::sync::OnceLock::new()).collect();
+        Ok(DiskTree { absolute: dir, relative_dir, ancestors, files, texts, display_root: display_root.to_path_buf() })
     }
 }
 
@@ -84,11 +88,20 @@ impl Tree for DiskTree {
     }
 
     fn read(&self, relative: &Path) -> Result<Option<String>> {
+        let listed = self.files.binary_search_by(|p| p.as_path().cmp(relative)).ok();
+        if let Some(text) = listed.and_then(|at| self.texts[at].get()) {
+            return Ok(Some(text.clone()));
+        }
         let path = self.absolute.join(relative);
         if !path.is_file() {
             return Ok(None);
         }
-        read_text(&path).map(Some)
+        // Errors are not kept: reading again says the same.
+        let text = read_text(&path)?;
+        if let Some(at) = listed {
+            let _ = self.texts[at].set(text.clone());
+        }
+        Ok(Some(text))
     }
 
     fn dir(&self) -> &Path {
