@@ -84,7 +84,8 @@ impl BlobStore {
         let value = self.decode(&bytes, key);
         match &value {
             Some(_) => {
-                let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+                let _ =
+                    std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
             }
             None => {
                 let _ = std::fs::remove_file(&path);
@@ -93,14 +94,11 @@ impl BlobStore {
         value
     }
 
-    /// Stores `value` under `key` unless a file is already there (a key names one value); true
-    /// when the key is stored afterwards. Failing to write is not an error: the store only saves
-    /// time.
+    /// Stores `value` under `key`, replacing what was there (atomically: a reader sees the old
+    /// file or the new one); true when written. Failing to write is not an error: the store only
+    /// saves time.
     pub fn save<T: Serialize + ?Sized>(&self, key: &Key, value: &T) -> bool {
         let path = self.path(key);
-        if path.exists() {
-            return true;
-        }
         let Some(bytes) = self.encode(key, value) else { return false };
         let written = (|| -> std::io::Result<()> {
             std::fs::create_dir_all(&self.dir)?;

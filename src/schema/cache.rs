@@ -153,7 +153,8 @@ impl SchemaCache {
     pub fn store(&self, chain: &Chain, count: usize, schema: &Schema) -> bool {
         let Some(store) = self.store.as_ref() else { return false };
         self.remember(chain.key(count), schema);
-        store.save(chain.key(count), schema)
+        // A key names one schema: a snapshot already there is that schema.
+        store.contains(chain.key(count)) || store.save(chain.key(count), schema)
     }
 }
 
