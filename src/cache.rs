@@ -128,7 +128,11 @@ impl BlobStore {
         if stored != key {
             return None;
         }
-        postcard::from_bytes(body).ok()
+        // The whole body: a value of another layout that happens to decode leaves bytes over.
+        match postcard::take_from_bytes(body) {
+            Ok((value, [])) => Some(value),
+            _ => None,
+        }
     }
 
     /// Keeps the `keep` most recently used files; also clears temporary files a crashed run left.
@@ -214,7 +218,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let key = digest(&[b"k"]);
         assert!(store(dir.path()).save(&key, &("text".to_string(), 1u8)));
-        assert_eq!(store(dir.path()).load::<(u64, u64, u64, u64, u64)>(&key), None);
+        // Too short for it, or decodes with bytes left over.
+        assert_eq!(store(dir.path()).load::<(String, String)>(&key), None);
+        assert!(store(dir.path()).save(&key, &("text".to_string(), 1u8)));
+        assert_eq!(store(dir.path()).load::<(u64, u64)>(&key), None);
     }
 
     #[test]

@@ -90,12 +90,7 @@ impl CalendarCache {
         let Some(store) = &self.store else {
             return calendar::parse_with_digest(path, text, digest, read);
         };
-        let key = cache::digest(&[
-            env!("CARGO_PKG_VERSION").as_bytes(),
-            &FORMAT.to_le_bytes(),
-            path.as_os_str().as_encoded_bytes(),
-            &sha256,
-        ]);
+        let key = key(env!("CARGO_PKG_VERSION"), FORMAT, path, &sha256);
         if let Some(entry) = store.load::<Entry>(&key) {
             if entry.imports.iter().all(|import| unchanged(import, read)) {
                 return Ok(entry.calendar);
@@ -116,6 +111,12 @@ impl CalendarCache {
     }
 }
 
+/// The key of a calendar: what built it (Sluice's version, the cache's format), its path as
+/// given (events and findings name it), and its bytes' SHA-256.
+fn key(version: &str, format: u32, path: &Path, sha256: &[u8]) -> Key {
+    cache::digest(&[version.as_bytes(), &format.to_le_bytes(), path.as_os_str().as_encoded_bytes(), sha256])
+}
+
 fn sha256_of(text: &str) -> Key {
     Key::from(Sha256::digest(text.as_bytes()))
 }
@@ -123,4 +124,115 @@ fn sha256_of(text: &str) -> Key {
 /// Whether `import` still reads as it did.
 fn unchanged(import: &Import, read: ReadImport<'_>) -> bool {
     matches!(read(&import.file), Ok(Some(text)) if sha256_of(&text) == import.sha256)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const CALENDAR: &str = r#"
+timezone = "Europe/London"
+
+[[event]]
+id = "count"
+timezone = "America/New_York"
+rrule = "FREQ=MONTHLY;BYDAY=-1FR;UNTIL=20271231T000000Z"
+start_time = "06:00"
+duration = "PT12H"
+exdate = ["2026-05-29T06:00"]
+
+[[window]]
+id = "count-freeze"
+kind = "deny"
+event = "count"
+lead = "P1D"
+services = ["survey-*"]
+reason = "Counting."
+
+[[calendar]]
+file = "team.ics"
+"#;
+
+    const ICS: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:offsite\r\nDTSTART;TZID=Eastern Standard Time:20260604T120000\r\nDURATION:PT3H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+
+    /// Imports read from a map, as `sluice check` reads them from a revision.
+    fn files(ics: &str) -> HashMap<PathBuf, String> {
+        HashMap::from([(PathBuf::from("policies/team.ics"), ics.to_string())])
+    }
+
+    fn parse(cache: &CalendarCache, text: &str, files: &HashMap<PathBuf, String>) -> Result<Calendar> {
+        cache.parse_with(Path::new("policies/freeze.toml"), text, &|f: &Path| Ok(files.get(f).cloned()))
+    }
+
+    fn key_of(text: &str) -> Key {
+        key(env!("CARGO_PKG_VERSION"), FORMAT, Path::new("policies/freeze.toml"), &Sha256::digest(text.as_bytes()))
+    }
+
+    #[test]
+    fn a_cached_calendar_is_the_calendar_parsing_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CalendarCache::in_dir(dir.path());
+        let uncached = parse(&CalendarCache::disabled(), CALENDAR, &files(ICS)).unwrap();
+        let stored = parse(&cache, CALENDAR, &files(ICS)).unwrap();
+        let read = parse(&CalendarCache::in_dir(dir.path()), CALENDAR, &files(ICS)).unwrap();
+        assert_eq!(format!("{stored:?}"), format!("{uncached:?}"));
+        assert_eq!(format!("{read:?}"), format!("{uncached:?}"));
+        assert_eq!(read.digest, hex::encode(Sha256::digest(CALENDAR.as_bytes())));
+        assert!(read.windows[0].services.matches(Some("survey-api")));
+        assert!(!read.windows[0].services.matches(Some("planner")));
+    }
+
+    #[test]
+    fn a_hit_is_served_from_the_store_and_a_changed_import_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CalendarCache::in_dir(dir.path());
+        let mut calendar = parse(&cache, CALENDAR, &files(ICS)).unwrap();
+        // Replace the stored calendar by a marked one under the same key and imports: a run with
+        // the same text and imports must return the marked one, not parse again.
+        let store = cache.store.as_ref().unwrap();
+        let entry: Entry = store.load(&key_of(CALENDAR)).unwrap();
+        assert_eq!(entry.imports.len(), 1);
+        assert_eq!(entry.imports[0].file, Path::new("policies/team.ics"));
+        calendar.windows[0].reason = "from the cache".into();
+        store.save(&key_of(CALENDAR), &EntryRef { imports: &entry.imports, calendar: &calendar });
+        assert_eq!(parse(&cache, CALENDAR, &files(ICS)).unwrap().windows[0].reason, "from the cache");
+        // The imported file changed: parsed again (and the entry replaced).
+        let moved = ICS.replace("20260604T120000", "20260605T120000");
+        assert_eq!(parse(&cache, CALENDAR, &files(&moved)).unwrap().windows[0].reason, "Counting.");
+        let entry: Entry = store.load(&key_of(CALENDAR)).unwrap();
+        assert_eq!(entry.imports[0].sha256, sha256_of(&moved));
+        // Gone: the error a parse gives, not the cached calendar.
+        let gone = parse(&cache, CALENDAR, &HashMap::new()).unwrap_err().to_string();
+        assert!(gone.contains("[[calendar]] `team.ics`: no such file"), "{gone}");
+    }
+
+    #[test]
+    fn another_version_format_path_or_text_is_another_key() {
+        let sha = Sha256::digest(CALENDAR.as_bytes());
+        let here = key("1.0.0", 1, Path::new("a/freeze.toml"), &sha);
+        assert_ne!(here, key("1.0.1", 1, Path::new("a/freeze.toml"), &sha));
+        assert_ne!(here, key("1.0.0", 2, Path::new("a/freeze.toml"), &sha));
+        assert_ne!(here, key("1.0.0", 1, Path::new("b/freeze.toml"), &sha));
+        assert_ne!(here, key("1.0.0", 1, Path::new("a/freeze.toml"), &Sha256::digest(b"other")));
+        // An entry another version wrote is never found under this version's key.
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CalendarCache::in_dir(dir.path());
+        let path = Path::new("policies/freeze.toml");
+        let mut calendar = parse(&CalendarCache::disabled(), CALENDAR, &files(ICS)).unwrap();
+        calendar.windows[0].reason = "another version".into();
+        let old = key("0.0.0-old", FORMAT, path, &Sha256::digest(CALENDAR.as_bytes()));
+        cache.store.as_ref().unwrap().save(&old, &EntryRef { imports: &[], calendar: &calendar });
+        assert_eq!(parse(&cache, CALENDAR, &files(ICS)).unwrap().windows[0].reason, "Counting.");
+    }
+
+    #[test]
+    fn errors_are_never_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CalendarCache::in_dir(dir.path());
+        let bad = CALENDAR.replace("kind = \"deny\"", "kind = \"block\"");
+        assert!(parse(&cache, &bad, &files(ICS)).is_err());
+        assert!(parse(&cache, &bad, &files(ICS)).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).map_or(0, |d| d.count()), 0);
+    }
 }
