@@ -202,19 +202,26 @@ impl Kind {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Length {
     /// Ends at this wall-clock time: the same day, or the next when it is not after the start time.
-    EndTime(NaiveTime),
+    EndTime(#[serde(with = "super::compact")] NaiveTime),
     Duration(IsoDuration),
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Schedule {
     /// One interval, in local wall-clock time.
-    Once { start: NaiveDateTime, end: NaiveDateTime },
+    Once {
+        #[serde(with = "super::compact")]
+        start: NaiveDateTime,
+        #[serde(with = "super::compact")]
+        end: NaiveDateTime,
+    },
     Recurring {
         rule: Box<Recurrence>,
+        #[serde(with = "super::compact")]
         start_time: NaiveTime,
         length: Length,
         /// Occurrences with their own start and end (moved occurrences, RDATE periods).
+        #[serde(with = "super::compact")]
         instances: Vec<(NaiveDateTime, NaiveDateTime)>,
     },
 }
@@ -291,9 +298,10 @@ pub struct AnchoredEvents {
     /// The `event` value as written (an id or a glob over ids).
     pub pattern: String,
     /// One-off events in UTC, sorted by start: `(start, end, event index)`.
+    #[serde(with = "super::compact")]
     pub once: Vec<(DateTime<Utc>, DateTime<Utc>, usize)>,
     /// The longest one-off event, to bound the backwards search.
-    #[serde(with = "exact_duration")]
+    #[serde(with = "super::compact")]
     pub once_max_len: Duration,
     pub recurring: Vec<usize>,
     pub lead: IsoDuration,
@@ -587,24 +595,6 @@ fn duration_key(key: &str, value: Option<&str>) -> std::result::Result<IsoDurati
     match value {
         None => Ok(IsoDuration::zero()),
         Some(v) => IsoDuration::parse(v).map_err(|m| format!("{key}: {m}")),
-    }
-}
-
-/// A `chrono::Duration` (which has no serde support) as whole seconds and nanoseconds, for the
-/// calendar cache.
-mod exact_duration {
-    use chrono::Duration;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        (d.num_seconds(), d.subsec_nanos()).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let (seconds, nanos) = <(i64, i32)>::deserialize(d)?;
-        Duration::try_seconds(seconds)
-            .and_then(|s| s.checked_add(&Duration::nanoseconds(nanos.into())))
-            .ok_or_else(|| serde::de::Error::custom("duration out of range"))
     }
 }
 

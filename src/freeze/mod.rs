@@ -13,6 +13,7 @@ pub mod answer;
 pub mod audit;
 pub mod cache;
 pub mod calendar;
+pub mod compact;
 pub mod decide;
 pub mod duration;
 pub mod expand;

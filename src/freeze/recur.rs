@@ -19,8 +19,8 @@ pub const DEFAULT_FROM: &str = "2000-01-01";
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 enum Until {
-    Local(NaiveDateTime),
-    Utc(DateTime<Utc>),
+    Local(#[serde(with = "super::compact")] NaiveDateTime),
+    Utc(#[serde(with = "super::compact")] DateTime<Utc>),
 }
 
 /// A recurrence set (RFC 5545 §3.8.5): the starts of every RRULE, plus the RDATEs, minus the
@@ -28,11 +28,14 @@ enum Until {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Recurrence {
     /// Where the rules start (wall clock): `from` + `start_time`, or an iCalendar DTSTART.
+    #[serde(with = "super::compact")]
     pub dtstart: NaiveDateTime,
     pub rules: Vec<Rule>,
     /// Sorted.
+    #[serde(with = "super::compact")]
     pub rdates: Vec<NaiveDateTime>,
     /// Sorted.
+    #[serde(with = "super::compact")]
     pub exdates: Vec<NaiveDateTime>,
     /// Whether a rule has COUNT but the entry gave no `from`: it then counts from [`DEFAULT_FROM`].
     pub counts_from_default: bool,
@@ -223,6 +226,7 @@ impl Rule {
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct ValidatedRule {
     parts: Parts,
+    #[serde(with = "super::compact")]
     dtstart: NaiveDateTime,
     until: Option<Until>,
     text: String,
