@@ -1,7 +1,10 @@
 //! The validated-calendar cache through the binary: a cached run prints exactly what an uncached
 //! one prints, and editing the calendar or a file it imports is seen on the next run.
 
+mod git_support;
+
 use assert_cmd::Command;
+use git_support::{deploy, TestRepo, FREEZE};
 use std::path::{Path, PathBuf};
 
 /// Every kind of entry the cache must carry: one-off and recurring events (RRULE with UNTIL,
@@ -268,4 +271,47 @@ fn an_unwritable_cache_directory_only_makes_runs_slower() {
     std::fs::write(project.cache(), "not a directory").unwrap();
     assert_eq!(project.run(&list, true), expected);
     assert!(Path::new(&project.cache()).is_file());
+}
+
+/// `sluice check` reads the calendar and its imports from a revision (or the working tree); the
+/// cache serves it too, and an edited import read that way is seen.
+#[test]
+fn check_answers_the_same_from_the_cache_and_sees_an_edited_import() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\n");
+    repo.write("db/migrations/0010_users.sql", "CREATE TABLE users (id bigint PRIMARY KEY);\n");
+    let calendar = format!(
+        "{FREEZE}\n[[calendar]]\nfile = \"team.ics\"\nid_prefix = \"team-\"\n\n[[window]]\nid = \"team-freeze\"\nkind = \"deny\"\nevent = \"team-*\"\nreason = \"Team offsite.\"\n"
+    );
+    repo.write("policies/freeze.toml", &calendar);
+    repo.write("policies/team.ics", TEAM_ICS);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("db/migrations/0020_sites.sql", "CREATE TABLE sites (id bigint PRIMARY KEY);\n");
+    repo.commit("sites");
+    let cache = repo.path().join("cache");
+    let run = |cached: bool| {
+        let mut command = repo.check();
+        command.env_remove("SLUICE_CACHE_DIR").args(["--base", "main", "--trust-head-config", "--format", "json"]);
+        command.args(deploy("2026-06-04T17:00:00Z"));
+        match cached {
+            true => command.arg("--cache-dir").arg(&cache),
+            false => command.arg("--no-cache"),
+        };
+        let out = command.output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // 17:00Z is inside the offsite (12:00-15:00 in a zone four hours behind UTC in June).
+    let uncached = run(false);
+    assert_eq!(uncached.0, Some(1), "{}", uncached.1);
+    assert!(uncached.1.contains("team-freeze"), "{}", uncached.1);
+    assert_eq!(run(true), uncached);
+    assert_eq!(run(true), uncached);
+    assert_eq!(std::fs::read_dir(cache.join("freeze")).unwrap().count(), 1);
+    // The head's working tree moves the offsite a day later: no longer frozen at 17:00Z.
+    repo.write("policies/team.ics", &TEAM_ICS.replace("20260604T120000", "20260605T120000"));
+    let moved = run(true);
+    assert_eq!(moved.0, Some(0), "{}", moved.1);
+    assert!(!moved.1.contains("team-freeze"), "{}", moved.1);
+    assert_eq!(moved, run(false));
 }
