@@ -78,9 +78,17 @@ impl BlobStore {
 
     /// The value stored under `key`, if there is one that reads back whole. Marks it most recently
     /// used; removes a file that cannot be read back so that it is written afresh.
+    ///
+    /// Only a file this user wrote is read: a cache under a shared directory (`/var/tmp/sluice`)
+    /// could otherwise be seeded by another user with a calendar that opens a freeze.
     pub fn load<T: DeserializeOwned>(&self, key: &Key) -> Option<T> {
         let path = self.path(key);
-        let bytes = std::fs::read(&path).ok()?;
+        let mut file = std::fs::File::open(&path).ok()?;
+        if !written_by(&file.metadata().ok()?, nix::unistd::geteuid().as_raw()) {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
         let value = self.decode(&bytes, key);
         match &value {
             Some(_) => {
@@ -157,6 +165,11 @@ impl BlobStore {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// Whether a file is this user's: `euid` owns it.
+fn written_by(metadata: &std::fs::Metadata, euid: u32) -> bool {
+    std::os::unix::fs::MetadataExt::uid(metadata) == euid
 }
 
 #[cfg(test)]
@@ -259,6 +272,25 @@ mod tests {
             assert_eq!(store(dir.path()).load::<Vec<u64>>(&key).as_ref(), Some(&value));
             let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
             assert_eq!(leftovers, 1, "no temporary file is left behind");
+        }
+    }
+
+    #[test]
+    fn only_files_of_this_user_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = digest(&[b"k"]);
+        assert!(store(dir.path()).save(&key, &1u32));
+        let metadata = std::fs::metadata(store(dir.path()).path(&key)).unwrap();
+        let owner = std::os::unix::fs::MetadataExt::uid(&metadata);
+        assert!(written_by(&metadata, owner));
+        assert!(!written_by(&metadata, owner.wrapping_add(1)));
+        assert_eq!(owner, nix::unistd::geteuid().as_raw(), "saved as this user");
+        assert_eq!(store(dir.path()).load::<u32>(&key), Some(1));
+        // Another user's file under the same name (root can make one; CI runs as root).
+        if nix::unistd::geteuid().is_root() {
+            let nobody = nix::unistd::Uid::from_raw(65534);
+            nix::unistd::chown(&store(dir.path()).path(&key), Some(nobody), None).unwrap();
+            assert_eq!(store(dir.path()).load::<u32>(&key), None);
         }
     }
 
