@@ -28,6 +28,24 @@ pub fn digest(parts: &[&[u8]]) -> Key {
     Key::from(hasher.finalize())
 }
 
+/// Identifies the running build: Sluice's version, and the size and modification time of the
+/// executable. Two builds of one version (a developer's, a CI job's between releases) can read a
+/// file differently; keyed by this, each build reads only what it wrote itself. Falls back to the
+/// version alone when the executable cannot be found.
+pub fn build_id() -> &'static [u8] {
+    static ID: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| {
+        let mut id = env!("CARGO_PKG_VERSION").as_bytes().to_vec();
+        let executable = std::env::current_exe().and_then(std::fs::metadata);
+        if let Ok(metadata) = executable {
+            let modified = metadata.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+            id.extend_from_slice(&metadata.len().to_le_bytes());
+            id.extend_from_slice(&modified.unwrap_or_default().as_nanos().to_le_bytes());
+        }
+        id
+    });
+    &ID
+}
+
 /// `name` under the user's cache directory: `cache_dir` (`--cache-dir`) when given, else
 /// `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`, `~/.cache/sluice` (`/var/tmp/sluice` as root),
 /// beside `sluice plan`'s fixtures.

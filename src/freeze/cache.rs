@@ -2,7 +2,7 @@
 //! byte-for-byte what an earlier run read takes that run's validated [`Calendar`] instead of
 //! parsing and validating a large file again.
 //!
-//! The key hashes Sluice's version, [`FORMAT`], the calendar's path as given (events and findings
+//! The key hashes the build of Sluice (its version and executable), [`FORMAT`], the calendar's path as given (events and findings
 //! name it) and its bytes. Which files it imports is only known after parsing, so the entry stores
 //! each imported file's path and SHA-256; a hit re-reads and re-hashes them, and any difference
 //! (edited, removed, unreadable) is a miss. A miss parses as if there were no cache, so a cached
@@ -90,7 +90,7 @@ impl CalendarCache {
         let Some(store) = &self.store else {
             return calendar::parse_with_digest(path, text, digest, read);
         };
-        let key = key(env!("CARGO_PKG_VERSION"), FORMAT, path, &sha256);
+        let key = key(cache::build_id(), FORMAT, path, &sha256);
         if let Some(entry) = store.load::<Entry>(&key) {
             if entry.imports.iter().all(|import| unchanged(import, read)) {
                 return Ok(entry.calendar);
@@ -111,10 +111,10 @@ impl CalendarCache {
     }
 }
 
-/// The key of a calendar: what built it (Sluice's version, the cache's format), its path as
-/// given (events and findings name it), and its bytes' SHA-256.
-fn key(version: &str, format: u32, path: &Path, sha256: &[u8]) -> Key {
-    cache::digest(&[version.as_bytes(), &format.to_le_bytes(), path.as_os_str().as_encoded_bytes(), sha256])
+/// The key of a calendar: what reads it (the build of Sluice, [`cache::build_id`], and the
+/// cache's format), its path as given (events and findings name it), and its bytes' SHA-256.
+fn key(build: &[u8], format: u32, path: &Path, sha256: &[u8]) -> Key {
+    cache::digest(&[build, &format.to_le_bytes(), path.as_os_str().as_encoded_bytes(), sha256])
 }
 
 fn sha256_of(text: &str) -> Key {
@@ -166,7 +166,7 @@ file = "team.ics"
     }
 
     fn key_of(text: &str) -> Key {
-        key(env!("CARGO_PKG_VERSION"), FORMAT, Path::new("policies/freeze.toml"), &Sha256::digest(text.as_bytes()))
+        key(cache::build_id(), FORMAT, Path::new("policies/freeze.toml"), &Sha256::digest(text.as_bytes()))
     }
 
     #[test]
@@ -210,18 +210,20 @@ file = "team.ics"
     #[test]
     fn another_version_format_path_or_text_is_another_key() {
         let sha = Sha256::digest(CALENDAR.as_bytes());
-        let here = key("1.0.0", 1, Path::new("a/freeze.toml"), &sha);
-        assert_ne!(here, key("1.0.1", 1, Path::new("a/freeze.toml"), &sha));
-        assert_ne!(here, key("1.0.0", 2, Path::new("a/freeze.toml"), &sha));
-        assert_ne!(here, key("1.0.0", 1, Path::new("b/freeze.toml"), &sha));
-        assert_ne!(here, key("1.0.0", 1, Path::new("a/freeze.toml"), &Sha256::digest(b"other")));
+        let here = key(b"1.0.0", 1, Path::new("a/freeze.toml"), &sha);
+        assert_ne!(here, key(b"1.0.1", 1, Path::new("a/freeze.toml"), &sha));
+        assert_ne!(here, key(b"1.0.0", 2, Path::new("a/freeze.toml"), &sha));
+        assert_ne!(here, key(b"1.0.0", 1, Path::new("b/freeze.toml"), &sha));
+        assert_ne!(here, key(b"1.0.0", 1, Path::new("a/freeze.toml"), &Sha256::digest(b"other")));
+        assert!(cache::build_id().starts_with(env!("CARGO_PKG_VERSION").as_bytes()));
+        assert!(cache::build_id().len() > env!("CARGO_PKG_VERSION").len(), "the executable is part of it");
         // An entry another version wrote is never found under this version's key.
         let dir = tempfile::tempdir().unwrap();
         let cache = CalendarCache::in_dir(dir.path());
         let path = Path::new("policies/freeze.toml");
         let mut calendar = parse(&CalendarCache::disabled(), CALENDAR, &files(ICS)).unwrap();
         calendar.windows[0].reason = "another version".into();
-        let old = key("0.0.0-old", FORMAT, path, &Sha256::digest(CALENDAR.as_bytes()));
+        let old = key(b"0.0.0-old", FORMAT, path, &Sha256::digest(CALENDAR.as_bytes()));
         cache.store.as_ref().unwrap().save(&old, &EntryRef { imports: &[], calendar: &calendar });
         assert_eq!(parse(&cache, CALENDAR, &files(ICS)).unwrap().windows[0].reason, "Counting.");
     }
