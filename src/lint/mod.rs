@@ -15,6 +15,7 @@ use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
+use crate::sql::ddl::Ddl;
 use crate::sql::parse::{self, Statement};
 use crate::sql::plpgsql::Block;
 use rayon::prelude::*;
@@ -44,12 +45,14 @@ pub struct MigrationSource {
 /// million trees at once.
 const SYNTAX_TREES_KEPT: usize = 512;
 
-/// A migration parsed: its up file as the tool sends it, its rollback, and the transaction of
-/// each statement.
+/// A migration parsed: its up file as the tool sends it, what its rollback does, and the
+/// transaction of each statement.
 #[derive(Debug)]
 pub struct ParsedMigration {
     pub up: SourceFile,
-    pub down: Option<SourceFile>,
+    /// The rollback's statements as their typed view (all the rules need of it; its syntax trees
+    /// and text are let go at once). Parsed only for migrations that are checked.
+    pub down: Option<Vec<Ddl>>,
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
 }
@@ -77,11 +80,21 @@ impl MigrationSource {
         source
     }
 
-    pub fn parse(&self) -> ParsedMigration {
+    /// Parses the migration; its rollback too when `with_rollback` (only checked migrations
+    /// need it: a replayed one only builds the schema).
+    pub fn parse(&self, with_rollback: bool) -> ParsedMigration {
         let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, SYNTAX_TREES_KEPT);
         let transactions = script::transactions(&up, &self.script);
-        let down = self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()));
+        let down = self
+            .rollback()
+            .filter(|_| with_rollback)
+            .map(|down| down.parsed.statements.into_iter().map(|statement| statement.ddl).collect());
         ParsedMigration { up, down, transactions }
+    }
+
+    /// The rollback parsed as a file of its own (`sluice lint --down`).
+    pub fn rollback(&self) -> Option<SourceFile> {
+        self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()))
     }
 
     /// What identifies this migration's part in the schema it builds: its path and the exact
@@ -327,7 +340,8 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
 
     let mut findings: Vec<Finding> = Vec::new();
     let mut coverage = Coverage::default();
-    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
+    let checked = |source: &MigrationSource| selected(&source.display);
+    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), &checked, |index, parsed| {
         if index == first_checked {
             store(index, &schema);
         }
@@ -376,7 +390,7 @@ fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range
     let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
     let layout_has_down = migrations.iter().any(|m| m.down.is_some());
     let mut coverage = Coverage::default();
-    parse_in_order(migrations, range, |index, parsed| {
+    parse_in_order(migrations, range, &|_| false, |index, parsed| {
         let source = &migrations[index];
         MigrationReplay { index, source, layout_has_down, check: false, facts: &facts }.run(
             parsed,
@@ -409,16 +423,22 @@ fn chain(sources: &Sources, settings: &Settings) -> cache::Chain {
 
 /// How much text (and how many files) the engine parses at a time: bounded, so memory holds a
 /// few chunks of parsed files, not the history; large enough to keep both cores busy.
-const CHUNK_BYTES: usize = 512 * 1024;
-const CHUNK_FILES: usize = 256;
+const CHUNK_BYTES: usize = 64 * 1024;
+const CHUNK_FILES: usize = 64;
 
 /// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
 /// `replay` in order, while the next chunk is being parsed: the replay, which must go in order,
-/// overlaps with the parsing, which need not.
-fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
+/// overlaps with the parsing, which need not. The rollbacks of the migrations `checked` accepts
+/// are parsed too.
+fn parse_in_order(
+    migrations: &[MigrationSource],
+    range: Range<usize>,
+    checked: &(dyn Fn(&MigrationSource) -> bool + Sync),
+    mut replay: impl FnMut(usize, ParsedMigration),
+) {
     let chunks = chunks(&migrations[..range.end], range.start);
     let parse = |range: Range<usize>| -> Vec<ParsedMigration> {
-        migrations[range].par_iter().map(MigrationSource::parse).collect()
+        migrations[range].par_iter().map(|source| source.parse(checked(source))).collect()
     };
     let mut deliver = |start: usize, parsed: Vec<ParsedMigration>| {
         for (offset, migration) in parsed.into_iter().enumerate() {
@@ -481,12 +501,11 @@ struct MigrationReplay<'a> {
 
 impl MigrationReplay<'_> {
     fn run(&self, mut parsed: ParsedMigration, schema: &mut Schema, coverage: &mut Coverage) -> Vec<Finding> {
-        let down = parsed.down.as_ref().map(|down| down.parsed.statements.iter().map(|s| s.ddl.clone()).collect());
         let mut state = MigrationState {
             index: self.index,
             migration: Some(self.source.migration.clone()),
             layout_has_down: self.layout_has_down,
-            down,
+            down: parsed.down.take(),
             ..MigrationState::default()
         };
         let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
@@ -546,8 +565,7 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         under_review: settings.under_review,
     };
     let source = &sources.migrations[index];
-    let parsed = source.parse();
-    let Some(file) = &parsed.down else { return Report::default() };
+    let Some(file) = &source.rollback() else { return Report::default() };
     let mut schema = schema_after(sources, settings, index + 1);
     let mut coverage = Coverage::default();
     let mut state = MigrationState {
@@ -557,7 +575,7 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         ..MigrationState::default()
     };
     // The tool runs the rollback the way it runs the migration.
-    state.enter_runner_transaction(parsed.transactions.first().cloned().flatten());
+    state.enter_runner_transaction(source.parse(false).transactions.first().cloned().flatten());
     let mut replay = Replay { facts: &facts, check: true, findings: Vec::new() };
     for statement in &file.parsed.statements {
         replay.statement(file, statement, &mut schema, &mut state, &mut coverage);
