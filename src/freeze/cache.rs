@@ -2,16 +2,16 @@
 //! byte-for-byte what an earlier run read takes that run's validated [`Calendar`] instead of
 //! parsing and validating a large file again.
 //!
-//! The key hashes the build of Sluice (its version and executable), [`FORMAT`], the calendar's path as given (events and findings
-//! name it) and its bytes. Which files it imports is only known after parsing, so the entry stores
-//! each imported file's path and SHA-256; a hit re-reads and re-hashes them, and any difference
-//! (edited, removed, unreadable) is a miss. A miss parses as if there were no cache, so a cached
+//! The key hashes the build of Sluice (its version and executable), [`FORMAT`], the calendar's
+//! path as given (events and findings name it) and its bytes. Which files it imports is only known
+//! after parsing, so the entry stores each imported file's path and SHA-256; a hit re-reads and
+//! re-hashes them, and any difference (edited, removed, unreadable) is a miss. A miss parses as if there were no cache, so a cached
 //! run prints exactly what an uncached one prints, errors included (errors are never stored).
 //!
 //! Entries live in a [`BlobStore`] (`<cache dir>/freeze`), safe to delete at any time; a cache
 //! that cannot be written only makes runs slower.
 
-use super::calendar::{self, Calendar};
+use super::calendar::{self, Anchor, Calendar};
 use super::input::read_regular_text;
 use crate::cache::{self, BlobStore, Key};
 use crate::error::Result;
@@ -91,24 +91,50 @@ impl CalendarCache {
             return calendar::parse_with_digest(path, text, digest, read);
         };
         let key = key(cache::build_id(), FORMAT, path, &sha256);
-        if let Some(entry) = store.load::<Entry>(&key) {
-            if entry.imports.iter().all(|import| unchanged(import, read)) {
-                return Ok(entry.calendar);
-            }
+        if let Some(calendar) = cached(store, &key, read) {
+            return Ok(calendar);
         }
-        let imports = RefCell::new(Vec::new());
-        let recording = |file: &Path| -> Result<Option<String>> {
-            let text = read(file)?;
-            if let Some(text) = &text {
-                imports.borrow_mut().push(Import { file: file.to_path_buf(), sha256: sha256_of(text) });
-            }
-            Ok(text)
-        };
-        let calendar = calendar::parse_with_digest(path, text, digest, &recording)?;
+        let (calendar, imports) = parse_recording_imports(path, text, digest, read)?;
         // Replaces an entry whose imports changed since: the key names the calendar's text only.
-        store.save(&key, &EntryRef { imports: &imports.into_inner(), calendar: &calendar });
+        store.save(&key, &EntryRef { imports: &imports, calendar: &calendar });
         Ok(calendar)
     }
+}
+
+/// The calendar stored under `key`, if every file it imported still reads as it did.
+fn cached(store: &BlobStore, key: &Key, read: ReadImport<'_>) -> Option<Calendar> {
+    let entry = store.load::<Entry>(key)?;
+    let current = entry.imports.iter().all(|import| unchanged(import, read));
+    (current && consistent(&entry.calendar)).then_some(entry.calendar)
+}
+
+/// Whether a stored calendar's event indexes point into its events: a damaged file that still
+/// decodes is a miss, never a panic later.
+fn consistent(calendar: &Calendar) -> bool {
+    let events = calendar.events.len();
+    calendar.windows.iter().all(|w| match &w.anchor {
+        Anchor::Events(a) => a.once.iter().all(|o| o.2 < events) && a.recurring.iter().all(|&i| i < events),
+        Anchor::Own { .. } => true,
+    })
+}
+
+/// Parses and validates the calendar, noting each file it imports and its SHA-256 as read.
+fn parse_recording_imports(
+    path: &Path,
+    text: &str,
+    digest: String,
+    read: ReadImport<'_>,
+) -> Result<(Calendar, Vec<Import>)> {
+    let imports = RefCell::new(Vec::new());
+    let recording = |file: &Path| -> Result<Option<String>> {
+        let text = read(file)?;
+        if let Some(text) = &text {
+            imports.borrow_mut().push(Import { file: file.to_path_buf(), sha256: sha256_of(text) });
+        }
+        Ok(text)
+    };
+    let calendar = calendar::parse_with_digest(path, text, digest, &recording)?;
+    Ok((calendar, imports.into_inner()))
 }
 
 /// The key of a calendar: what reads it (the build of Sluice, [`cache::build_id`], and the
@@ -225,6 +251,20 @@ file = "team.ics"
         calendar.windows[0].reason = "another version".into();
         let old = key(b"0.0.0-old", FORMAT, path, &Sha256::digest(CALENDAR.as_bytes()));
         cache.store.as_ref().unwrap().save(&old, &EntryRef { imports: &[], calendar: &calendar });
+        assert_eq!(parse(&cache, CALENDAR, &files(ICS)).unwrap().windows[0].reason, "Counting.");
+    }
+
+    #[test]
+    fn a_stored_calendar_whose_indexes_point_nowhere_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CalendarCache::in_dir(dir.path());
+        let mut calendar = parse(&cache, CALENDAR, &files(ICS)).unwrap();
+        let Anchor::Events(anchored) = &mut calendar.windows[0].anchor else { panic!("anchored") };
+        anchored.recurring = vec![calendar.events.len() + 5];
+        calendar.windows[0].reason = "damaged".into();
+        let store = cache.store.as_ref().unwrap();
+        let imports = [Import { file: PathBuf::from("policies/team.ics"), sha256: sha256_of(ICS) }];
+        store.save(&key_of(CALENDAR), &EntryRef { imports: &imports, calendar: &calendar });
         assert_eq!(parse(&cache, CALENDAR, &files(ICS)).unwrap().windows[0].reason, "Counting.");
     }
 
