@@ -194,6 +194,16 @@ fn a_cached_run_prints_exactly_what_an_uncached_one_prints() {
     }
     // One calendar, one entry, whatever the commands.
     assert_eq!(project.cached_entries(), 1);
+    // And runs read it: a hit marks the same file most recently used, where a miss would have
+    // written a new file (a new inode) in its place.
+    let entry = std::fs::read_dir(project.cache().join("freeze")).unwrap().next().unwrap().unwrap().path();
+    let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options().append(true).open(&entry).unwrap().set_modified(long_ago).unwrap();
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&entry).unwrap());
+    project.run(COMMANDS[0], true);
+    let after = std::fs::metadata(&entry).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&after), inode, "the entry was not rewritten");
+    assert!(after.modified().unwrap() > long_ago, "the entry was read");
     // The lint notes from the imported file came through the cache.
     let lint = project.run(&["freeze", "lint"], true).1;
     assert!(lint.contains("team.ics") && lint.contains("EXRULE"), "{lint}");
