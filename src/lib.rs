@@ -2,6 +2,7 @@
 //!
 //! The library does the work; `main.rs` only calls [`cli::main`].
 
+pub mod cache;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -55,6 +55,8 @@ pub struct Options {
     pub plan: PlanRun,
     /// Snapshots of the base side's replayed schema (disabled by default).
     pub cache: crate::schema::cache::SchemaCache,
+    /// Validated freeze calendars, by their text and imports (disabled by default).
+    pub calendar_cache: crate::freeze::cache::CalendarCache,
     /// `--trust-head-config`: read the gate's configuration from the head (local experiments).
     pub trust_head_config: bool,
     pub approvals: Approvals,

@@ -3,6 +3,7 @@
 use super::{OutputArgs, ProjectArgs};
 use crate::check::{self, Approvals, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
+use crate::freeze::cache::CalendarCache;
 use crate::report::{markdown, RenderOptions};
 use crate::schema::cache::SchemaCache;
 use chrono::{DateTime, FixedOffset};
@@ -64,11 +65,13 @@ pub struct CheckArgs {
     /// of the base revision, for local experiments with a configuration (the report says so).
     #[arg(long)]
     pub trust_head_config: bool,
-    /// Where the plan comparison's ephemeral cluster and cached fixtures, and the cached schemas of the base
-    /// history, live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice; /var/tmp/sluice as root). Safe to delete.
+    /// Where the plan comparison's ephemeral cluster and cached fixtures, the cached schemas of the base
+    /// history and the validated freeze calendars live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice;
+    /// /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Replay the base side's whole history; neither read nor write the schema cache.
+    /// Replay the base side's whole history and parse the freeze calendar afresh; neither read nor write
+    /// the schema or calendar cache.
     #[arg(long)]
     pub no_cache: bool,
     #[command(flatten)]
@@ -139,6 +142,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             SchemaCache::disabled()
         } else {
             SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
+        },
+        calendar_cache: if args.no_cache {
+            CalendarCache::disabled()
+        } else {
+            CalendarCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
         trust_head_config: args.trust_head_config,
         approvals: Approvals { approved_by: args.approved_by, unresolved_teams: args.unresolved_team },

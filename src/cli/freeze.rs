@@ -1,6 +1,7 @@
 //! `sluice freeze status|list|next-open|lint|export`: the change-freeze calendar.
 
 use crate::error::{Error, Result};
+use crate::freeze::cache::CalendarCache;
 use crate::freeze::calendar::Calendar;
 use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
@@ -38,6 +39,32 @@ pub struct CommonArgs {
     /// IANA zone for times given without an offset (`--at 2026-05-16T10:00 --tz Europe/London`).
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The calendar cache: a calendar (and the `.ics` files it imports) unchanged since an earlier
+/// run is not parsed and validated again.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Parse and validate the calendar afresh; neither read nor write the calendar cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where validated calendars (and cached schemas, `sluice plan`'s fixtures) live [default:
+    /// $SLUICE_CACHE_DIR, else $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root].
+    /// Safe to delete.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    fn calendar_cache(&self) -> CalendarCache {
+        if self.no_cache {
+            CalendarCache::disabled()
+        } else {
+            CalendarCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -56,6 +83,8 @@ pub struct CalendarArgs {
     /// IANA zone whose days the grid shows [default: the calendar's `timezone`].
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// The deploy asked about; without them every window counts, whatever its scope.
@@ -183,8 +212,10 @@ impl Context {
         let loaded = crate::config::load(None, &cwd)?;
         let (calendar, overrides, audit_log) = (&common.calendar, &common.overrides, &common.audit_log);
         // Files are named relative to the working directory in output, as a user would type them.
-        let options = FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref())
-            .relative_to(&cwd);
+        let mut options =
+            FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref())
+                .relative_to(&cwd);
+        options.cache = common.cache.calendar_cache();
         // `exists`, not `is_file`: a FIFO or a directory given as the calendar is refused by the
         // loader, naming what it is.
         if !options.calendar.exists() {
@@ -309,6 +340,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
                 audit_log: None,
                 format: FreezeFormat::Table,
                 tz: common.tz,
+                cache: common.cache,
             };
             let mut cx = Context::new(&common)?;
             let zone = cx.tz.unwrap_or(cx.calendar.default_tz);

@@ -13,10 +13,11 @@ use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use toml::Spanned;
 
 #[derive(Debug, Default, Deserialize)]
@@ -181,7 +182,7 @@ struct RawImport {
     timezone: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Deny,
@@ -198,27 +199,34 @@ impl Kind {
 }
 
 /// How long each occurrence of a recurring entry lasts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Length {
     /// Ends at this wall-clock time: the same day, or the next when it is not after the start time.
-    EndTime(NaiveTime),
+    EndTime(#[serde(with = "super::compact")] NaiveTime),
     Duration(IsoDuration),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Schedule {
     /// One interval, in local wall-clock time.
-    Once { start: NaiveDateTime, end: NaiveDateTime },
+    Once {
+        #[serde(with = "super::compact")]
+        start: NaiveDateTime,
+        #[serde(with = "super::compact")]
+        end: NaiveDateTime,
+    },
     Recurring {
         rule: Box<Recurrence>,
+        #[serde(with = "super::compact")]
         start_time: NaiveTime,
         length: Length,
         /// Occurrences with their own start and end (moved occurrences, RDATE periods).
+        #[serde(with = "super::compact")]
         instances: Vec<(NaiveDateTime, NaiveDateTime)>,
     },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Event {
     pub id: String,
     pub name: String,
@@ -230,34 +238,40 @@ pub struct Event {
 }
 
 /// Service or environment globs; `None` matches everything.
-#[derive(Clone, Debug)]
+///
+/// The patterns are checked when the calendar is loaded, but compiled into a matcher only when
+/// first asked: one query consults the scopes of a few windows, and compiling all fifty (a regex
+/// each) was a visible share of a `freeze status` run. A cached calendar stores the patterns only.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Scope {
     pub patterns: Option<Vec<String>>,
-    set: Option<GlobSet>,
+    #[serde(skip)]
+    set: OnceLock<Option<GlobSet>>,
 }
 
 impl Scope {
     pub fn all() -> Scope {
-        Scope { patterns: None, set: None }
+        Scope { patterns: None, set: OnceLock::new() }
     }
 
     pub fn new(patterns: Option<Vec<String>>) -> std::result::Result<Scope, String> {
         let Some(patterns) = patterns else {
             return Ok(Scope::all());
         };
-        let mut builder = GlobSetBuilder::new();
         for p in &patterns {
-            builder.add(Glob::new(p).map_err(|e| format!("bad glob `{p}`: {e}"))?);
+            Glob::new(p).map_err(|e| format!("bad glob `{p}`: {e}"))?;
         }
-        let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(Scope { patterns: Some(patterns), set: Some(set) })
+        Ok(Scope { patterns: Some(patterns), set: OnceLock::new() })
     }
 
     /// Whether `value` is in scope; `None` (no value given) is in every scope.
     pub fn matches(&self, value: Option<&str>) -> bool {
-        match (&self.set, value) {
-            (None, _) | (_, None) => true,
-            (Some(set), Some(v)) => set.is_match(v),
+        let (Some(patterns), Some(value)) = (&self.patterns, value) else { return true };
+        match self.set.get_or_init(|| compile(patterns)) {
+            Some(set) => set.is_match(value),
+            // The set could not be built as a whole (a regex size limit): match pattern by
+            // pattern, so that a window never silently stops applying.
+            None => patterns.iter().filter_map(|p| Glob::new(p).ok()).any(|g| g.compile_matcher().is_match(value)),
         }
     }
 
@@ -269,27 +283,38 @@ impl Scope {
     }
 }
 
+/// The patterns (each already checked by [`Scope::new`]) as one set.
+fn compile(patterns: &[String]) -> Option<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        builder.add(Glob::new(p).ok()?);
+    }
+    builder.build().ok()
+}
+
 /// An anchored window's events, indexed by time for range queries.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AnchoredEvents {
     /// The `event` value as written (an id or a glob over ids).
     pub pattern: String,
     /// One-off events in UTC, sorted by start: `(start, end, event index)`.
+    #[serde(with = "super::compact")]
     pub once: Vec<(DateTime<Utc>, DateTime<Utc>, usize)>,
     /// The longest one-off event, to bound the backwards search.
+    #[serde(with = "super::compact")]
     pub once_max_len: Duration,
     pub recurring: Vec<usize>,
     pub lead: IsoDuration,
     pub lag: IsoDuration,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Anchor {
     Events(AnchoredEvents),
     Own { tz: Zone, schedule: Schedule },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Window {
     pub id: String,
     pub kind: Kind,
@@ -319,7 +344,7 @@ impl Window {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Calendar {
     /// As given (for messages and findings).
     pub path: PathBuf,
@@ -346,13 +371,32 @@ pub fn load(path: &Path) -> Result<Calendar> {
 
 /// Parses and validates calendar text; `path` names the file in errors and resolves `[[calendar]]` files.
 pub fn parse(path: &Path, text: &str) -> Result<Calendar> {
-    // An existing path that is not a regular file (a FIFO) is refused, never read as missing.
-    parse_with(path, text, &|file| if file.exists() { read_regular_text(file).map(Some) } else { Ok(None) })
+    parse_with(path, text, &read_import)
+}
+
+/// Reads a `[[calendar]]` file from disk (`None`: no such file). An existing path that is not a
+/// regular file (a FIFO) is refused, never read as missing.
+pub fn read_import(file: &Path) -> Result<Option<String>> {
+    if file.exists() {
+        read_regular_text(file).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// [`parse`], reading the `[[calendar]]` files through `read` (`None`: no such file), so that
 /// `sluice check` can read them from a git revision.
 pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option<String>>) -> Result<Calendar> {
+    parse_with_digest(path, text, hex::encode(Sha256::digest(text.as_bytes())), read)
+}
+
+/// [`parse_with`] given the SHA-256 of `text` (hex), which the calendar cache has computed already.
+pub(super) fn parse_with_digest(
+    path: &Path,
+    text: &str,
+    digest: String,
+    read: &dyn Fn(&Path) -> Result<Option<String>>,
+) -> Result<Calendar> {
     let raw = parse_raw(path, text)?;
     // Line starts, so that 10,000 entries do not each rescan the file for their line number.
     let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
@@ -496,14 +540,7 @@ pub fn parse_with(path: &Path, text: &str, read: &dyn Fn(&Path) -> Result<Option
         });
     }
 
-    Ok(Calendar {
-        path: path.to_path_buf(),
-        digest: hex::encode(Sha256::digest(text.as_bytes())),
-        default_tz,
-        events,
-        windows,
-        import_notes,
-    })
+    Ok(Calendar { path: path.to_path_buf(), digest, default_tz, events, windows, import_notes })
 }
 
 /// Large calendars are parsed in pieces cut at `[[…]]` headers: the `toml` crate tokenises a

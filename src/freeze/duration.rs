@@ -17,7 +17,7 @@ fn too_long(text: &str) -> String {
     format!("`{text}` is longer than 100 years (P100Y), the longest duration a freeze calendar accepts")
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IsoDuration {
     /// Years × 12 + months: nominal.
     pub months: u32,

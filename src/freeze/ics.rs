@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 /// Something in an imported file that Sluice read in a way the file may not have meant, always
 /// toward more freeze (an ignored EXRULE, an unsynchronised DTSTART kept as an occurrence).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ImportNote {
     pub file: PathBuf,
     pub line: usize,

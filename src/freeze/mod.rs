@@ -11,7 +11,9 @@
 
 pub mod answer;
 pub mod audit;
+pub mod cache;
 pub mod calendar;
+pub mod compact;
 pub mod decide;
 pub mod duration;
 pub mod expand;
@@ -29,6 +31,7 @@ pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpen
 use crate::config;
 use crate::error::Result;
 use crate::finding::{Finding, Severity};
+use cache::CalendarCache;
 use calendar::{Anchor, Calendar};
 use chrono::{DateTime, Utc};
 use decide::{Decider, NextOpen, Query, State, Status};
@@ -48,6 +51,8 @@ pub struct FreezeOptions {
     pub overrides: Option<PathBuf>,
     pub audit_log: PathBuf,
     pub max_override_hours: u32,
+    /// Validated calendars from earlier runs (disabled unless the command line enables it).
+    pub cache: CalendarCache,
 }
 
 impl FreezeOptions {
@@ -80,7 +85,7 @@ impl FreezeOptions {
             (None, None) => beside(AUDIT_FILE),
         };
         let max_override_hours = cfg.max_override_hours.unwrap_or(overrides::DEFAULT_MAX_OVERRIDE_HOURS);
-        FreezeOptions { calendar, overrides, audit_log, max_override_hours }
+        FreezeOptions { calendar, overrides, audit_log, max_override_hours, cache: CalendarCache::disabled() }
     }
 
     /// The same paths, relative to `dir` where they are below it.
@@ -95,7 +100,7 @@ impl FreezeOptions {
 
     /// Loads and validates the calendar and the overrides.
     pub fn load(&self) -> Result<(Calendar, Overrides)> {
-        let calendar = calendar::load(&self.calendar)?;
+        let calendar = self.cache.load(&self.calendar)?;
         let overrides = match &self.overrides {
             Some(p) => overrides::load(p, &calendar, self.max_override_hours)?,
             None => Overrides::default(),
@@ -353,6 +358,7 @@ mod tests {
             overrides: Some(PathBuf::from("/elsewhere/overrides.toml")),
             audit_log: PathBuf::from("/repo/freeze-audit.jsonl"),
             max_override_hours: 4,
+            cache: CalendarCache::disabled(),
         }
         .relative_to(Path::new("/repo"));
         assert_eq!(options.calendar, Path::new("policies/freeze.toml"));

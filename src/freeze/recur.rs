@@ -17,22 +17,25 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// The first date a recurrence may occur on when the entry gives no `from`.
 pub const DEFAULT_FROM: &str = "2000-01-01";
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 enum Until {
-    Local(NaiveDateTime),
-    Utc(DateTime<Utc>),
+    Local(#[serde(with = "super::compact")] NaiveDateTime),
+    Utc(#[serde(with = "super::compact")] DateTime<Utc>),
 }
 
 /// A recurrence set (RFC 5545 §3.8.5): the starts of every RRULE, plus the RDATEs, minus the
 /// EXDATEs, all in wall-clock time.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Recurrence {
     /// Where the rules start (wall clock): `from` + `start_time`, or an iCalendar DTSTART.
+    #[serde(with = "super::compact")]
     pub dtstart: NaiveDateTime,
     pub rules: Vec<Rule>,
     /// Sorted.
+    #[serde(with = "super::compact")]
     pub rdates: Vec<NaiveDateTime>,
     /// Sorted.
+    #[serde(with = "super::compact")]
     pub exdates: Vec<NaiveDateTime>,
     /// Whether a rule has COUNT but the entry gave no `from`: it then counts from [`DEFAULT_FROM`].
     pub counts_from_default: bool,
@@ -84,8 +87,9 @@ impl Recurrence {
     }
 }
 
-/// One RRULE with its DTSTART.
-#[derive(Clone, Debug)]
+/// One RRULE with its DTSTART. A cached calendar stores it as [`ValidatedRule`].
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(into = "ValidatedRule", try_from = "ValidatedRule")]
 pub struct Rule {
     /// The rule in normal form (explicit defaults, no UNTIL), ready to start from any period.
     rule: RRule<Unvalidated>,
@@ -212,6 +216,36 @@ impl Rule {
             Some(Until::Local(until)) => local > *until,
             Some(Until::Utc(until)) => tz.instant(local) > *until,
         }
+    }
+}
+
+/// A [`Rule`] as the calendar cache stores it: its validated parts rather than the `rrule`
+/// crate's value (which has no serde support). Read back, the crate's rule is rebuilt from the
+/// parts' normal form without validating the parts again: they were valid when stored, and the
+/// cache key covers Sluice's version.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct ValidatedRule {
+    parts: Parts,
+    #[serde(with = "super::compact")]
+    dtstart: NaiveDateTime,
+    until: Option<Until>,
+    text: String,
+}
+
+impl From<Rule> for ValidatedRule {
+    fn from(rule: Rule) -> ValidatedRule {
+        ValidatedRule { parts: rule.parts, dtstart: rule.dtstart, until: rule.until, text: rule.text }
+    }
+}
+
+impl TryFrom<ValidatedRule> for Rule {
+    type Error = String;
+
+    fn try_from(stored: ValidatedRule) -> Result<Rule, String> {
+        let normal = stored.parts.normal_form(stored.dtstart);
+        let rule = catch_unwind(|| normal.parse::<RRule<Unvalidated>>().map_err(|e| e.to_string()))
+            .map_err(|_| "the RRULE library panicked".to_string())??;
+        Ok(Rule { rule, parts: stored.parts, dtstart: stored.dtstart, until: stored.until, text: stored.text })
     }
 }
 

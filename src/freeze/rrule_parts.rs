@@ -10,7 +10,7 @@
 use chrono::{Datelike, NaiveDateTime, Timelike, Weekday};
 use std::fmt::Write;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Freq {
     Hourly,
     Daily,
@@ -32,7 +32,7 @@ impl Freq {
 }
 
 /// The parts of one RRULE, validated.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Parts {
     pub freq: Option<Freq>,
     pub interval: u32,

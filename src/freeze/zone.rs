@@ -50,6 +50,21 @@ impl fmt::Display for Zone {
     }
 }
 
+/// Stored by name (the calendar cache): an IANA name, or the POSIX TZ string a VTIMEZONE was
+/// read into, which is the name [`Zone::custom`] is given for it.
+impl serde::Serialize for Zone {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.name)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Zone {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Zone, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Zone::interned(&name).map_err(serde::de::Error::custom)
+    }
+}
+
 /// How a wall-clock time was read in a zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fit {
@@ -115,6 +130,20 @@ impl Zone {
         let zone = Zone(Box::leak(Box::new(ZoneData { name: name.to_string(), tz })));
         INTERNED.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), zone);
         Ok(zone)
+    }
+
+    /// The zone a stored name stands for: [`Zone::named`], or a custom zone from its POSIX TZ
+    /// string (one without DST is not a name `named` takes).
+    fn interned(name: &str) -> Result<Zone, String> {
+        if name == "UTC" {
+            return Ok(Zone::utc());
+        }
+        Zone::named(name).or_else(|e| {
+            let zone = Zone::custom(name, TimeZone::posix(name).map_err(|_| e)?);
+            // Once per process, however many stored events name it.
+            INTERNED.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), zone);
+            Ok(zone)
+        })
     }
 
     pub fn utc() -> Zone {

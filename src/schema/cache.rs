@@ -8,11 +8,12 @@
 //! reordering any of them changes the key of every later prefix, so a snapshot is only ever
 //! used for the history that built it; and a cached run gives the verdict an uncached one gives.
 //!
-//! The cache is safe to delete at any time. Files are written to a temporary file and renamed
-//! into place, so two runs at once never read a torn snapshot; one that cannot be read (torn by
-//! a crash, another version's) is a miss.
+//! The cache is safe to delete at any time. Snapshots are kept in a [`BlobStore`]: written to a
+//! temporary file and renamed into place, so two runs at once never read a torn snapshot; one
+//! that cannot be read (torn by a crash, another version's) is a miss.
 
 use super::Schema;
+use crate::cache::BlobStore;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ pub const FORMAT: u32 = 4;
 const KEEP: usize = 16;
 
 /// Identifies a schema state: a SHA-256 over everything that built it.
-pub type Key = [u8; 32];
+pub use crate::cache::Key;
 
 /// The key of the schema after every prefix of a history: `keys[k]` for the first `k` migrations.
 #[derive(Debug, Clone)]
@@ -73,21 +74,14 @@ impl Chain {
 
 /// The digest of one migration's part in the chain: length-prefixed parts, so that no two
 /// different lists of parts hash alike.
-pub fn digest(parts: &[&[u8]]) -> Key {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part);
-    }
-    Key::from(hasher.finalize())
-}
+pub use crate::cache::digest;
 
 /// Where snapshots live, or nowhere (`--no-cache`, and tests unless they ask). Cloning shares
 /// the in-memory copy of the last snapshot used, so `sluice check`, which replays the same base
 /// history for several purposes, reads it from disk once.
 #[derive(Debug, Clone, Default)]
 pub struct SchemaCache {
-    dir: Option<PathBuf>,
+    store: Option<BlobStore>,
     last: Arc<Mutex<Option<(Key, Schema)>>>,
 }
 
@@ -105,14 +99,13 @@ const MAGIC: &[u8] = b"sluice schema snapshot\n";
 impl SchemaCache {
     /// Snapshots under `dir` (created when first written).
     pub fn in_dir(dir: impl Into<PathBuf>) -> SchemaCache {
-        SchemaCache { dir: Some(dir.into()), last: Arc::default() }
+        SchemaCache { store: Some(BlobStore::new(dir, MAGIC, KEEP)), last: Arc::default() }
     }
 
     /// Under the user's cache directory (`--cache-dir`, `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`,
     /// `~/.cache/sluice`; `/var/tmp/sluice` as root), beside `sluice plan`'s fixtures.
     pub fn in_cache_dir(cache_dir: Option<&Path>) -> SchemaCache {
-        let base = cache_dir.map(Path::to_path_buf).unwrap_or_else(crate::plan::server::default_cache_dir);
-        SchemaCache::in_dir(base.join("schema"))
+        SchemaCache::in_dir(crate::cache::dir_under(cache_dir, "schema"))
     }
 
     /// No cache: every run replays the whole history.
@@ -121,17 +114,13 @@ impl SchemaCache {
     }
 
     pub fn is_enabled(&self) -> bool {
-        self.dir.is_some()
-    }
-
-    fn path(&self, key: &Key) -> Option<PathBuf> {
-        Some(self.dir.as_ref()?.join(format!("{}.bin", hex::encode(key))))
+        self.store.is_some()
     }
 
     /// The longest prefix of at most `upto` migrations (and at least one) whose schema is cached,
     /// with that schema.
     pub fn resume(&self, chain: &Chain, upto: usize) -> Option<(usize, Schema)> {
-        let dir = self.dir.as_ref()?;
+        let store = self.store.as_ref()?;
         let upto = upto.min(chain.len());
         if let Some((key, schema)) = self.last.lock().ok()?.as_ref() {
             if let Some(count) = (1..=upto).rev().find(|&k| chain.key(k) == key) {
@@ -139,39 +128,18 @@ impl SchemaCache {
             }
         }
         // One directory listing instead of a lookup per prefix: the cache holds a few files.
-        let stored: std::collections::HashSet<String> = std::fs::read_dir(dir)
-            .ok()?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter_map(|name| name.strip_suffix(".bin").map(str::to_string))
-            .collect();
+        let stored = store.stored();
         for count in (1..=upto).rev() {
             let key = chain.key(count);
             if !stored.contains(&hex::encode(key)) {
                 continue;
             }
-            if let Some(schema) = self.read(key) {
+            if let Some(schema) = store.load::<Schema>(key) {
                 self.remember(key, &schema);
                 return Some((count, schema));
             }
         }
         None
-    }
-
-    fn read(&self, key: &Key) -> Option<Schema> {
-        let path = self.path(key)?;
-        let bytes = std::fs::read(&path).ok()?;
-        let schema = decode(&bytes, key);
-        match &schema {
-            // Most recently used: eviction keeps it.
-            Some(_) => {
-                let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(now()));
-            }
-            // Unreadable (another format, a disk error): drop it so it is written afresh.
-            None => {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
-        schema
     }
 
     fn remember(&self, key: &Key, schema: &Schema) {
@@ -183,66 +151,10 @@ impl SchemaCache {
     /// Stores the schema after the first `count` migrations. Failing to write is not an error:
     /// the cache only saves time.
     pub fn store(&self, chain: &Chain, count: usize, schema: &Schema) -> bool {
-        let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(chain.key(count))) else { return false };
+        let Some(store) = self.store.as_ref() else { return false };
         self.remember(chain.key(count), schema);
-        if path.exists() {
-            return true;
-        }
-        let written = (|| -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let mut file = tempfile::NamedTempFile::new_in(dir)?;
-            std::io::Write::write_all(&mut file, &encode(chain.key(count), schema))?;
-            file.persist(&path).map_err(|e| e.error)?;
-            Ok(())
-        })();
-        if written.is_ok() {
-            evict(dir);
-        }
-        written.is_ok()
-    }
-}
-
-fn now() -> std::time::SystemTime {
-    std::time::SystemTime::now()
-}
-
-/// `MAGIC`, the key, then the schema in postcard.
-fn encode(key: &Key, schema: &Schema) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1 << 16);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(key);
-    postcard::to_extend(schema, out).expect("a schema serializes")
-}
-
-fn decode(bytes: &[u8], key: &Key) -> Option<Schema> {
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (stored, body) = rest.split_at_checked(key.len())?;
-    if stored != key {
-        return None;
-    }
-    postcard::from_bytes(body).ok()
-}
-
-/// Keeps the `KEEP` most recently used snapshots; also clears temporary files a crashed run left.
-fn evict(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(|e| {
-            let e = e.ok()?;
-            Some((e.metadata().ok()?.modified().ok()?, e.path()))
-        })
-        .collect();
-    let stale = now() - std::time::Duration::from_secs(3600);
-    files.retain(|(modified, path)| {
-        let temporary = path.extension().is_none_or(|e| e != "bin");
-        if temporary && *modified < stale {
-            let _ = std::fs::remove_file(path);
-        }
-        !temporary
-    });
-    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
-    for (_, path) in files.into_iter().skip(KEEP) {
-        let _ = std::fs::remove_file(path);
+        // A key names one schema: a snapshot already there is that schema.
+        store.contains(chain.key(count)) || store.save(chain.key(count), schema)
     }
 }
 
@@ -296,7 +208,7 @@ mod tests {
         let cache = SchemaCache::in_dir(dir.path());
         let chain = chain(&["CREATE TABLE a (x int);"]);
         assert!(cache.store(&chain, 1, &schema("CREATE TABLE a (x int);")));
-        let path = cache.path(chain.key(1)).unwrap();
+        let path = cache.store.as_ref().unwrap().path(chain.key(1));
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert!(SchemaCache::in_dir(dir.path()).resume(&chain, 1).is_none());

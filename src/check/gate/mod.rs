@@ -25,7 +25,7 @@ use super::Options;
 use crate::config::{self, Loaded};
 use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
-use crate::freeze::{self, calendar::Calendar, overrides::Overrides, FreezeOptions};
+use crate::freeze::{self, cache::CalendarCache, calendar::Calendar, overrides::Overrides, FreezeOptions};
 use crate::git::{self, Change, ChangeKind, Oid, Repo, Side};
 use crate::plan::scale::{self, ScaleSpec};
 use crate::policy::Policies;
@@ -61,6 +61,8 @@ pub(super) struct Gate<'r> {
     pub trusted: ConfigFile,
     /// The head's own configuration: what takes effect once the change is merged.
     pub proposed: ConfigFile,
+    /// Validated freeze calendars: the base and head often hold the same one.
+    calendar_cache: CalendarCache,
 }
 
 /// The policies a review applies, and the two sides they were made from.
@@ -86,7 +88,16 @@ impl<'r> Gate<'r> {
         ensure_named_dirs(repo, &head, &proposed)?;
         ensure_named_dirs(repo, &head, &trusted)?;
         let trusted_side = if options.trust_head_config { head } else { Side::Rev(base) };
-        Ok(Gate { repo, base, head, trusted_side, trust_head: options.trust_head_config, trusted, proposed })
+        Ok(Gate {
+            repo,
+            base,
+            head,
+            trusted_side,
+            trust_head: options.trust_head_config,
+            trusted,
+            proposed,
+            calendar_cache: options.calendar_cache.clone(),
+        })
     }
 
     /// The configuration the review applies.
@@ -243,7 +254,7 @@ impl<'r> Gate<'r> {
         let shown = PathBuf::from(self.shown(&options.calendar));
         let repo_root = self.repo.root().to_path_buf();
         let read = |file: &Path| self.read(side, &repo_root.join(file));
-        freeze::calendar::parse_with(&shown, &text, &read).map(Some)
+        self.calendar_cache.parse_with(&shown, &text, &read).map(Some)
     }
 
     /// The overrides of `options` as `side` has them, validated against `calendar`; they
