@@ -141,7 +141,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         cache: if args.no_cache {
             SchemaCache::disabled()
         } else {
-            SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
+            // `check` replays the base history for several purposes: it reads the snapshot once.
+            SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref()).remembering_last()
         },
         calendar_cache: if args.no_cache {
             CalendarCache::disabled()

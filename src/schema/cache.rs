@@ -76,13 +76,16 @@ impl Chain {
 /// different lists of parts hash alike.
 pub use crate::cache::digest;
 
-/// Where snapshots live, or nowhere (`--no-cache`, and tests unless they ask). Cloning shares
-/// the in-memory copy of the last snapshot used, so `sluice check`, which replays the same base
-/// history for several purposes, reads it from disk once.
+/// Where snapshots live, or nowhere (`--no-cache`, and tests unless they ask). With
+/// [`remembering_last`](Self::remembering_last), clones share the in-memory copy of the last
+/// snapshot used, so `sluice check`, which replays the same base history for several purposes,
+/// reads it from disk once.
 #[derive(Debug, Clone, Default)]
 pub struct SchemaCache {
     store: Option<BlobStore>,
-    last: Arc<Mutex<Option<(Key, Schema)>>>,
+    /// Kept only when asked ([`SchemaCache::remembering_last`]): a copy of a large schema costs
+    /// as much as reading it, and a single `lint` never reads it twice.
+    last: Option<Arc<Mutex<Option<(Key, Schema)>>>>,
 }
 
 /// What the cache did for one replay, for `--explain` and the tests.
@@ -99,7 +102,13 @@ const MAGIC: &[u8] = b"sluice schema snapshot\n";
 impl SchemaCache {
     /// Snapshots under `dir` (created when first written).
     pub fn in_dir(dir: impl Into<PathBuf>) -> SchemaCache {
-        SchemaCache { store: Some(BlobStore::new(dir, MAGIC, KEEP)), last: Arc::default() }
+        SchemaCache { store: Some(BlobStore::new(dir, MAGIC, KEEP)), last: None }
+    }
+
+    /// Keeps the last snapshot used in memory, shared by the clones of this cache, for a caller
+    /// that replays the same history several times (`sluice check`).
+    pub fn remembering_last(self) -> SchemaCache {
+        SchemaCache { last: Some(Arc::default()), ..self }
     }
 
     /// Under the user's cache directory (`--cache-dir`, `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`,
@@ -122,9 +131,11 @@ impl SchemaCache {
     pub fn resume(&self, chain: &Chain, upto: usize) -> Option<(usize, Schema)> {
         let store = self.store.as_ref()?;
         let upto = upto.min(chain.len());
-        if let Some((key, schema)) = self.last.lock().ok()?.as_ref() {
-            if let Some(count) = (1..=upto).rev().find(|&k| chain.key(k) == key) {
-                return Some((count, schema.clone()));
+        if let Some(last) = &self.last {
+            if let Some((key, schema)) = last.lock().ok()?.as_ref() {
+                if let Some(count) = (1..=upto).rev().find(|&k| chain.key(k) == key) {
+                    return Some((count, schema.clone()));
+                }
             }
         }
         // One directory listing instead of a lookup per prefix: the cache holds a few files.
@@ -143,7 +154,7 @@ impl SchemaCache {
     }
 
     fn remember(&self, key: &Key, schema: &Schema) {
-        if let Ok(mut last) = self.last.lock() {
+        if let Some(Ok(mut last)) = self.last.as_ref().map(|last| last.lock()) {
             *last = Some((*key, schema.clone()));
         }
     }

@@ -237,8 +237,10 @@ impl Tool for Goose {
 
     fn evidence(&self, tree: &dyn Tree) -> Result<Option<Evidence>> {
         for path in top_level(tree).filter(|p| is_sql(p) && version(file_name(p)).is_some()) {
-            let annotated =
-                tree.read(path)?.is_some_and(|t| t.lines().any(|l| matches!(annotation(l), Some(Ok(Annotation::Up)))));
+            // Every annotation contains `+goose`: one substring search rules out most files.
+            let annotated = tree.read(path)?.is_some_and(|t| {
+                t.contains("+goose") && t.lines().any(|l| matches!(annotation(l), Some(Ok(Annotation::Up))))
+            });
             if annotated {
                 return Ok(Some(Evidence {
                     strength: Strength::Marker,

@@ -43,6 +43,9 @@ pub fn normalize(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// The largest file [`DiskTree`] keeps once read.
+const KEPT_FILE_BYTES: usize = 256 * 1024;
+
 /// A migrations directory on disk.
 pub struct DiskTree {
     /// Absolute.
@@ -52,8 +55,9 @@ pub struct DiskTree {
     /// The directories searched for nearby files, nearest first.
     ancestors: Vec<PathBuf>,
     files: Vec<PathBuf>,
-    /// The text of each of `files` once read: detecting the tool reads the files its markers
-    /// could be in, then loading reads them again.
+    /// The text of each of `files` once read, when small: detecting the tool reads the files
+    /// its markers could be in, then loading reads them again. Large files are read again
+    /// rather than held twice.
     texts: Vec<std::sync::OnceLock<String>>,
     /// The directory findings' paths are relative to.
     display_root: PathBuf,
@@ -98,7 +102,7 @@ impl Tree for DiskTree {
         }
         // Errors are not kept: reading again says the same.
         let text = read_text(&path)?;
-        if let Some(at) = listed {
+        if let Some(at) = listed.filter(|_| text.len() <= KEPT_FILE_BYTES) {
             let _ = self.texts[at].set(text.clone());
         }
         Ok(Some(text))
