@@ -85,8 +85,11 @@ pub struct SchemaCache {
     store: Option<BlobStore>,
     /// Kept only when asked ([`SchemaCache::remembering_last`]): a copy of a large schema costs
     /// as much as reading it, and a single `lint` never reads it twice.
-    last: Option<Arc<Mutex<Option<(Key, Schema)>>>>,
+    last: Option<Arc<Mutex<Last>>>,
 }
+
+/// The last snapshot used and its key.
+type Last = Option<(Key, Schema)>;
 
 /// What the cache did for one replay, for `--explain` and the tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
