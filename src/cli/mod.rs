@@ -129,11 +129,12 @@ impl OutputArgs {
     pub fn emit(&self, report: &Report) -> Result<ExitCode, Error> {
         for (format, path) in &self.output {
             let options = RenderOptions { color: false, explain: self.explain, fail_on: self.fail_on };
-            std::fs::write(path, report::render(report, *format, &options)).map_err(|e| Error::write(path, e))?;
+            std::fs::File::create(path)
+                .and_then(|mut file| report::write(report, *format, &options, &mut file))
+                .map_err(|e| Error::write(path, e))?;
         }
         let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };
-        let text = report::render(report, self.format, &options);
-        print_stdout(&text)?;
+        write_stdout(|out| report::write(report, self.format, &options, out))?;
         Ok(if self.fail_on.fails(report) { ExitCode::from(1) } else { ExitCode::SUCCESS })
     }
 }
@@ -144,8 +145,13 @@ pub fn stdout_color() -> bool {
 
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.
 pub fn print_stdout(text: &str) -> Result<(), Error> {
+    write_stdout(|out| out.write_all(text.as_bytes()))
+}
+
+/// Runs `write` on stdout; a closed pipe is not an error.
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+    match write(&mut stdout).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Other(format!("cannot write output: {e}"))),
         _ => Ok(()),
     }

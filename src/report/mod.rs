@@ -45,6 +45,19 @@ pub fn render(report: &Report, format: Format, options: &RenderOptions) -> Strin
     }
 }
 
+/// [`render`] into `out`; JSON is written as it is serialized rather than built whole first.
+pub fn write(
+    report: &Report,
+    format: Format,
+    options: &RenderOptions,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => json::write(report, out),
+        _ => out.write_all(render(report, format, options).as_bytes()),
+    }
+}
+
 /// `--fail-on`: the lowest severity that fails the gate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum FailOn {

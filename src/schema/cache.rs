@@ -2,11 +2,12 @@
 //! request replays only what is new instead of the whole history.
 //!
 //! A snapshot is the [`Schema`] after the first `k` migrations, stored under a key that hashes
-//! everything that state depends on: Sluice's version and [`FORMAT`], what the replay depends on
-//! besides the migrations (the tool, its options, the schema dump), and for each of the `k`
-//! migrations its path and the exact text the tool sends. Changing, adding, removing or
-//! reordering any of them changes the key of every later prefix, so a snapshot is only ever
-//! used for the history that built it; and a cached run gives the verdict an uncached one gives.
+//! everything that state depends on: Sluice's build ([`crate::cache::build_id`]) and [`FORMAT`],
+//! what the replay depends on besides the migrations (the tool, its options, the schema dump),
+//! and for each of the `k` migrations its path and the exact text the tool sends. Changing,
+//! adding, removing or reordering any of them changes the key of every later prefix, so a
+//! snapshot is only ever used for the history that built it; and a cached run gives the verdict
+//! an uncached one gives.
 //!
 //! The cache is safe to delete at any time. Snapshots are kept in a [`BlobStore`]: written to a
 //! temporary file and renamed into place, so two runs at once never read a torn snapshot; one
@@ -42,7 +43,7 @@ impl Chain {
     /// digest per migration, in replay order (see [`digest`]).
     pub fn new(root: &[&[u8]], migrations: &[Key]) -> Chain {
         let mut hasher = Sha256::new();
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(crate::cache::build_id());
         hasher.update(FORMAT.to_le_bytes());
         for part in root {
             hasher.update((part.len() as u64).to_le_bytes());
