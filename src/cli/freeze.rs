@@ -1,7 +1,7 @@
 //! `sluice freeze status|list|next-open|lint|export`: the change-freeze calendar.
 
+use super::CacheArgs;
 use crate::error::{Error, Result};
-use crate::freeze::cache::CalendarCache;
 use crate::freeze::calendar::Calendar;
 use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
@@ -41,30 +41,6 @@ pub struct CommonArgs {
     pub tz: Option<String>,
     #[command(flatten)]
     pub cache: CacheArgs,
-}
-
-/// The calendar cache: a calendar (and the `.ics` files it imports) unchanged since an earlier
-/// run is not parsed and validated again.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct CacheArgs {
-    /// Parse and validate the calendar afresh; neither read nor write the calendar cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Where validated calendars (and cached schemas, `sluice plan`'s fixtures) live [default:
-    /// $SLUICE_CACHE_DIR, else $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root].
-    /// Safe to delete.
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl CacheArgs {
-    fn calendar_cache(&self) -> CalendarCache {
-        if self.no_cache {
-            CalendarCache::disabled()
-        } else {
-            CalendarCache::in_cache_dir(self.cache_dir.as_deref())
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]

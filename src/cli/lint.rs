@@ -1,6 +1,6 @@
 //! `sluice lint [PATHS...]`: lint migrations and query files on disk.
 
-use super::{OutputArgs, ProjectArgs};
+use super::{CacheArgs, OutputArgs, ProjectArgs};
 use crate::config::Loaded;
 use crate::error::Result;
 use crate::finding::Report;
@@ -8,7 +8,7 @@ use crate::lint::baseline::{self, Baseline};
 use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
 use crate::policy::identity;
-use crate::schema::cache::{SchemaCache, Use};
+use crate::schema::cache::Use;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,29 +36,6 @@ pub struct LintArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub cache: CacheArgs,
-}
-
-/// The schema cache: snapshots of the replayed history, so linting the newest migration replays
-/// only what changed.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct CacheArgs {
-    /// Replay the whole history; neither read nor write the schema cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Where cached schemas (and `sluice plan`'s fixtures) live [default: $SLUICE_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root]. Safe to delete.
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl CacheArgs {
-    pub fn schema_cache(&self) -> SchemaCache {
-        if self.no_cache {
-            SchemaCache::disabled()
-        } else {
-            SchemaCache::in_cache_dir(self.cache_dir.as_deref())
-        }
-    }
 }
 
 /// For `--explain`: how much of the history the cache saved replaying.

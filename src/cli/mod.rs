@@ -14,7 +14,9 @@ mod stats;
 use crate::config;
 use crate::error::Error;
 use crate::finding::Report;
+use crate::freeze::cache::CalendarCache;
 use crate::report::{self, FailOn, Format, RenderOptions};
+use crate::schema::cache::SchemaCache;
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -121,6 +123,39 @@ fn parse_output(value: &str) -> Result<(Format, PathBuf), String> {
         return Err("expected FORMAT=FILE with a file name".into());
     }
     Ok((format, PathBuf::from(file)))
+}
+
+/// Sluice's cache: snapshots of the replayed schema (so linting the newest migration replays only
+/// what changed) and validated freeze calendars (so an unchanged calendar is not parsed again).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CacheArgs {
+    /// Work from scratch: neither read nor write the cache (schema snapshots, validated freeze
+    /// calendars).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where cached schemas, validated calendars and `sluice plan`'s fixtures live [default:
+    /// $SLUICE_CACHE_DIR, else $XDG_CACHE_HOME/sluice or ~/.cache/sluice; /var/tmp/sluice as root].
+    /// Safe to delete.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    pub fn schema_cache(&self) -> SchemaCache {
+        if self.no_cache {
+            SchemaCache::disabled()
+        } else {
+            SchemaCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
+
+    pub fn calendar_cache(&self) -> CalendarCache {
+        if self.no_cache {
+            CalendarCache::disabled()
+        } else {
+            CalendarCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
 }
 
 impl OutputArgs {
