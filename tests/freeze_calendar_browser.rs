@@ -53,7 +53,9 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn sluice(dir: &Path, args: &[&str]) -> String {
-    let out = Command::cargo_bin("sluice").unwrap().current_dir(dir).args(args).output().unwrap();
+    // The calendar cache lives in the test's directory, not the machine's shared one.
+    let mut command = Command::cargo_bin("sluice").unwrap();
+    let out = command.current_dir(dir).env("SLUICE_CACHE_DIR", dir.join(".cache")).args(args).output().unwrap();
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

@@ -68,7 +68,9 @@ fn repo(calendar: &str, overrides: Option<&str>) -> tempfile::TempDir {
 }
 
 fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("sluice").unwrap().current_dir(dir).args(args).output().unwrap();
+    // The calendar cache lives in the test's directory, not the machine's shared one.
+    let mut command = Command::cargo_bin("sluice").unwrap();
+    let out = command.current_dir(dir).env("SLUICE_CACHE_DIR", dir.join(".cache")).args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

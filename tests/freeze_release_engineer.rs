@@ -45,7 +45,9 @@ fn repo(calendar: &str) -> tempfile::TempDir {
 
 fn sluice_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::cargo_bin("sluice").unwrap();
-    cmd.current_dir(dir).args(args).env_remove("COLUMNS").timeout(Duration::from_secs(60));
+    // The calendar cache lives in the test's directory, not the machine's shared one.
+    cmd.current_dir(dir).args(args).env_remove("COLUMNS").env("SLUICE_CACHE_DIR", dir.join(".cache"));
+    cmd.timeout(Duration::from_secs(60));
     for (k, v) in env {
         cmd.env(k, v);
     }
