@@ -64,29 +64,31 @@ impl Snippet {
     }
 }
 
+/// Fields in alphabetical order: the JSON report's keys have always come out sorted, and the
+/// derived serialization keeps that order without building a JSON tree per finding.
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
-    /// Kebab-case rule id, as listed by `sluice rules`.
-    pub rule: String,
-    pub severity: Severity,
-    /// Path relative to the repository root (or the working directory outside one), with `/`.
-    pub file: String,
-    /// 1-based.
-    pub line: usize,
     /// 1-based, in characters.
     pub column: usize,
-    pub end_line: usize,
     pub end_column: usize,
-    pub message: String,
-    /// Usually a rule's fix text, shared rather than copied into every finding.
-    pub help: Cow<'static, str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub facts: Vec<Fact>,
-    #[serde(skip)]
-    pub snippet: Option<Snippet>,
+    pub end_line: usize,
     /// Structured evidence for machine consumers (two plans, a freeze window…).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<Fact>,
+    /// Path relative to the repository root (or the working directory outside one), with `/`.
+    pub file: String,
+    /// Usually a rule's fix text, shared rather than copied into every finding.
+    pub help: Cow<'static, str>,
+    /// 1-based.
+    pub line: usize,
+    pub message: String,
+    /// Kebab-case rule id, as listed by `sluice rules`.
+    pub rule: String,
+    pub severity: Severity,
+    #[serde(skip)]
+    pub snippet: Option<Snippet>,
 }
 
 impl Finding {
