@@ -117,7 +117,7 @@ fn touched_tables(
     let base = sources.migrations.len();
     let mut schema = lint::schema_after(sources, settings, base);
     for (offset, source) in added.iter().enumerate() {
-        let file = source.parse(false).up;
+        let file = source.parse().up;
         for statement in &file.parsed.statements {
             for table in touched(&statement.ddl, &schema) {
                 out.entry(table).or_default().insert(file.display.clone());

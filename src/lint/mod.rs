@@ -10,12 +10,11 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
-use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, RunnerTransaction, SourceFile};
+use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction, SourceFile};
 use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
-use crate::sql::ddl::Ddl;
 use crate::sql::parse::{self, Statement};
 use crate::sql::plpgsql::Block;
 use rayon::prelude::*;
@@ -45,14 +44,11 @@ pub struct MigrationSource {
 /// million trees at once.
 const SYNTAX_TREES_KEPT: usize = 512;
 
-/// A migration parsed: its up file as the tool sends it, what its rollback does, and the
-/// transaction of each statement.
+/// A migration parsed: its up file as the tool sends it, and the transaction of each statement
+/// (its rollback is parsed only if a rule asks: see `rules::Rollback`).
 #[derive(Debug)]
 pub struct ParsedMigration {
     pub up: SourceFile,
-    /// The rollback's statements as their typed view (all the rules need of it; its syntax trees
-    /// and text are let go at once). Parsed only for migrations that are checked.
-    pub down: Option<Vec<Ddl>>,
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
 }
@@ -80,16 +76,10 @@ impl MigrationSource {
         source
     }
 
-    /// Parses the migration; its rollback too when `with_rollback` (only checked migrations
-    /// need it: a replayed one only builds the schema).
-    pub fn parse(&self, with_rollback: bool) -> ParsedMigration {
+    pub fn parse(&self) -> ParsedMigration {
         let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, SYNTAX_TREES_KEPT);
         let transactions = script::transactions(&up, &self.script);
-        let down = self
-            .rollback()
-            .filter(|_| with_rollback)
-            .map(|down| down.parsed.statements.into_iter().map(|statement| statement.ddl).collect());
-        ParsedMigration { up, down, transactions }
+        ParsedMigration { up, transactions }
     }
 
     /// The rollback parsed as a file of its own (`sluice lint --down`).
@@ -340,8 +330,7 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
 
     let mut findings: Vec<Finding> = Vec::new();
     let mut coverage = Coverage::default();
-    let checked = |source: &MigrationSource| selected(&source.display);
-    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), &checked, |index, parsed| {
+    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
         if index == first_checked {
             store(index, &schema);
         }
@@ -390,7 +379,7 @@ fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range
     let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
     let layout_has_down = migrations.iter().any(|m| m.down.is_some());
     let mut coverage = Coverage::default();
-    parse_in_order(migrations, range, &|_| false, |index, parsed| {
+    parse_in_order(migrations, range, |index, parsed| {
         let source = &migrations[index];
         MigrationReplay { index, source, layout_has_down, check: false, facts: &facts }.run(
             parsed,
@@ -428,17 +417,11 @@ const CHUNK_FILES: usize = 64;
 
 /// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
 /// `replay` in order, while the next chunk is being parsed: the replay, which must go in order,
-/// overlaps with the parsing, which need not. The rollbacks of the migrations `checked` accepts
-/// are parsed too.
-fn parse_in_order(
-    migrations: &[MigrationSource],
-    range: Range<usize>,
-    checked: &(dyn Fn(&MigrationSource) -> bool + Sync),
-    mut replay: impl FnMut(usize, ParsedMigration),
-) {
+/// overlaps with the parsing, which need not.
+fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
     let chunks = chunks(&migrations[..range.end], range.start);
     let parse = |range: Range<usize>| -> Vec<ParsedMigration> {
-        migrations[range].par_iter().map(|source| source.parse(checked(source))).collect()
+        migrations[range].par_iter().map(MigrationSource::parse).collect()
     };
     let mut deliver = |start: usize, parsed: Vec<ParsedMigration>| {
         for (offset, migration) in parsed.into_iter().enumerate() {
@@ -505,7 +488,7 @@ impl MigrationReplay<'_> {
             index: self.index,
             migration: Some(self.source.migration.clone()),
             layout_has_down: self.layout_has_down,
-            down: parsed.down.take(),
+            down: Rollback::new(self.source.down.clone()),
             ..MigrationState::default()
         };
         let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
@@ -575,7 +558,7 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
         ..MigrationState::default()
     };
     // The tool runs the rollback the way it runs the migration.
-    state.enter_runner_transaction(source.parse(false).transactions.first().cloned().flatten());
+    state.enter_runner_transaction(source.parse().transactions.first().cloned().flatten());
     let mut replay = Replay { facts: &facts, check: true, findings: Vec::new() };
     for statement in &file.parsed.statements {
         replay.statement(file, statement, &mut schema, &mut state, &mut coverage);

@@ -166,7 +166,7 @@ impl Rule for ConstraintWithoutRollback {
             if !cx.is_existing_table(&addition.table) || recreated(cx, &addition) {
                 continue;
             }
-            let message = match &state.down {
+            let message = match state.down.statements() {
                 None => format!(
                     "{} on {} has no rollback: this migration has no down migration",
                     addition.what, addition.table

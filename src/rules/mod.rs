@@ -59,7 +59,7 @@ mod unbatched_backfill;
 pub(crate) mod testing;
 
 pub use context::{
-    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, RunnerTransaction, SourceFile, TableSize,
+    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, Rollback, RunnerTransaction, SourceFile, TableSize,
 };
 pub use meta::{Category, RuleMeta};
 
