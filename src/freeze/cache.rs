@@ -5,8 +5,9 @@
 //! The key hashes the build of Sluice (its version and executable), [`FORMAT`], the calendar's
 //! path as given (events and findings name it) and its bytes. Which files it imports is only known
 //! after parsing, so the entry stores each imported file's path and SHA-256; a hit re-reads and
-//! re-hashes them, and any difference (edited, removed, unreadable) is a miss. A miss parses as if there were no cache, so a cached
-//! run prints exactly what an uncached one prints, errors included (errors are never stored).
+//! re-hashes them, and any difference (edited, removed, unreadable) is a miss. A miss parses as
+//! if there were no cache, so a cached run prints exactly what an uncached one prints, errors
+//! included (errors are never stored).
 //!
 //! Entries live in a [`BlobStore`] (`<cache dir>/freeze`), safe to delete at any time; a cache
 //! that cannot be written only makes runs slower.
