@@ -75,15 +75,12 @@ impl Tool for Dbmate {
     }
 
     fn evidence(&self, tree: &dyn Tree) -> Result<Option<Evidence>> {
-        for path in top_level(tree).filter(|p| is_sql(p) && split_version(file_name(p)).is_some()) {
-            if tree.read(path)?.is_some_and(|t| is_dbmate_file(&t)) {
-                return Ok(Some(Evidence {
-                    strength: Strength::Marker,
-                    reason: format!("{} has a `-- migrate:up` section", tree.display(path)),
-                }));
-            }
-        }
-        Ok(None)
+        let candidates: Vec<&PathBuf> =
+            top_level(tree).filter(|p| is_sql(p) && split_version(file_name(p)).is_some()).collect();
+        Ok(first_marked(tree, &candidates, is_dbmate_file)?.map(|path| Evidence {
+            strength: Strength::Marker,
+            reason: format!("{} has a `-- migrate:up` section", tree.display(path)),
+        }))
     }
 
     fn order(&self, tree: &dyn Tree) -> Result<Ordered> {

@@ -236,17 +236,17 @@ impl Tool for Goose {
     }
 
     fn evidence(&self, tree: &dyn Tree) -> Result<Option<Evidence>> {
-        for path in top_level(tree).filter(|p| is_sql(p) && version(file_name(p)).is_some()) {
-            // Every annotation contains `+goose`: one substring search rules out most files.
-            let annotated = tree.read(path)?.is_some_and(|t| {
-                t.contains("+goose") && t.lines().any(|l| matches!(annotation(l), Some(Ok(Annotation::Up))))
-            });
-            if annotated {
-                return Ok(Some(Evidence {
-                    strength: Strength::Marker,
-                    reason: format!("{} has a `-- +goose Up` annotation", tree.display(path)),
-                }));
-            }
+        let candidates: Vec<&PathBuf> =
+            top_level(tree).filter(|p| is_sql(p) && version(file_name(p)).is_some()).collect();
+        // Every annotation contains `+goose`: one substring search rules out most files.
+        let annotated = |text: &str| {
+            text.contains("+goose") && text.lines().any(|l| matches!(annotation(l), Some(Ok(Annotation::Up))))
+        };
+        if let Some(path) = first_marked(tree, &candidates, annotated)? {
+            return Ok(Some(Evidence {
+                strength: Strength::Marker,
+                reason: format!("{} has a `-- +goose Up` annotation", tree.display(path)),
+            }));
         }
         if top_level(tree).any(|p| version(file_name(p)).is_some()) {
             if let Some(manifest) = manifest_naming(tree, &["go.mod"], "github.com/pressly/goose")? {

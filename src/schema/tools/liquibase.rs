@@ -391,15 +391,11 @@ impl Tool for Liquibase {
                 reason: format!("{} configures Liquibase", crate::git::slash(&dir.join("liquibase.properties"))),
             }));
         }
-        for path in tree.files().iter().filter(|p| is_sql(p)) {
-            if tree.read(path)?.is_some_and(|t| is_formatted(&t)) {
-                return Ok(Some(Evidence {
-                    strength: Strength::Marker,
-                    reason: format!("{} starts with `--liquibase formatted sql`", tree.display(path)),
-                }));
-            }
-        }
-        Ok(None)
+        let sql: Vec<&PathBuf> = tree.files().iter().filter(|p| is_sql(p)).collect();
+        Ok(first_marked(tree, &sql, is_formatted)?.map(|path| Evidence {
+            strength: Strength::Marker,
+            reason: format!("{} starts with `--liquibase formatted sql`", tree.display(path)),
+        }))
     }
 
     fn order(&self, tree: &dyn Tree) -> Result<Ordered> {

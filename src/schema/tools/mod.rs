@@ -231,6 +231,22 @@ pub(crate) fn top_level(tree: &dyn Tree) -> impl Iterator<Item = &PathBuf> {
     tree.files().iter().filter(|p| p.components().count() == 1)
 }
 
+/// The first of `paths` (in their order) whose text is `marked`, the files read on every core:
+/// detecting a tool by a marker in its files reads a whole history when no file has one. A read
+/// error before the first marked file is returned, as a read in order would.
+pub(crate) fn first_marked<'a>(
+    tree: &dyn Tree,
+    paths: &[&'a PathBuf],
+    marked: impl Fn(&str) -> bool + Sync,
+) -> Result<Option<&'a PathBuf>> {
+    use rayon::prelude::*;
+    let first = paths
+        .par_iter()
+        .map(|&path| Ok((path, tree.read(path)?.is_some_and(|text| marked(&text)))))
+        .find_first(|read: &Result<(&PathBuf, bool)>| !matches!(read, Ok((_, false))));
+    first.transpose().map(|found| found.map(|(path, _)| path))
+}
+
 /// `0012_add_users` → (`0012`, `add_users`): the leading digits and the rest after `_`.
 pub(crate) fn split_version(stem: &str) -> Option<(&str, &str)> {
     let digits = stem.bytes().take_while(u8::is_ascii_digit).count();

@@ -37,13 +37,11 @@ impl Tool for Sqlx {
         if fitting.is_empty() {
             return Ok(None);
         }
-        for path in &fitting {
-            if tree.read(path)?.is_some_and(|t| t.starts_with("-- no-transaction")) {
-                return Ok(Some(Evidence {
-                    strength: Strength::Marker,
-                    reason: format!("{} starts with sqlx's `-- no-transaction`", tree.display(path)),
-                }));
-            }
+        if let Some(path) = first_marked(tree, &fitting, |text| text.starts_with("-- no-transaction"))? {
+            return Ok(Some(Evidence {
+                strength: Strength::Marker,
+                reason: format!("{} starts with sqlx's `-- no-transaction`", tree.display(path)),
+            }));
         }
         if let Some(manifest) = manifest_naming(tree, &["Cargo.toml"], "sqlx")? {
             return Ok(Some(Evidence { strength: Strength::Manifest, reason: format!("{manifest} depends on sqlx") }));
