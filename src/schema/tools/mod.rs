@@ -424,3 +424,22 @@ pub(crate) mod testing {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::testing::MemTree;
+    use super::*;
+
+    #[test]
+    fn the_first_marked_file_in_order_is_found_among_many_read_in_parallel() {
+        let files: Vec<(String, &str)> = (0..500)
+            .map(|i| (format!("{i:04}_m.sql"), if i == 137 || i == 400 { "-- mark\nSELECT 1;" } else { "SELECT 1;" }))
+            .collect();
+        let files: Vec<(&str, &str)> = files.iter().map(|(path, text)| (path.as_str(), *text)).collect();
+        let tree = MemTree::new(&files);
+        let paths: Vec<&PathBuf> = tree.files().iter().collect();
+        let marked = first_marked(&tree, &paths, |text| text.starts_with("-- mark")).unwrap();
+        assert_eq!(marked, Some(&PathBuf::from("0137_m.sql")));
+        assert_eq!(first_marked(&tree, &paths, |text| text.contains("DROP")).unwrap(), None);
+    }
+}
