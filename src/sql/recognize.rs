@@ -421,8 +421,10 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
     Some(Ddl::AlterTable { table, if_exists, actions })
 }
 
-fn drop_index(c: &mut Cursor) -> Option<Ddl> {
-    let concurrently = c.eat(&["CONCURRENTLY"]);
+/// `DROP INDEX` / `DROP STATISTICS` after those words: `[CONCURRENTLY]` (indexes only)
+/// `[IF EXISTS] name [, …] [CASCADE | RESTRICT]`.
+fn drop_named(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
+    let concurrently = kind == ObjectKind::Index && c.eat(&["CONCURRENTLY"]);
     let if_exists = c.eat(&["IF", "EXISTS"]);
     let mut names = vec![c.name()?];
     while c.eat_token(&Token::Comma) {
@@ -430,18 +432,7 @@ fn drop_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let cascade = c.eat(&["CASCADE"]);
     c.eat(&["RESTRICT"]);
-    Some(Ddl::Drop { kind: ObjectKind::Index, names, if_exists, concurrently, cascade })
-}
-
-fn drop_statistics(c: &mut Cursor) -> Option<Ddl> {
-    let if_exists = c.eat(&["IF", "EXISTS"]);
-    let mut names = vec![c.name()?];
-    while c.eat_token(&Token::Comma) {
-        names.push(c.name()?);
-    }
-    let cascade = c.eat(&["CASCADE"]);
-    c.eat(&["RESTRICT"]);
-    Some(Ddl::Drop { kind: ObjectKind::Statistics, names, if_exists, concurrently: false, cascade })
+    Some(Ddl::Drop { kind, names, if_exists, concurrently, cascade })
 }
 
 fn rename(c: &mut Cursor, kind: ObjectKind) -> Option<Ddl> {
@@ -767,9 +758,9 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
     } else if c.eat(&["ALTER", "TABLE"]) {
         alter_table(&mut c)
     } else if c.eat(&["DROP", "INDEX"]) {
-        drop_index(&mut c)
+        drop_named(&mut c, ObjectKind::Index)
     } else if c.eat(&["DROP", "STATISTICS"]) {
-        drop_statistics(&mut c)
+        drop_named(&mut c, ObjectKind::Statistics)
     } else if c.eat(&["ALTER", "INDEX"]) {
         alter_index(&mut c)
     } else if c.eat(&["ALTER", "SEQUENCE"]) {
