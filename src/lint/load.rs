@@ -70,7 +70,7 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
                 display,
                 text: loaded.text.into(),
                 script: loaded.script,
-                down: loaded.down,
+                down: loaded.down.map(|(display, text)| (display, text.into())),
                 findings,
             }
         })

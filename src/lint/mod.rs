@@ -34,7 +34,7 @@ pub struct MigrationSource {
     /// What the tool sends of it, and how (see `schema::tools::script`).
     pub script: Script,
     /// The rollback: a down file's (display path, text), or the file's own down section.
-    pub down: Option<(String, String)>,
+    pub down: Option<(String, Arc<str>)>,
     /// What the tool would refuse or break in this file (`runner-rejects-migration`).
     pub findings: Vec<Finding>,
 }
@@ -72,7 +72,7 @@ impl MigrationSource {
     /// replayed: the engine keeps text, not syntax trees).
     pub fn whole_file(migration: Migration, up: SourceFile, down: Option<SourceFile>, in_transaction: bool) -> Self {
         let mut source = MigrationSource::whole_text(migration, up.display, &up.parsed.text, in_transaction);
-        source.down = down.map(|down| (down.display, down.parsed.text.to_string()));
+        source.down = down.map(|down| (down.display, down.parsed.text));
         source
     }
 
@@ -84,7 +84,7 @@ impl MigrationSource {
 
     /// The rollback parsed as a file of its own (`sluice lint --down`).
     pub fn rollback(&self) -> Option<SourceFile> {
-        self.down.as_ref().map(|(display, text)| SourceFile::parse(display.clone(), text.clone()))
+        self.down.as_ref().map(|(display, text)| SourceFile::parse_shared(display.clone(), Arc::clone(text)))
     }
 
     /// What identifies this migration's part in the schema it builds: its path and the exact
@@ -263,7 +263,7 @@ impl Replay<'_> {
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
         let statement = effective.as_ref().unwrap_or(statement);
         let mut found = Vec::new();
-        let cx = Context { file, statement, schema, role: Role::Migration(state), facts: self.facts };
+        let cx = Context::new(file, statement, schema, Role::Migration(state), self.facts);
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }
@@ -488,7 +488,7 @@ impl MigrationReplay<'_> {
             index: self.index,
             migration: Some(self.source.migration.clone()),
             layout_has_down: self.layout_has_down,
-            down: Rollback::new(self.source.down.clone()),
+            down: Rollback::new(self.source.down.as_ref().map(|(_, text)| Arc::clone(text))),
             ..MigrationState::default()
         };
         let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
@@ -528,7 +528,7 @@ fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selecte
         .flat_map_iter(|file| {
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
-                check_statement(&Context { file, statement, schema, role: Role::Query, facts }, &mut out);
+                check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
             }
             let mut out = suppress::apply(file, out);
             out.extend(unread_text::findings(file));

@@ -68,8 +68,9 @@ impl Addition {
     }
 }
 
-fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
-    match ddl {
+fn additions(cx: &Context) -> Vec<Addition> {
+    let schema = cx.schema;
+    match &cx.statement.ddl {
         // `IF NOT EXISTS` on an index that exists adds nothing.
         Ddl::CreateIndex(i) if i.if_not_exists && i.name.as_ref().is_some_and(|n| schema.indexes.contains_key(n)) => {
             Vec::new()
@@ -107,7 +108,7 @@ fn additions(ddl: &Ddl, schema: &crate::schema::Schema) -> Vec<Addition> {
                         ConstraintKind::Check { expression } => vec![expression.clone()],
                         _ => Vec::new(),
                     },
-                    what: format!("constraint {}", schema.added_constraint_name(table, actions, c)),
+                    what: format!("constraint {}", cx.added_constraint_name(table, c)),
                 }),
                 _ => None,
             })
@@ -162,11 +163,11 @@ impl Rule for ConstraintWithoutRollback {
         if !state.layout_has_down {
             return;
         }
-        for addition in additions(&cx.statement.ddl, cx.schema) {
+        for addition in additions(cx) {
             if !cx.is_existing_table(&addition.table) || recreated(cx, &addition) {
                 continue;
             }
-            let message = match state.down.statements() {
+            let message = match state.down.drops() {
                 None => format!(
                     "{} on {} has no rollback: this migration has no down migration",
                     addition.what, addition.table
@@ -221,6 +222,18 @@ mod tests {
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT t_a_other;")), 1);
         assert_eq!(count(fk, Some("ALTER TABLE t DROP CONSTRAINT IF EXISTS t_a_fk;")), 0);
         assert_eq!(count(fk, Some("DROP TABLE t;")), 0);
+    }
+
+    #[test]
+    fn only_the_drops_of_a_long_rollback_matter() {
+        let index = "CREATE INDEX CONCURRENTLY t_a ON t (a);";
+        let recreating = "CREATE OR REPLACE VIEW v AS SELECT a FROM t;\n\
+                          CREATE FUNCTION f() RETURNS int AS $$ BEGIN DROP INDEX t_a; RETURN 1; END $$ LANGUAGE plpgsql;";
+        assert_eq!(count(index, Some(recreating)), 1, "a DROP inside a function body undoes nothing");
+        let dropping = format!("{recreating}\n-- undo\ndrop index concurrently t_a;");
+        assert_eq!(count(index, Some(&dropping)), 0);
+        let altering = format!("{recreating}\nAlter Table t Drop Column a;");
+        assert_eq!(count(index, Some(&altering)), 0);
     }
 
     #[test]

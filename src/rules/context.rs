@@ -11,7 +11,7 @@ use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A parsed file and the path findings name.
 #[derive(Debug)]
@@ -43,29 +43,35 @@ pub struct Facts<'a> {
     pub under_review: bool,
 }
 
-/// A migration's rollback, parsed the first time a rule asks what it does: most migrations add
+/// A migration's rollback, parsed the first time a rule asks what it drops: most migrations add
 /// nothing a rollback must undo, and parsing every down file cost a tenth of linting a history
 /// that has them.
 #[derive(Debug, Clone, Default)]
 pub struct Rollback {
-    /// The down file's display path and text; `None`: the migration has no rollback.
-    source: Option<(String, String)>,
-    statements: std::sync::OnceLock<Vec<Ddl>>,
+    /// The down file's text; `None`: the migration has no rollback.
+    text: Option<Arc<str>>,
+    drops: OnceLock<Vec<Ddl>>,
 }
 
 impl Rollback {
-    pub fn new(source: Option<(String, String)>) -> Rollback {
-        Rollback { source, statements: std::sync::OnceLock::new() }
+    pub fn new(text: Option<Arc<str>>) -> Rollback {
+        Rollback { text, drops: OnceLock::new() }
     }
 
-    /// The rollback's statements as their typed view, or `None` when there is no rollback.
-    pub fn statements(&self) -> Option<&[Ddl]> {
-        let (display, text) = self.source.as_ref()?;
-        let statements = self.statements.get_or_init(|| {
-            let file = SourceFile::parse(display.clone(), text.clone());
-            file.parsed.statements.into_iter().map(|statement| statement.ddl).collect()
+    /// The rollback's `DROP …` and `ALTER …` statements as their typed view (what can undo an
+    /// addition), or `None` when there is no rollback. Only those are tokenized and parsed:
+    /// down files are mostly views and functions re-created as they were.
+    pub fn drops(&self) -> Option<&[Ddl]> {
+        let text = self.text.as_ref()?;
+        let drops = self.drops.get_or_init(|| {
+            let split = crate::sql::split::split_where(text, |statement| {
+                let first = statement.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+                first.eq_ignore_ascii_case("drop") || first.eq_ignore_ascii_case("alter")
+            });
+            let parsed = crate::sql::parse::parse_split(Arc::clone(text), split);
+            parsed.statements.into_iter().map(|statement| statement.ddl).collect()
         });
-        Some(statements)
+        Some(drops)
     }
 }
 
@@ -435,6 +441,12 @@ pub struct Context<'a> {
     pub schema: &'a Schema,
     pub role: Role<'a>,
     pub facts: &'a Facts<'a>,
+    /// The schema after the statement's own drops (see `Schema::before_additions`), built on
+    /// first use: it is a copy of the whole schema, which every rule naming an added constraint
+    /// would otherwise make again.
+    before_additions: OnceLock<Option<Schema>>,
+    unique_additions: OnceLock<Vec<UniqueAddition>>,
+    declared_columns: OnceLock<Vec<DeclaredColumn>>,
 }
 
 /// A table's size class per `policies/tables.toml`.
@@ -494,6 +506,25 @@ impl UniqueAddition {
 }
 
 impl<'a> Context<'a> {
+    pub fn new(
+        file: &'a SourceFile,
+        statement: &'a Statement,
+        schema: &'a Schema,
+        role: Role<'a>,
+        facts: &'a Facts<'a>,
+    ) -> Self {
+        Context {
+            file,
+            statement,
+            schema,
+            role,
+            facts,
+            before_additions: OnceLock::new(),
+            unique_additions: OnceLock::new(),
+            declared_columns: OnceLock::new(),
+        }
+    }
+
     pub fn migration(&self) -> Option<&'a MigrationState> {
         match self.role {
             Role::Migration(state) => Some(state),
@@ -606,8 +637,8 @@ impl<'a> Context<'a> {
     /// or on the whole statement when the name cannot be found in the text.
     pub fn column_finding(&self, meta: &RuleMeta, column: &DeclaredColumn, message: impl Into<String>) -> Finding {
         let finding = self.finding(meta, message);
-        let text = self.statement_text();
-        let lower = text.to_lowercase();
+        // ASCII case folding keeps byte offsets, and is what PostgreSQL does to unquoted names.
+        let lower = self.statement_text().to_ascii_lowercase();
         let is_word = |at: usize, len: usize| {
             let before = lower[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
             let after = lower[at + len..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
@@ -616,20 +647,28 @@ impl<'a> Context<'a> {
         let find_word = |word: &str, from: usize| {
             lower[from..].match_indices(word).map(|(i, _)| from + i).find(|&at| is_word(at, word.len()))
         };
-        let table = column.table.rsplit('.').next().unwrap_or(&column.table).to_lowercase();
+        let table = column.table.rsplit('.').next().unwrap_or(&column.table).to_ascii_lowercase();
         let after_table = find_word(&table, 0).map(|at| at + table.len()).unwrap_or(0);
-        let Some(at) = find_word(&column.name.to_lowercase(), after_table) else { return finding };
-        let absolute = self.statement.span.start + at;
-        let file = &self.file.parsed.text;
-        let line_start = file[..absolute].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let line = file[..absolute].matches('\n').count() + 1;
-        let column_number = file[line_start..absolute].chars().count() + 1;
+        let Some(at) = find_word(&column.name.to_ascii_lowercase(), after_table) else { return finding };
+        // Counted from the statement's start, not the file's: a file of many findings would
+        // otherwise be read from its start for each.
+        let before = &lower[..at];
+        let line = self.statement.span.line + before.matches('\n').count();
+        let column_number = match before.rfind('\n') {
+            Some(newline) => before[newline + 1..].chars().count() + 1,
+            None => self.statement.span.column + before.chars().count(),
+        };
         let end = column_number + column.name.chars().count();
         finding.at(line, column_number, line, end)
     }
 
-    /// The columns this statement declares or retypes, for the type-advice rules.
-    pub fn declared_columns(&self) -> Vec<DeclaredColumn> {
+    /// The columns this statement declares or retypes, for the type-advice rules (worked out
+    /// once: four rules ask).
+    pub fn declared_columns(&self) -> &[DeclaredColumn] {
+        self.declared_columns.get_or_init(|| self.find_declared_columns())
+    }
+
+    fn find_declared_columns(&self) -> Vec<DeclaredColumn> {
         let pk_columns = |constraints: &[crate::sql::ddl::Constraint]| -> Vec<Name> {
             constraints
                 .iter()
@@ -699,14 +738,26 @@ impl<'a> Context<'a> {
     /// The name PostgreSQL gives a constraint this statement adds to `table` (after the
     /// statement's own drops, which PostgreSQL runs first).
     pub fn added_constraint_name(&self, table: &str, constraint: &crate::sql::ddl::Constraint) -> Name {
-        match &self.statement.ddl {
-            Ddl::AlterTable { actions, .. } => self.schema.added_constraint_name(table, actions, constraint),
-            _ => self.schema.constraint_name(table, constraint, &[]),
+        if let Some(name) = &constraint.name {
+            return name.clone();
         }
+        let schema = match &self.statement.ddl {
+            Ddl::AlterTable { table: altered, actions, .. } => self
+                .before_additions
+                .get_or_init(|| self.schema.before_additions(altered, actions))
+                .as_ref()
+                .unwrap_or(self.schema),
+            _ => self.schema,
+        };
+        schema.constraint_name(table, constraint, &[])
     }
 
-    /// The uniqueness this statement adds, if any.
-    pub fn unique_additions(&self) -> Vec<UniqueAddition> {
+    /// The uniqueness this statement adds, if any (worked out once: three rules ask).
+    pub fn unique_additions(&self) -> &[UniqueAddition] {
+        self.unique_additions.get_or_init(|| self.find_unique_additions())
+    }
+
+    fn find_unique_additions(&self) -> Vec<UniqueAddition> {
         let columns = |cols: &[Name]| cols.iter().cloned().map(IndexKey::Column).collect::<Vec<_>>();
         let from_constraint =
             |table: &Name, c: &crate::sql::ddl::Constraint, with_new_table: bool| -> Option<UniqueAddition> {

@@ -55,7 +55,7 @@ impl Rule for DomainIdentityUnique {
             };
             let columns = addition.columns();
             let contains_identity = policy.identity.iter().any(|key| key.iter().all(|c| columns.contains(&c.as_str())));
-            if contains_identity || addition.keys.is_empty() || is_surrogate(cx, &addition, &policy.surrogate) {
+            if contains_identity || addition.keys.is_empty() || is_surrogate(cx, addition, &policy.surrogate) {
                 continue;
             }
             let keys = policy.identity.iter().map(|k| format!("({})", k.join(", "))).collect::<Vec<_>>().join(" or ");

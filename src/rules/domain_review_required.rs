@@ -111,7 +111,7 @@ fn identity_touches(ddl: &Ddl, schema: &Schema, cx: &Context) -> Vec<(Name, Stri
     // `domain-identity-unique` judges them against the trusted declaration.
     let mut out: Vec<(Name, String)> = cx
         .unique_additions()
-        .into_iter()
+        .iter()
         .filter(|a| !a.with_new_table)
         .map(|a| (a.table.clone(), format!("adds {}", a.describe())))
         .collect();

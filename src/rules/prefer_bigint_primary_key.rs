@@ -35,7 +35,7 @@ impl Rule for PreferBigintPrimaryKey {
             if column.primary_key && NARROW.contains(&column.base_type()) {
                 out.push(cx.column_finding(
                     &META,
-                    &column,
+                    column,
                     format!(
                         "primary key {}.{} is {}; it runs out of values long before bigint would",
                         column.table, column.name, column.data_type

@@ -31,7 +31,7 @@ impl Rule for PreferJsonb {
             if column.base_type() == "json" {
                 out.push(cx.column_finding(
                     &META,
-                    &column,
+                    column,
                     format!("{}.{} is json; jsonb compares, indexes and queries faster", column.table, column.name),
                 ));
             }

@@ -34,7 +34,7 @@ impl Rule for PreferTextOverVarchar {
             if varchar && column.data_type.contains('(') {
                 out.push(cx.column_finding(
                     &META,
-                    &column,
+                    column,
                     format!(
                         "{}.{} is {}; text with a CHECK constraint is as fast and easier to change",
                         column.table, column.name, column.data_type

@@ -34,7 +34,7 @@ impl Rule for PreferTimestamptz {
             if without_zone {
                 out.push(cx.column_finding(
                     &META,
-                    &column,
+                    column,
                     format!(
                         "{}.{} is {}, which does not record the time zone; use timestamptz",
                         column.table, column.name, column.data_type
@@ -67,9 +67,12 @@ mod tests {
 
     #[test]
     fn points_at_the_column_that_declares_it() {
-        let sql = "CREATE TABLE events (\n    id bigint,\n    happened_at timestamp NOT NULL\n);";
+        let sql = "CREATE TABLE events (\n    id bigint,\n    happened_at timestamp NOT NULL\n);\n\
+                   CREATE TABLE \"événements\" (id int);\n\
+                   SELECT 1; ALTER TABLE \"événements\" ADD COLUMN seen_at timestamp;";
         let all = lint_files(&[("001.sql", sql)], "");
         let found = of(&all, META.id);
         assert_eq!((found[0].line, found[0].column, found[0].end_column), (3, 5, 16));
+        assert_eq!((found[1].line, found[1].column, found[1].end_column), (6, 47, 54), "columns count characters");
     }
 }

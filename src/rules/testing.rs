@@ -49,8 +49,8 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
                 ..Migration::default()
             };
             let mut source = crate::schema::tools::example_migration(migration, name, sql, setup.in_transaction);
-            if down.is_some() {
-                source.down = down;
+            if let Some((display, text)) = down {
+                source.down = Some((display, text.into()));
             }
             sources.migrations.push(source);
         }

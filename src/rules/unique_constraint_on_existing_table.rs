@@ -102,7 +102,7 @@ impl Rule for UniqueConstraintOnExistingTable {
             if addition.with_new_table
                 || !state.is_existing(&addition.table, cx.schema)
                 || cx.facts.policies.identity.get(&addition.table).is_some()
-                || refuses_nothing_new(cx, state, &addition).is_some()
+                || refuses_nothing_new(cx, state, addition).is_some()
             {
                 continue;
             }

@@ -178,10 +178,11 @@ pub struct Schema {
     pub schemas: BTreeSet<Name>,
     /// Extended statistics objects and their table.
     pub statistics: BTreeMap<Name, Name>,
-    /// Some table ever was a partition or an inheritance child: only then do ALTER TABLE and
-    /// CREATE INDEX look for descendants (a scan of every table, which long histories without
-    /// partitions need not pay).
-    pub has_descendants: bool,
+    /// Every name a table was given as a partition's or an inheritance child's parent (and the
+    /// names such a parent was renamed to): a superset of the tables that have descendants, so
+    /// that ALTER TABLE and CREATE INDEX scan every table for descendants only on those (a scan
+    /// per statement made histories with one partitioned table quadratic).
+    pub parents: BTreeSet<Name>,
     /// Indexes the history created and then dropped, with the relation whose drop took them
     /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
     /// finding says why rather than calling the index unknown.
@@ -303,8 +304,8 @@ impl Schema {
 
     /// The partitions of a partitioned table.
     pub fn partitions_of<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Table> + 'a {
-        let any = self.has_descendants;
-        self.tables.values().filter(move |t| any && t.partition_of.as_deref() == Some(table))
+        let candidates = self.parents.contains(table).then(|| self.tables.values());
+        candidates.into_iter().flatten().filter(move |t| t.partition_of.as_deref() == Some(table))
     }
 
     /// Resolves an unqualified relation name through `search_path` (schemas in order): the first

@@ -202,7 +202,7 @@ impl Schema {
         if self.relation_exists(name) {
             self.drop_relation(name, false);
         }
-        self.has_descendants |= lineage.partition_of.is_some() || !lineage.inherits.is_empty();
+        self.parents.extend(lineage.partition_of.iter().chain(&lineage.inherits).cloned());
         let kind = if lineage.partitioned { RelationKind::PartitionedTable } else { RelationKind::Table };
         let mut table = Table::new(name.to_string(), kind, origin.clone());
         table.partition_of = lineage.partition_of.clone();
@@ -375,9 +375,16 @@ impl Schema {
                     *table = to.to_string();
                 }
             }
+            if self.parents.contains(from) {
+                self.parents.insert(to.to_string());
+            }
             for table in self.tables.values_mut() {
                 if table.partition_of.as_deref() == Some(from) {
                     table.partition_of = Some(to.to_string());
+                }
+                // Children keep inheriting from the parent under its new name.
+                for parent in table.inherits.iter_mut().filter(|p| *p == from) {
+                    *parent = to.to_string();
                 }
                 for c in &mut table.constraints {
                     if let ConstraintKind::ForeignKey { references, .. } = &mut c.kind {
@@ -569,12 +576,13 @@ impl Schema {
     /// inheritance children (PostgreSQL recurses unless `ONLY`).
     fn with_descendants(&self, table: &str) -> Vec<Name> {
         let mut out = vec![table.to_string()];
-        if !self.has_descendants {
-            return out;
-        }
         let mut i = 0;
         while i < out.len() {
             let current = out[i].clone();
+            if !self.parents.contains(&current) {
+                i += 1;
+                continue;
+            }
             for t in self.tables.values() {
                 let child = t.partition_of.as_deref() == Some(current.as_str()) || t.inherits.contains(&current);
                 if child && !out.contains(&t.name) {
@@ -627,14 +635,13 @@ impl Schema {
         }
     }
 
-    /// The name a constraint an `ALTER TABLE` with `actions` adds to `table` gets. PostgreSQL
-    /// runs the command's drops first, so a name they free (`DROP COLUMN id, ADD PRIMARY KEY
-    /// (uuid)` frees `<table>_pkey`) is taken again.
-    pub fn added_constraint_name(&self, table: &str, actions: &[AlterAction], constraint: &Constraint) -> Name {
-        let drops: Vec<&AlterAction> = actions.iter().filter(|a| is_drop(a)).collect();
-        if constraint.name.is_some() || drops.is_empty() {
-            return self.constraint_name(table, constraint, &[]);
-        }
+    /// The schema as an `ALTER TABLE` of `table` with `actions` sees it when it adds
+    /// constraints: PostgreSQL runs the command's drops first, so a name they free (`DROP
+    /// COLUMN id, ADD PRIMARY KEY (uuid)` frees `<table>_pkey`) is taken again. `None` when the
+    /// command drops nothing (the schema is `self`).
+    pub fn before_additions(&self, table: &str, actions: &[AlterAction]) -> Option<Schema> {
+        let mut drops = actions.iter().filter(|a| is_drop(a)).peekable();
+        drops.peek()?;
         let mut after = self.clone();
         let mut target = table.to_string();
         for drop in drops {
@@ -642,7 +649,7 @@ impl Schema {
                 after.alter(&mut target, drop, &Origin::default());
             }
         }
-        after.constraint_name(table, constraint, &[])
+        Some(after)
     }
 
     fn alter(&mut self, table: &mut Name, action: &AlterAction, origin: &Origin) {
@@ -744,7 +751,7 @@ impl Schema {
                 }
             }
             AlterAction::AttachPartition { partition } => {
-                self.has_descendants = true;
+                self.parents.insert(table.clone());
                 if let Some(p) = self.tables.get_mut(partition) {
                     p.partition_of = Some(table.clone());
                 }
@@ -756,7 +763,9 @@ impl Schema {
                 }
             }
             AlterAction::Inherit { parent, inherit } => {
-                self.has_descendants |= *inherit;
+                if *inherit {
+                    self.parents.insert(parent.clone());
+                }
                 if let Some(t) = self.tables.get_mut(table.as_str()) {
                     t.inherits.retain(|p| p != parent);
                     if *inherit {
@@ -1000,6 +1009,32 @@ mod tests {
         let mut dropped = schema;
         dropped.apply_all(&parse_file("DROP TABLE events;".into()).statements, "m2.sql", Some(1));
         assert!(dropped.tables.is_empty() && dropped.indexes.is_empty());
+    }
+
+    #[test]
+    fn descendants_are_reached_through_renamed_parents_and_only_while_they_inherit() {
+        let schema = replay(
+            "CREATE TABLE base (id int);
+             CREATE TABLE child (extra int) INHERITS (base);
+             CREATE TABLE events (id int, at date) PARTITION BY RANGE (at);
+             CREATE TABLE events_1 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+             CREATE TABLE other (x int);
+             CREATE TABLE other_child () INHERITS (other);
+             ALTER TABLE other_child NO INHERIT other;
+             ALTER TABLE base RENAME TO root;
+             ALTER TABLE events RENAME TO happenings;
+             ALTER TABLE root ADD COLUMN note text;
+             ALTER TABLE happenings ADD COLUMN kind text;
+             CREATE INDEX ON happenings (kind);
+             ALTER TABLE other ADD COLUMN y int;",
+        );
+        assert!(schema.table("child").unwrap().column("note").is_some(), "child inherits from base, now root");
+        assert_eq!(schema.table("child").unwrap().inherits, ["root"]);
+        assert!(schema.table("events_1").unwrap().column("kind").is_some());
+        assert!(schema.indexes.values().any(|i| i.table == "events_1" && i.keys == [IndexKey::Column("kind".into())]));
+        assert!(schema.table("other_child").unwrap().column("y").is_none(), "NO INHERIT ended it");
+        assert_eq!(schema.with_descendants("root"), ["root", "child"]);
+        assert_eq!(schema.with_descendants("child"), ["child"]);
     }
 
     #[test]

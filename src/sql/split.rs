@@ -201,21 +201,28 @@ struct Pending {
 const WINDOW: usize = 1 << 20;
 
 pub fn split(text: &str) -> Split {
+    split_where(text, |_| true)
+}
+
+/// [`split`] keeping only the statements whose text `keep` accepts: the others are neither
+/// tokenized nor reported, not even as unread.
+pub fn split_where(text: &str, keep: impl Fn(&str) -> bool) -> Split {
     let mut out = Split::default();
-    split_in_windows(text, usize::MAX, |part| out.append(part));
+    split_in_windows(text, usize::MAX, &keep, |part| out.append(part));
     out
 }
 
 /// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
 /// caller can parse them and let their tokens go before the next window is tokenized.
 pub fn split_each(text: &str, each: impl FnMut(Split)) {
-    split_in_windows(text, WINDOW, each)
+    split_in_windows(text, WINDOW, &|_| true, each)
 }
 
 /// The lexer reads the whole text once; the statements found are handed to `each` whenever
 /// those collected since the last hand-over span `window` bytes or more, and at the end.
-fn split_in_windows(text: &str, window: usize, mut each: impl FnMut(Split)) {
+fn split_in_windows(text: &str, window: usize, keep: &dyn Fn(&str) -> bool, mut each: impl FnMut(Split)) {
     let mut out = Split::default();
+    let mut tokenizer = StatementTokenizer { keep, buffer: Vec::new() };
     let mut window_start = 0;
     let mut pending = Pending::default();
     // Comments since the last statement ended: they lead the next one (where `sluice:ignore` lives).
@@ -243,7 +250,7 @@ fn split_in_windows(text: &str, window: usize, mut each: impl FnMut(Split)) {
                 }
             }
             Kind::Semicolon if pending.blocks.depth == 0 => {
-                finish(text, std::mem::take(&mut pending), &mut out);
+                tokenizer.finish(text, std::mem::take(&mut pending), &mut out);
                 if lexeme.end.byte - window_start >= window {
                     each(std::mem::take(&mut out));
                     window_start = lexeme.end.byte;
@@ -261,7 +268,7 @@ fn split_in_windows(text: &str, window: usize, mut each: impl FnMut(Split)) {
             }
         }
     }
-    finish(text, pending, &mut out);
+    tokenizer.finish(text, pending, &mut out);
     each(out);
 }
 
@@ -272,21 +279,44 @@ fn end_of(text: &str) -> Position {
     Position { byte: text.len(), line, column: last_line.chars().count() + 1 }
 }
 
-/// Tokenizes a finished statement with sqlparser, or records it as unread.
-fn finish(text: &str, pending: Pending, out: &mut Split) {
-    let Some((start, end)) = pending.bounds else { return };
-    let span = span(start, end);
-    match Tokenizer::new(&PostgreSqlDialect {}, &text[start.byte..end.byte]).tokenize_with_location() {
-        Ok(tokens) => {
-            // The parser and the recognizer skip whitespace and comments: keeping them would only cost memory.
-            let tokens = tokens.into_iter().filter(|t| !is_trivia(&t.token)).map(|t| moved(t, start)).collect();
-            out.statements.push(RawStatement { span, tokens, leading_comments: pending.leading_comments });
+/// A buffer grown past this many tokens (a huge `INSERT`) is let go rather than kept beside the
+/// statement's own tokens.
+const LARGEST_REUSED_BUFFER: usize = 1 << 16;
+
+/// Tokenizes finished statements with sqlparser.
+struct StatementTokenizer<'k> {
+    keep: &'k dyn Fn(&str) -> bool,
+    /// sqlparser's tokens with whitespace and comments, reused from statement to statement: grown
+    /// one token at a time for every statement, it cost a tenth of parsing a history.
+    buffer: Vec<TokenWithSpan>,
+}
+
+impl StatementTokenizer<'_> {
+    /// Tokenizes a finished statement, or records it as unread.
+    fn finish(&mut self, text: &str, pending: Pending, out: &mut Split) {
+        let Some((start, end)) = pending.bounds else { return };
+        let statement = &text[start.byte..end.byte];
+        if !(self.keep)(statement) {
+            return;
         }
-        Err(e) => {
-            let at = moved_location(e.location, start);
-            let reason =
-                Unreadable::Tokenizer { message: e.message, line: at.line as usize, column: at.column as usize };
-            out.unread.push(Unread { span, reason });
+        let span = span(start, end);
+        self.buffer.clear();
+        match Tokenizer::new(&PostgreSqlDialect {}, statement).tokenize_with_location_into_buf(&mut self.buffer) {
+            Ok(()) => {
+                // The parser and the recognizer skip whitespace and comments: keeping them would only cost memory.
+                let mut tokens = Vec::with_capacity(self.buffer.iter().filter(|t| !is_trivia(&t.token)).count());
+                tokens.extend(self.buffer.drain(..).filter(|t| !is_trivia(&t.token)).map(|t| moved(t, start)));
+                if self.buffer.capacity() > LARGEST_REUSED_BUFFER {
+                    self.buffer = Vec::new();
+                }
+                out.statements.push(RawStatement { span, tokens, leading_comments: pending.leading_comments });
+            }
+            Err(e) => {
+                let at = moved_location(e.location, start);
+                let reason =
+                    Unreadable::Tokenizer { message: e.message, line: at.line as usize, column: at.column as usize };
+                out.unread.push(Unread { span, reason });
+            }
         }
     }
 }
@@ -483,6 +513,17 @@ mod tests {
             assert!(unread.message().contains("line 2"), "{}", unread.message());
             assert_eq!(split.statement_spans().len(), 3);
         }
+    }
+
+    #[test]
+    fn split_where_reads_only_the_statements_kept() {
+        let sql =
+            "SELECT a |> b FROM t;\n/* c */ DROP INDEX i;\nCREATE VIEW v AS SELECT 1;\n  alter TABLE t DROP COLUMN a;";
+        let split = split_where(sql, |s| s.starts_with("DROP") || s.starts_with("alter"));
+        let kept: Vec<&str> = split.statements.iter().map(|s| &sql[s.span.start..s.span.end]).collect();
+        assert_eq!(kept, ["DROP INDEX i", "alter TABLE t DROP COLUMN a"]);
+        assert_eq!((split.statements[1].span.line, split.statements[1].tokens[0].span.start.column), (4, 3));
+        assert!(split.unread.is_empty(), "the statement the tokenizer rejects was not kept: {:?}", split.unread);
     }
 
     #[test]

@@ -330,7 +330,7 @@ pub(crate) fn example_migration(
     let script = dbmate::Dbmate
         .script(&migration, sql, &tree, &Options::default(), &Settings::default())
         .expect("dbmate script");
-    let down = script.rollback.clone().map(|text| (format!("{name}.down"), text));
+    let down = script.rollback.clone().map(|text| (format!("{name}.down"), text.into()));
     crate::lint::MigrationSource {
         migration,
         display: name.to_string(),
