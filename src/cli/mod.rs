@@ -185,7 +185,8 @@ pub fn print_stdout(text: &str) -> Result<(), Error> {
 
 /// Runs `write` on stdout; a closed pipe is not an error.
 fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
-    let mut stdout = std::io::stdout().lock();
+    // Stdout flushes at every line: a report of megabytes took thousands of system calls.
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match write(&mut stdout).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Other(format!("cannot write output: {e}"))),
         _ => Ok(()),
