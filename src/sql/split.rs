@@ -300,6 +300,13 @@ impl StatementTokenizer<'_> {
             return;
         }
         let span = span(start, end);
+        if let Some(tokens) = super::plain_tokens::tokenize(statement) {
+            #[cfg(debug_assertions)]
+            same_as_sqlparser(statement, &tokens);
+            let tokens = tokens.into_iter().map(|t| moved(t, start)).collect();
+            out.statements.push(RawStatement { span, tokens, leading_comments: pending.leading_comments });
+            return;
+        }
         self.buffer.clear();
         match Tokenizer::new(&PostgreSqlDialect {}, statement).tokenize_with_location_into_buf(&mut self.buffer) {
             Ok(()) => {
@@ -319,6 +326,20 @@ impl StatementTokenizer<'_> {
             }
         }
     }
+}
+
+/// Debug builds (every test) check the plain reading against sqlparser's own tokenizer.
+#[cfg(debug_assertions)]
+fn same_as_sqlparser(statement: &str, plain: &[TokenWithSpan]) {
+    let expected: Vec<(Token, TokenSpan)> = Tokenizer::new(&PostgreSqlDialect {}, statement)
+        .tokenize_with_location()
+        .unwrap_or_else(|e| panic!("sqlparser rejects a plain statement ({e}): {statement}"))
+        .into_iter()
+        .filter(|t| !is_trivia(&t.token))
+        .map(|t| (t.token, t.span))
+        .collect();
+    let plain: Vec<(Token, TokenSpan)> = plain.iter().map(|t| (t.token.clone(), t.span)).collect();
+    assert_eq!(plain, expected, "plain tokens differ from sqlparser's for: {statement}");
 }
 
 /// A location in a statement's own text, as a location in the file the statement starts at `base` in.

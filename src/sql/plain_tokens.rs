@@ -1,0 +1,254 @@
+//! Tokens of plain statements, read a byte at a time.
+//!
+//! sqlparser's tokenizer walks a statement a character at a time through a peekable iterator and
+//! builds every word one character at a time: a third of linting a history went there. Most
+//! migration DDL is plain — ASCII words, quoted names, integers, simple strings, parentheses,
+//! commas, casts and comparisons — and this reads those statements into exactly the tokens and
+//! positions sqlparser gives them. Anything else (comments, dollar quotes, escapes, operators
+//! beyond the simple ones, non-ASCII text, numbers with fractions or exponents) makes
+//! [`tokenize`] return `None`, and sqlparser's tokenizer reads the statement as before. Debug
+//! builds (the test suite) read every statement both ways and require the same tokens, with the
+//! same spans.
+
+use sqlparser::keywords::{Keyword, ALL_KEYWORDS, ALL_KEYWORDS_INDEX};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Word};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// The tokens of `statement` without whitespace, positioned in the statement's own text (line
+/// and column 1-based, columns in characters), or `None` when it is not plain.
+pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
+    let bytes = statement.as_bytes();
+    // COPY … FROM STDIN carries data sqlparser's tokenizer treats specially.
+    if bytes.len() >= 4 && bytes[..4].eq_ignore_ascii_case(b"copy") {
+        return None;
+    }
+    let mut tokens = Vec::with_capacity(bytes.len() / 5 + 1);
+    let mut reader = Reader { bytes, at: 0, line: 1, column: 1 };
+    while let Some(&b) = bytes.get(reader.at) {
+        if matches!(b, b' ' | b'\t' | b'\n') {
+            reader.advance(1);
+            continue;
+        }
+        let start = reader.location();
+        let (token, len) = match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                let len = reader.run(is_word_byte);
+                // `E'…'`, `N'…'`, `U&'…'` and the like are strings, `$` continues a name.
+                if matches!(reader.after(len), Some(b'\'' | b'"' | b'$' | b'&'))
+                    || !reader.after(len).is_none_or(|b| b.is_ascii())
+                {
+                    return None;
+                }
+                (word(&statement[reader.at..reader.at + len]), len)
+            }
+            b'0'..=b'9' => {
+                let len = reader.run(|b| b.is_ascii_digit());
+                if reader.after(len).is_some_and(|b| is_word_byte(b) || matches!(b, b'.' | b'$') || !b.is_ascii()) {
+                    return None;
+                }
+                (Token::Number(statement[reader.at..reader.at + len].to_string(), false), len)
+            }
+            b'"' => {
+                let len = 1 + bytes[reader.at + 1..].iter().position(|&b| b == b'"')? + 1;
+                let value = &statement[reader.at + 1..reader.at + len - 1];
+                if reader.after(len) == Some(b'"')
+                    || value.is_empty()
+                    || !value.bytes().all(|b| b.is_ascii() && b != b'\n')
+                {
+                    return None;
+                }
+                (
+                    Token::Word(Word { value: value.to_string(), quote_style: Some('"'), keyword: Keyword::NoKeyword }),
+                    len,
+                )
+            }
+            b'\'' => {
+                let len = 1 + bytes[reader.at + 1..].iter().position(|&b| b == b'\'')? + 1;
+                let value = &statement[reader.at + 1..reader.at + len - 1];
+                if reader.after(len) == Some(b'\'') || !value.bytes().all(|b| b.is_ascii() && b != b'\n' && b != b'\\')
+                {
+                    return None;
+                }
+                (Token::SingleQuotedString(value.to_string()), len)
+            }
+            b'(' => (Token::LParen, 1),
+            b')' => (Token::RParen, 1),
+            b'[' => (Token::LBracket, 1),
+            b']' => (Token::RBracket, 1),
+            b',' => (Token::Comma, 1),
+            b'*' => (Token::Mul, 1),
+            // After a name, before a name: `schema.table`, `table.column` (never a fraction).
+            b'.' if matches!(tokens.last(), Some(TokenWithSpan { token: Token::Word(_), .. }))
+                && reader.after(1).is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'"' | b'*')) =>
+            {
+                (Token::Period, 1)
+            }
+            b':' if reader.after(1) == Some(b':') => (Token::DoubleColon, 2),
+            b'=' | b'<' | b'>' => {
+                let (token, len) = match (b, reader.after(1)) {
+                    (b'<', Some(b'=')) => (Token::LtEq, 2),
+                    (b'<', Some(b'>')) => (Token::Neq, 2),
+                    (b'>', Some(b'=')) => (Token::GtEq, 2),
+                    (b'<', _) => (Token::Lt, 1),
+                    (b'>', _) => (Token::Gt, 1),
+                    _ => (Token::Eq, 1),
+                };
+                // Operator characters after it make a longer or a custom operator.
+                if !reader.after(len).is_none_or(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'\n' | b'(' | b'\'' | b'"' | b'_')
+                }) {
+                    return None;
+                }
+                (token, len)
+            }
+            _ => return None,
+        };
+        reader.advance(len);
+        tokens.push(TokenWithSpan::new(token, Span::new(start, reader.location())));
+    }
+    Some(tokens)
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// An unquoted word, with the keyword sqlparser's tokenizer would give it.
+fn word(text: &str) -> Token {
+    let mut upper = [0u8; 64];
+    let keyword = match upper.get_mut(..text.len()) {
+        Some(buffer) => {
+            buffer.copy_from_slice(text.as_bytes());
+            buffer.make_ascii_uppercase();
+            keywords().get(&*buffer).copied().unwrap_or(Keyword::NoKeyword)
+        }
+        None => Keyword::NoKeyword,
+    };
+    Token::Word(Word { value: text.to_string(), quote_style: None, keyword })
+}
+
+/// sqlparser's keywords by their uppercase spelling: a hash lookup, where a binary search of the
+/// sorted list compared ten strings a word.
+fn keywords() -> &'static HashMap<&'static [u8], Keyword, foldhash::fast::FixedState> {
+    static KEYWORDS: OnceLock<HashMap<&'static [u8], Keyword, foldhash::fast::FixedState>> = OnceLock::new();
+    KEYWORDS.get_or_init(|| {
+        ALL_KEYWORDS.iter().zip(ALL_KEYWORDS_INDEX).map(|(word, keyword)| (word.as_bytes(), *keyword)).collect()
+    })
+}
+
+/// A position in ASCII text (checked before any byte is taken as a character).
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    line: u64,
+    column: u64,
+}
+
+impl Reader<'_> {
+    fn location(&self) -> Location {
+        Location { line: self.line, column: self.column }
+    }
+
+    /// The byte `offset` bytes after the current one.
+    fn after(&self, offset: usize) -> Option<u8> {
+        self.bytes.get(self.at + offset).copied()
+    }
+
+    /// How many bytes from the current one satisfy `keep`.
+    fn run(&self, keep: impl Fn(u8) -> bool) -> usize {
+        self.bytes[self.at..].iter().take_while(|&&b| keep(b)).count()
+    }
+
+    fn advance(&mut self, len: usize) {
+        for &b in &self.bytes[self.at..self.at + len] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.at += len;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::tokenizer::Tokenizer;
+
+    fn sqlparser_tokens(sql: &str) -> Vec<(Token, Span)> {
+        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().unwrap();
+        tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).map(|t| (t.token, t.span)).collect()
+    }
+
+    fn plain(sql: &str) -> Option<Vec<(Token, Span)>> {
+        tokenize(sql).map(|tokens| tokens.into_iter().map(|t| (t.token, t.span)).collect())
+    }
+
+    #[test]
+    fn plain_ddl_reads_as_sqlparser_reads_it() {
+        for sql in [
+            "CREATE TABLE public.\"Users\" (id bigint PRIMARY KEY, name varchar(255) NOT NULL DEFAULT 'x', tags text[])",
+            "ALTER TABLE t ADD COLUMN c integer,\n\tADD CONSTRAINT c_positive CHECK (c >= 0 AND c <> 7 OR c <= 2)",
+            "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS t_a ON t USING btree (a, lower(b)) WHERE a > 1 AND b < 'z'",
+            "ALTER TABLE t ALTER COLUMN d SET DEFAULT '{}'::jsonb",
+            "SELECT t.* FROM t WHERE t.a = 1",
+            "DROP INDEX t_a",
+            "COMMENT ON COLUMN t.c IS 'v12'",
+            "select current_timestamp, _x1, a_b_c from t",
+        ] {
+            assert_eq!(plain(sql), Some(sqlparser_tokens(sql)), "{sql}");
+        }
+    }
+
+    #[test]
+    fn every_keyword_is_known_in_any_case() {
+        for keyword in ALL_KEYWORDS.iter().chain(&["users", "a_b", "x1"]) {
+            for spelling in [keyword.to_string(), keyword.to_lowercase()] {
+                assert_eq!(word(&spelling), Token::make_word(&spelling, None), "{spelling}");
+            }
+        }
+    }
+
+    #[test]
+    fn anything_else_is_left_to_sqlparser() {
+        for sql in [
+            "SELECT 1 -- comment",
+            "SELECT /* c */ 1",
+            "SELECT E'a\\nb'",
+            "SELECT 'it''s'",
+            "SELECT $$ body $$",
+            "SELECT $1",
+            "SELECT 1.5",
+            "SELECT 1e5",
+            "SELECT 0x1F",
+            "SELECT a->>'b' FROM t",
+            "SELECT a <-> b FROM t",
+            "SELECT a <=> b FROM t",
+            "SELECT -1",
+            "SELECT 'é'",
+            "SELECT café FROM t",
+            "SELECT \"a\"\"b\"",
+            "SELECT n'x'",
+            "SELECT a$b",
+            "SELECT a :b",
+            "SELECT a || b",
+            "COPY t FROM STDIN",
+            "SELECT 1\r\n",
+        ] {
+            assert_eq!(plain(sql), None, "{sql}");
+        }
+    }
+
+    #[test]
+    fn positions_count_lines_and_columns_as_sqlparser_does() {
+        let sql = "CREATE TABLE t (\n\ta int,\n    b text DEFAULT 'x y'\n)";
+        let tokens = plain(sql).unwrap();
+        assert_eq!(tokens, sqlparser_tokens(sql));
+        let b = tokens.iter().find(|(t, _)| matches!(t, Token::Word(w) if w.value == "b")).unwrap();
+        assert_eq!((b.1.start.line, b.1.start.column, b.1.end.column), (3, 5, 6));
+    }
+}
