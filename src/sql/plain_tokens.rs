@@ -3,9 +3,10 @@
 //! sqlparser's tokenizer walks a statement a character at a time through a peekable iterator and
 //! builds every word one character at a time: a third of linting a history went there. Most
 //! migration DDL is plain — ASCII words, quoted names, integers, simple strings, parentheses,
-//! commas, casts and comparisons — and this reads those statements into exactly the tokens and
-//! positions sqlparser gives them. Anything else (comments, dollar quotes, escapes, operators
-//! beyond the simple ones, non-ASCII text, numbers with fractions or exponents) makes
+//! commas, casts, comparisons, `+ - ||` and `--` comments — and this reads those statements into
+//! exactly the tokens and positions sqlparser gives them. Anything else (block comments, dollar
+//! quotes, escapes, other operators, non-ASCII text outside comments, numbers with fractions or
+//! exponents) makes
 //! [`tokenize`] return `None`, and sqlparser's tokenizer reads the statement as before. Debug
 //! builds (the test suite) read every statement both ways and require the same tokens, with the
 //! same spans.
@@ -85,13 +86,27 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
                 (Token::Period, 1)
             }
             b':' if reader.after(1) == Some(b':') => (Token::DoubleColon, 2),
-            b'=' | b'<' | b'>' => {
+            b'-' if reader.after(1) == Some(b'-') => {
+                // A comment runs to the end of the line (the newline is whitespace).
+                let len = reader.run(|b| b != b'\n');
+                if bytes[reader.at..reader.at + len].contains(&b'\r') {
+                    return None;
+                }
+                reader.advance(len);
+                continue;
+            }
+            b'+' => (Token::Plus, 1),
+            b'!' if reader.after(1) == Some(b'=') => (Token::Neq, 2),
+            b'=' | b'<' | b'>' | b'-' | b'|' => {
                 let (token, len) = match (b, reader.after(1)) {
                     (b'<', Some(b'=')) => (Token::LtEq, 2),
                     (b'<', Some(b'>')) => (Token::Neq, 2),
                     (b'>', Some(b'=')) => (Token::GtEq, 2),
+                    (b'|', Some(b'|')) => (Token::StringConcat, 2),
+                    (b'|', _) => return None,
                     (b'<', _) => (Token::Lt, 1),
                     (b'>', _) => (Token::Gt, 1),
+                    (b'-', _) => (Token::Minus, 1),
                     _ => (Token::Eq, 1),
                 };
                 // Operator characters after it make a longer or a custom operator.
@@ -199,6 +214,7 @@ mod tests {
             "DROP INDEX t_a",
             "COMMENT ON COLUMN t.c IS 'v12'",
             "select current_timestamp, _x1, a_b_c from t",
+            "-- leading\nSELECT a || 'x', -1, 2 + 3, a - b FROM t -- é, and more\nWHERE a != 1 --\n",
         ] {
             assert_eq!(plain(sql), Some(sqlparser_tokens(sql)), "{sql}");
         }
@@ -216,7 +232,7 @@ mod tests {
     #[test]
     fn anything_else_is_left_to_sqlparser() {
         for sql in [
-            "SELECT 1 -- comment",
+            "SELECT 1 -- comment\r\n",
             "SELECT /* c */ 1",
             "SELECT E'a\\nb'",
             "SELECT 'it''s'",
@@ -228,14 +244,16 @@ mod tests {
             "SELECT a->>'b' FROM t",
             "SELECT a <-> b FROM t",
             "SELECT a <=> b FROM t",
-            "SELECT -1",
+            "SELECT -> 1",
+            "SELECT a | b",
+            "SELECT a ||/ b",
+            "SELECT a !! b",
             "SELECT 'é'",
             "SELECT café FROM t",
             "SELECT \"a\"\"b\"",
             "SELECT n'x'",
             "SELECT a$b",
             "SELECT a :b",
-            "SELECT a || b",
             "COPY t FROM STDIN",
             "SELECT 1\r\n",
         ] {
