@@ -447,6 +447,8 @@ pub struct Context<'a> {
     before_additions: OnceLock<Option<Schema>>,
     unique_additions: OnceLock<Vec<UniqueAddition>>,
     declared_columns: OnceLock<Vec<DeclaredColumn>>,
+    /// The statement's text in ASCII lowercase, for placing findings on the names in it.
+    lowercase_text: OnceLock<String>,
 }
 
 /// A table's size class per `policies/tables.toml`.
@@ -522,6 +524,7 @@ impl<'a> Context<'a> {
             before_additions: OnceLock::new(),
             unique_additions: OnceLock::new(),
             declared_columns: OnceLock::new(),
+            lowercase_text: OnceLock::new(),
         }
     }
 
@@ -638,7 +641,7 @@ impl<'a> Context<'a> {
     pub fn column_finding(&self, meta: &RuleMeta, column: &DeclaredColumn, message: impl Into<String>) -> Finding {
         let finding = self.finding(meta, message);
         // ASCII case folding keeps byte offsets, and is what PostgreSQL does to unquoted names.
-        let lower = self.statement_text().to_ascii_lowercase();
+        let lower = self.lowercase_text.get_or_init(|| self.statement_text().to_ascii_lowercase());
         let is_word = |at: usize, len: usize| {
             let before = lower[..at].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
             let after = lower[at + len..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
