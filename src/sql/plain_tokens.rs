@@ -2,15 +2,16 @@
 //!
 //! sqlparser's tokenizer walks a statement a character at a time through a peekable iterator and
 //! builds every word one character at a time: a third of linting a history went there. Most
-//! migration DDL is plain — ASCII words, quoted names, integers, simple strings, parentheses,
-//! commas, casts, comparisons, `+ - ||` and `--` comments — and this reads those statements into
-//! exactly the tokens and positions sqlparser gives them. Anything else (block comments, dollar
-//! quotes, escapes, other operators, non-ASCII text outside comments, numbers with fractions or
-//! exponents) makes
+//! migration DDL is plain — ASCII words, quoted names, integers, strings, dollar-quoted bodies,
+//! parentheses, commas, casts, comparisons, `+ - ||` and `--` comments — and this reads those
+//! statements into exactly the tokens and positions sqlparser gives them. Anything else (block
+//! comments, escape strings and backslashes, parameters, other operators, non-ASCII text outside
+//! strings, bodies and comments, numbers with fractions or exponents) makes
 //! [`tokenize`] return `None`, and sqlparser's tokenizer reads the statement as before. Debug
 //! builds (the test suite) read every statement both ways and require the same tokens, with the
 //! same spans.
 
+use sqlparser::ast::DollarQuotedString;
 use sqlparser::keywords::{Keyword, ALL_KEYWORDS, ALL_KEYWORDS_INDEX};
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Word};
 use std::collections::HashMap;
@@ -65,13 +66,38 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
                 )
             }
             b'\'' => {
-                let len = 1 + bytes[reader.at + 1..].iter().position(|&b| b == b'\'')? + 1;
-                let value = &statement[reader.at + 1..reader.at + len - 1];
-                if reader.after(len) == Some(b'\'') || !value.bytes().all(|b| b.is_ascii() && b != b'\n' && b != b'\\')
-                {
+                // `''` stands for one quote; a backslash is left to sqlparser (escape strings).
+                let mut value = String::new();
+                let mut at = reader.at + 1;
+                loop {
+                    let close = at + bytes[at..].iter().position(|&b| b == b'\'')?;
+                    value.push_str(&statement[at..close]);
+                    at = close + 1;
+                    if bytes.get(at) != Some(&b'\'') {
+                        break;
+                    }
+                    value.push('\'');
+                    at += 1;
+                }
+                if value.contains('\\') {
                     return None;
                 }
-                (Token::SingleQuotedString(value.to_string()), len)
+                (Token::SingleQuotedString(value), at - reader.at)
+            }
+            b'$' => {
+                // `$$…$$` or `$tag$…$tag$`: the body runs to the first closing delimiter.
+                let tag = bytes[reader.at + 1..].iter().take_while(|&&b| is_word_byte(b)).count();
+                let opening = statement.get(reader.at..reader.at + tag + 2)?;
+                if !opening.ends_with('$') || opening.as_bytes()[1].is_ascii_digit() {
+                    return None; // a parameter (`$1`), or not dollar quoting
+                }
+                let body_start = reader.at + opening.len();
+                let body_len = statement[body_start..].find(opening)?;
+                let quoted = DollarQuotedString {
+                    value: statement[body_start..body_start + body_len].to_string(),
+                    tag: (tag > 0).then(|| opening[1..opening.len() - 1].to_string()),
+                };
+                (Token::DollarQuotedString(quoted), 2 * opening.len() + body_len)
             }
             b'(' => (Token::LParen, 1),
             b')' => (Token::RParen, 1),
@@ -152,7 +178,7 @@ fn keywords() -> &'static HashMap<&'static [u8], Keyword, foldhash::fast::FixedS
     })
 }
 
-/// A position in ASCII text (checked before any byte is taken as a character).
+/// A position in the statement; tokens start and end on ASCII bytes.
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -175,12 +201,13 @@ impl Reader<'_> {
         self.bytes[self.at..].iter().take_while(|&&b| keep(b)).count()
     }
 
+    /// Moves `len` bytes on, counting lines and characters (a UTF-8 continuation byte is not one).
     fn advance(&mut self, len: usize) {
         for &b in &self.bytes[self.at..self.at + len] {
             if b == b'\n' {
                 self.line += 1;
                 self.column = 1;
-            } else {
+            } else if b & 0xC0 != 0x80 {
                 self.column += 1;
             }
         }
@@ -215,6 +242,10 @@ mod tests {
             "COMMENT ON COLUMN t.c IS 'v12'",
             "select current_timestamp, _x1, a_b_c from t",
             "-- leading\nSELECT a || 'x', -1, 2 + 3, a - b FROM t -- é, and more\nWHERE a != 1 --\n",
+            "COMMENT ON TABLE t IS 'it''s ''quoted'', été\nand more' || 'x''' || '' || ''''",
+            "CREATE FUNCTION f() RETURNS int AS $$ SELECT 'é'; $x$ $ $$ LANGUAGE sql",
+            "CREATE FUNCTION f() RETURNS int AS $body$\nBEGIN RETURN $$1$$; END\n$body$ LANGUAGE plpgsql",
+            "SELECT $$a$$, $$$$, 'b'",
         ] {
             assert_eq!(plain(sql), Some(sqlparser_tokens(sql)), "{sql}");
         }
@@ -235,9 +266,11 @@ mod tests {
             "SELECT 1 -- comment\r\n",
             "SELECT /* c */ 1",
             "SELECT E'a\\nb'",
-            "SELECT 'it''s'",
-            "SELECT $$ body $$",
+            "SELECT 'a\\b'",
             "SELECT $1",
+            "SELECT $1$ x $1$",
+            "SELECT $$ unterminated",
+            "SELECT $a$ x $b$",
             "SELECT 1.5",
             "SELECT 1e5",
             "SELECT 0x1F",
@@ -248,7 +281,6 @@ mod tests {
             "SELECT a | b",
             "SELECT a ||/ b",
             "SELECT a !! b",
-            "SELECT 'é'",
             "SELECT café FROM t",
             "SELECT \"a\"\"b\"",
             "SELECT n'x'",
