@@ -25,7 +25,8 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
     if bytes.len() >= 4 && bytes[..4].eq_ignore_ascii_case(b"copy") {
         return None;
     }
-    let mut tokens = Vec::with_capacity(bytes.len() / 5 + 1);
+    // About a token per five bytes of DDL; a long string or body is one token, so no more up front.
+    let mut tokens = Vec::with_capacity((bytes.len() / 5 + 1).min(4096));
     let mut reader = Reader { bytes, at: 0, line: 1, column: 1 };
     while let Some(&b) = bytes.get(reader.at) {
         if matches!(b, b' ' | b'\t' | b'\n') {
