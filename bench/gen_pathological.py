@@ -10,6 +10,7 @@ Usage: gen_pathological.py KIND SIZE OUT_DIR
   and-or       a query whose WHERE is a chain of SIZE AND/OR terms
   select-one   SIZE MB of `SELECT 1;`
   insert       one INSERT of SIZE MB of VALUES rows
+  indexes      SIZE CREATE INDEX statements on an existing table, in a diesel migration with a rollback
 
 Each OUT_DIR is a project: sluice.toml, migrations/, queries/. Deterministic (fixed seed).
 """
@@ -92,5 +93,17 @@ elif kind == "insert":
         i += 1
     write(os.path.join(migrations, "0002_insert.sql"), "INSERT INTO t (id, name, at) VALUES\n" + ",\n".join(rows) + ";\n")
     print(f"{i} rows", file=sys.stderr)
+elif kind == "indexes":
+    # diesel's layout: every migration has a rollback, so each new index is checked against it.
+    with open(os.path.join(out, "sluice.toml"), "w") as f:
+        f.write('[migrations]\ndir = "migrations"\nlayout = "diesel"\n[queries]\ndirs = ["queries"]\n')
+    for name, up, down in [
+        ("2020-01-01-000000_t", "CREATE TABLE t (id bigint PRIMARY KEY, a int);\n", "DROP TABLE t;\n"),
+        ("2020-01-02-000000_indexes", "".join(f"CREATE INDEX t_a_{i} ON t (a);\n" for i in range(int(size))), "SELECT 1;\n"),
+    ]:
+        os.makedirs(os.path.join(migrations, name), exist_ok=True)
+        write(os.path.join(migrations, name, "up.sql"), up)
+        write(os.path.join(migrations, name, "down.sql"), down)
+    print(f"{int(size)} indexes", file=sys.stderr)
 else:
     sys.exit(f"unknown kind {kind}")

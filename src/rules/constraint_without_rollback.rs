@@ -1,4 +1,4 @@
-use super::{Context, Rule, RuleMeta};
+use super::{Context, MigrationState, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ObjectKind};
@@ -139,18 +139,10 @@ fn undone_by(addition: &Addition, down: &Ddl) -> bool {
 
 /// Whether an earlier statement of this migration dropped an object of the same name: the
 /// migration re-creates what existed before it, which a rollback must not drop.
-fn recreated(cx: &Context, addition: &Addition) -> bool {
+fn recreated(state: &MigrationState, addition: &Addition) -> bool {
     let Some(name) = &addition.name else { return false };
-    cx.file.parsed.statements.iter().take_while(|s| s.span.start < cx.statement.span.start).any(|s| match &s.ddl {
-        Ddl::Drop { kind: ObjectKind::Index, names, .. } => addition.index && names.contains(name),
-        Ddl::AlterTable { table, actions, .. } => {
-            *table == addition.table
-                && actions
-                    .iter()
-                    .any(|a| matches!(a, AlterAction::DropConstraint { name: dropped, .. } if dropped == name))
-        }
-        _ => false,
-    })
+    (addition.index && state.dropped_index_names.contains(name))
+        || state.dropped_constraints.contains(&(addition.table.clone(), name.clone()))
 }
 
 impl Rule for ConstraintWithoutRollback {
@@ -164,7 +156,7 @@ impl Rule for ConstraintWithoutRollback {
             return;
         }
         for addition in additions(cx) {
-            if !cx.is_existing_table(&addition.table) || recreated(cx, &addition) {
+            if !cx.is_existing_table(&addition.table) || recreated(state, &addition) {
                 continue;
             }
             let message = match state.down.drops() {

@@ -88,6 +88,11 @@ pub struct MigrationState {
     /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
     /// what production still has until this migration runs.
     pub dropped_indexes: Vec<crate::schema::Index>,
+    /// Names this file dropped earlier, as written: indexes (`DROP INDEX`) and constraints as
+    /// (table, constraint) (`ALTER TABLE … DROP CONSTRAINT`). An object of that name the file
+    /// creates again existed before it.
+    pub dropped_index_names: BTreeSet<Name>,
+    pub dropped_constraints: BTreeSet<(Name, Name)>,
     /// The transaction the migration tool puts this statement in (its BEGIN … COMMIT around the
     /// file, a changeset or every migration; or the implicit one of a multi-statement query
     /// string), besides the file's own BEGIN … COMMIT. Set per statement by the engine.
@@ -330,6 +335,19 @@ impl MigrationState {
         }
         let does_something = schema.no_op(&statement.ddl).is_none();
         self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
+        match &statement.ddl {
+            Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => {
+                self.dropped_index_names.extend(names.iter().cloned());
+            }
+            Ddl::AlterTable { table, actions, .. } => {
+                for action in actions {
+                    if let AlterAction::DropConstraint { name, .. } = action {
+                        self.dropped_constraints.insert((table.clone(), name.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
         match &statement.ddl {
             Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
