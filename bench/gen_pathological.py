@@ -11,6 +11,7 @@ Usage: gen_pathological.py KIND SIZE OUT_DIR
   select-one   SIZE MB of `SELECT 1;`
   insert       one INSERT of SIZE MB of VALUES rows
   indexes      SIZE CREATE INDEX statements on an existing table, in a diesel migration with a rollback
+  backfills    SIZE `UPDATE … WHERE c IS NULL` statements after the ADD COLUMN of c, in one migration
 
 Each OUT_DIR is a project: sluice.toml, migrations/, queries/. Deterministic (fixed seed).
 """
@@ -105,5 +106,10 @@ elif kind == "indexes":
         write(os.path.join(migrations, name, "up.sql"), up)
         write(os.path.join(migrations, name, "down.sql"), down)
     print(f"{int(size)} indexes", file=sys.stderr)
+elif kind == "backfills":
+    write(os.path.join(migrations, "0001_t.sql"), "CREATE TABLE t (id bigint PRIMARY KEY, a int);\n")
+    updates = "".join("UPDATE t SET b = a WHERE b IS NULL;\n" for _ in range(int(size)))
+    write(os.path.join(migrations, "0002_backfill.sql"), "ALTER TABLE t ADD COLUMN b int;\n" + updates)
+    print(f"{int(size)} updates", file=sys.stderr)
 else:
     sys.exit(f"unknown kind {kind}")

@@ -28,9 +28,10 @@ declare -A sizes=(
   [select-one]="4 8"
   [insert]="5 10"
   [indexes]="10000 20000 40000"
+  [backfills]="10000 20000 40000"
 )
 kinds=("$@")
-[[ ${#kinds[@]} -gt 0 ]] || kinds=(ddl-file many-files one-line and-or select-one insert indexes)
+[[ ${#kinds[@]} -gt 0 ]] || kinds=(ddl-file many-files one-line and-or select-one insert indexes backfills)
 SLUICE=$(realpath "$SLUICE")   # the commands run in each project's directory
 echo "$("$SLUICE" --version); $(nproc) CPUs; $(uptime)"
 for kind in "${kinds[@]}"; do

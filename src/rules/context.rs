@@ -85,6 +85,9 @@ pub struct MigrationState {
     pub created_tables: BTreeSet<Name>,
     /// Columns added earlier in this file, as (table, column): every existing row holds their default.
     pub added_columns: BTreeSet<(Name, Name)>,
+    /// Those of them whose (last) `ADD COLUMN` filled every existing row with a value: a non-null
+    /// default, an identity or a generated column.
+    pub filled_columns: BTreeSet<(Name, Name)>,
     /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
     /// what production still has until this migration runs.
     pub dropped_indexes: Vec<crate::schema::Index>,
@@ -359,7 +362,13 @@ impl MigrationState {
                             self.created_tables.insert(to.clone());
                         }
                         AlterAction::AddColumn { column, .. } => {
-                            self.added_columns.insert((table.clone(), column.name.clone()));
+                            let added = (table.clone(), column.name.clone());
+                            if fills_existing_rows(column) {
+                                self.filled_columns.insert(added.clone());
+                            } else {
+                                self.filled_columns.remove(&added);
+                            }
+                            self.added_columns.insert(added);
                         }
                         _ => {}
                     }
@@ -423,6 +432,14 @@ impl MigrationState {
             _ => {}
         }
     }
+}
+
+/// Whether adding `column` gives every existing row a value: a non-null default, an identity or
+/// a generated column.
+fn fills_existing_rows(column: &crate::sql::ddl::Column) -> bool {
+    column.identity
+        || column.generated_stored
+        || column.default.as_ref().is_some_and(|d| !d.expression.eq_ignore_ascii_case("null"))
 }
 
 /// The indexes `ddl` drops, as `schema` (before it) has them: `DROP INDEX`, or dropping the

@@ -1,7 +1,7 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::ddl::Ddl;
 
 pub struct UnbatchedBackfill;
 
@@ -35,28 +35,6 @@ UPDATE orders SET status = 'new' WHERE id BETWEEN 1 AND 10000 AND status IS NULL
     equivalents: "squawk: none; strong_migrations: backfilling data (guide); eugene: none",
 };
 
-/// Whether the `ADD COLUMN` earlier in this file that created `table.column` filled every
-/// existing row with a value: a non-null default, an identity or a generated column.
-fn added_with_value(cx: &Context, table: &str, column: &str) -> bool {
-    let earlier = cx.file.parsed.statements.iter().take_while(|s| s.span.start < cx.statement.span.start);
-    let added = earlier
-        .filter_map(|s| match &s.ddl {
-            Ddl::AlterTable { table: t, actions, .. } if t == table => Some(actions),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|a| match a {
-            AlterAction::AddColumn { column: c, .. } if c.name == column => Some(c),
-            _ => None,
-        })
-        .last();
-    added.is_some_and(|c| {
-        c.identity
-            || c.generated_stored
-            || c.default.as_ref().is_some_and(|d| !d.expression.eq_ignore_ascii_case("null"))
-    })
-}
-
 /// Why the predicate selects every row, if it does.
 fn whole_table(cx: &Context, table: &str, text: &str) -> Option<String> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace() && *c != '(' && *c != ')').collect();
@@ -66,7 +44,8 @@ fn whole_table(cx: &Context, table: &str, text: &str) -> Option<String> {
     let column = compact.strip_suffix("isnull")?.trim_matches('"');
     let state = cx.migration()?;
     // A column added with a default is never NULL: the WHERE matches no existing row.
-    (state.added_columns.contains(&(table.to_string(), column.to_string())) && !added_with_value(cx, table, column))
+    let added = (table.to_string(), column.to_string());
+    (state.added_columns.contains(&added) && !state.filled_columns.contains(&added))
         .then(|| format!("{column} was added earlier in this migration, so WHERE {text} matches every row"))
 }
 
@@ -135,6 +114,11 @@ mod tests {
             count("ALTER TABLE t ADD COLUMN b int; ALTER TABLE t ALTER COLUMN b SET DEFAULT 0; UPDATE t SET b = a WHERE b IS NULL;"),
             1,
             "a default set after the column was added does not fill the existing rows"
+        );
+        assert_eq!(
+            count("ALTER TABLE t ADD COLUMN b int DEFAULT 0; ALTER TABLE t DROP COLUMN b; ALTER TABLE t ADD COLUMN b int; UPDATE t SET b = a WHERE b IS NULL;"),
+            1,
+            "the last ADD COLUMN is the one the rows have"
         );
         assert_eq!(count("UPDATE t SET a = 1 WHERE id BETWEEN 1 AND 1000;"), 0);
         assert_eq!(count("CREATE TABLE u (a int); INSERT INTO u VALUES (1); UPDATE u SET a = 2;"), 0);
