@@ -339,27 +339,20 @@ impl MigrationState {
         let does_something = schema.no_op(&statement.ddl).is_none();
         self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
         match &statement.ddl {
-            Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => {
-                self.dropped_index_names.extend(names.iter().cloned());
-            }
-            Ddl::AlterTable { table, actions, .. } => {
-                for action in actions {
-                    if let AlterAction::DropConstraint { name, .. } = action {
-                        self.dropped_constraints.insert((table.clone(), name.clone()));
-                    }
-                }
-            }
-            _ => {}
-        }
-        match &statement.ddl {
             Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
+            }
+            Ddl::Drop { kind: crate::sql::ddl::ObjectKind::Index, names, .. } => {
+                self.dropped_index_names.extend(names.iter().cloned());
             }
             Ddl::AlterTable { table, actions, .. } => {
                 for action in actions {
                     match action {
                         AlterAction::RenameTable { to } if self.created_tables.remove(table) => {
                             self.created_tables.insert(to.clone());
+                        }
+                        AlterAction::DropConstraint { name, .. } => {
+                            self.dropped_constraints.insert((table.clone(), name.clone()));
                         }
                         AlterAction::AddColumn { column, .. } => {
                             let added = (table.clone(), column.name.clone());

@@ -231,7 +231,7 @@ impl Schema {
             table.constraints.extend(checks.into_iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })));
         }
         for constraint in &table.constraints {
-            self.constraint_names_seen.insert(constraint.name.clone());
+            self.saw_constraint_name(&constraint.name);
         }
         self.tables.insert(name.to_string(), table);
         if let Some(parent) = &lineage.partition_of {
@@ -579,8 +579,8 @@ impl Schema {
         let mut i = 0;
         while i < out.len() {
             let current = out[i].clone();
+            i += 1;
             if !self.parents.contains(&current) {
-                i += 1;
                 continue;
             }
             for t in self.tables.values() {
@@ -589,7 +589,6 @@ impl Schema {
                     out.push(t.name.clone());
                 }
             }
-            i += 1;
         }
         out
     }

@@ -283,7 +283,8 @@ fn end_of(text: &str) -> Position {
 /// statement's own tokens.
 const LARGEST_REUSED_BUFFER: usize = 1 << 16;
 
-/// Tokenizes finished statements with sqlparser.
+/// Tokenizes finished statements: plain ones with [`super::plain_tokens`], the rest with
+/// sqlparser's tokenizer.
 struct StatementTokenizer<'k> {
     keep: &'k dyn Fn(&str) -> bool,
     /// sqlparser's tokens with whitespace and comments, reused from statement to statement: grown
