@@ -39,10 +39,14 @@ pub struct MigrationSource {
     pub findings: Vec<Finding>,
 }
 
-/// How many statements of a migration keep their syntax tree from the parse; the others' trees
-/// are parsed again when their turn comes, so a file of a million queries never holds a
-/// million trees at once.
-const SYNTAX_TREES_KEPT: usize = 512;
+/// What a migration's statements keep from the parse until they are replayed (see
+/// [`parse::Keep`]): the first 512 their syntax trees, the first 8,192 everything. Typical
+/// migrations are parsed once; a file of millions of statements holds a record of a couple of
+/// hundred bytes per statement, and parses each again just before checking it. The unit tests
+/// keep only the first statement whole, so that every migration they lint beyond one statement
+/// goes through [`Statement::release`] and [`Statement::restore`].
+const KEEP: parse::Keep =
+    if cfg!(test) { parse::Keep { trees: 1, whole: 1 } } else { parse::Keep { trees: 512, whole: 8_192 } };
 
 /// A migration parsed: its up file as the tool sends it, and the transaction of each statement
 /// (its rollback is parsed only if a rule asks: see `rules::Rollback`).
@@ -77,7 +81,7 @@ impl MigrationSource {
     }
 
     pub fn parse(&self) -> ParsedMigration {
-        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, SYNTAX_TREES_KEPT);
+        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, KEEP);
         let transactions = script::transactions(&up, &self.script);
         ParsedMigration { up, transactions }
     }
@@ -495,16 +499,10 @@ impl MigrationReplay<'_> {
         let mut replay = Replay { facts: self.facts, check: self.check, findings };
         for position in 0..parsed.up.parsed.statements.len() {
             state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
-            let statement = &mut parsed.up.parsed.statements[position];
-            if statement.lacks_syntax_tree() {
-                statement.ast = parse::syntax_tree(&self.source.text, &statement.span);
-            }
+            parsed.up.parsed.statements[position].restore(&self.source.text);
             replay.statement(&parsed.up, &parsed.up.parsed.statements[position], schema, &mut state, coverage);
-            // Checked and applied: later rules need its typed view at most, never its syntax
-            // tree, nor the statements of a DO block.
-            let statement = &mut parsed.up.parsed.statements[position];
-            statement.ast = None;
-            statement.block = None;
+            // Checked and applied: only whole-file rules read it from now on.
+            parsed.up.parsed.statements[position].release();
         }
         if !self.check {
             return Vec::new();

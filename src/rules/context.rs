@@ -10,7 +10,7 @@ use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
 use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 /// A parsed file and the path findings name.
@@ -88,9 +88,10 @@ pub struct MigrationState {
     /// Those of them whose (last) `ADD COLUMN` filled every existing row with a value: a non-null
     /// default, an identity or a generated column.
     pub filled_columns: BTreeSet<(Name, Name)>,
-    /// Indexes dropped earlier in this file (directly or with their constraint), as they were:
-    /// what production still has until this migration runs.
-    pub dropped_indexes: Vec<crate::schema::Index>,
+    /// Indexes an earlier migration created that this file dropped earlier (directly or with
+    /// their constraint), by name, as they were: what production still has until this
+    /// migration runs. Bounded by the schema, however many times the file drops what it created.
+    pub dropped_indexes: BTreeMap<Name, crate::schema::Index>,
     /// Names this file dropped earlier, as written: indexes (`DROP INDEX`) and constraints as
     /// (table, constraint) (`ALTER TABLE … DROP CONSTRAINT`). An object of that name the file
     /// creates again existed before it.
@@ -337,7 +338,11 @@ impl MigrationState {
             }
         }
         let does_something = schema.no_op(&statement.ddl).is_none();
-        self.dropped_indexes.extend(dropped_indexes(&statement.ddl, schema));
+        for index in dropped_indexes(&statement.ddl, schema) {
+            if index.origin.migration != Some(self.index) {
+                self.dropped_indexes.entry(index.name.clone()).or_insert(index);
+            }
+        }
         match &statement.ddl {
             Ddl::CreateTable { name, .. } | Ddl::CreateView { name, materialized: true, .. } if does_something => {
                 self.created_tables.insert(name.clone());
@@ -772,13 +777,19 @@ impl<'a> Context<'a> {
         if let Some(name) = &constraint.name {
             return name.clone();
         }
+        let name = self.schema.constraint_name(table, constraint, &[]);
+        // The drops only free names: a first choice (nothing had taken it) stays PostgreSQL's
+        // choice after them. Only a collision needs the schema copied with the drops applied.
+        if name == Schema::default().constraint_name(table, constraint, &[]) {
+            return name;
+        }
         let schema = match &self.statement.ddl {
             Ddl::AlterTable { table: altered, actions, .. } => self
                 .before_additions
                 .get_or_init(|| self.schema.before_additions(altered, actions))
                 .as_ref()
                 .unwrap_or(self.schema),
-            _ => self.schema,
+            _ => return name,
         };
         schema.constraint_name(table, constraint, &[])
     }

@@ -49,7 +49,7 @@ fn refuses_nothing_new(cx: &Context, state: &MigrationState, addition: &UniqueAd
     let table = cx.schema.table(&addition.table)?;
     let key: BTreeSet<&str> = columns.iter().copied().collect();
     // A unique index production has: one the schema has now, or one dropped earlier in this migration.
-    let enforced = cx.schema.indexes_on(&addition.table).chain(state.dropped_indexes.iter()).any(|index| {
+    let enforced = cx.schema.indexes_on(&addition.table).chain(state.dropped_indexes.values()).any(|index| {
         index.table == addition.table
             && index.unique
             && index.predicate.is_none()
@@ -204,5 +204,10 @@ CREATE TABLE post_like (id serial, person_id bigint NOT NULL REFERENCES person, 
         assert_eq!(added("ALTER TABLE t ADD COLUMN d int UNIQUE;"), 0, "a column added by the same statement");
         assert_eq!(added("ALTER TABLE t ADD COLUMN d int; CREATE UNIQUE INDEX t_d ON t (d);"), 0);
         assert_eq!(added("ALTER TABLE t ADD COLUMN d int; CREATE UNIQUE INDEX t_cd ON t (c, d);"), 1);
+        assert_eq!(
+            added("CREATE UNIQUE INDEX t_c ON t (c);\nDROP INDEX t_c;\nALTER TABLE t ADD UNIQUE (c);"),
+            2,
+            "an index this migration created is not production's, even once dropped"
+        );
     }
 }

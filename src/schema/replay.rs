@@ -20,10 +20,13 @@ impl Schema {
             Ddl::CreateTable { name, if_not_exists: true, .. } if self.relation_exists(name) => {
                 Some(format!("{} {name} already exists", self.relation_kind(name).unwrap_or("relation")))
             }
-            Ddl::CreateIndex(CreateIndex { name: Some(index), table, if_not_exists: true, .. }) => {
-                let qualified = beside(table, index);
-                self.relation_exists(&qualified).then(|| format!("index {qualified} already exists"))
-            }
+            Ddl::CreateIndex(create) => match (&create.name, create.if_not_exists) {
+                (Some(index), true) => {
+                    let qualified = beside(&create.table, index);
+                    self.relation_exists(&qualified).then(|| format!("index {qualified} already exists"))
+                }
+                _ => None,
+            },
             Ddl::CreateView { name, if_not_exists: true, .. } | Ddl::CreateSequence { name, if_not_exists: true }
                 if self.relation_exists(name) =>
             {
@@ -185,7 +188,7 @@ impl Schema {
             }
             Ddl::AlterSequence { name, owned_by: Some(owner), .. } => {
                 if let Some(sequence) = self.sequences.get_mut(name) {
-                    sequence.owned_by = owner.clone();
+                    sequence.owned_by = owner.as_deref().cloned();
                 }
             }
             Ddl::CreateSchema { name, .. } => {

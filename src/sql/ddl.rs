@@ -440,14 +440,14 @@ pub enum Ddl {
         constraints: Vec<Constraint>,
         /// `CREATE TABLE … AS`, `SELECT … INTO`: the columns come from the query.
         from_query: bool,
-        lineage: TableLineage,
+        lineage: Box<TableLineage>,
     },
     AlterTable {
         table: Name,
         if_exists: bool,
         actions: Vec<AlterAction>,
     },
-    CreateIndex(CreateIndex),
+    CreateIndex(Box<CreateIndex>),
     Drop {
         kind: ObjectKind,
         names: Vec<Name>,
@@ -495,7 +495,7 @@ pub enum Ddl {
         name: Name,
         if_exists: bool,
         /// `OWNED BY table.column` (`None` inside for `OWNED BY NONE`).
-        owned_by: Option<Option<(Name, Name)>>,
+        owned_by: Option<Option<Box<(Name, Name)>>>,
     },
     CreateSchema {
         name: Name,
@@ -556,6 +556,11 @@ pub enum Ddl {
     Query,
     /// Something else, by its leading keywords (`CREATE EXTENSION`, `COMMENT ON`, `DO`…).
     Other(String),
+    /// Not kept: the lint engine let go of the typed view of a statement that is not being
+    /// checked (see `Statement::release`). Rules never see it: the engine parses a statement
+    /// again before checking it, and whole-file rules read only what [`Ddl::read_by_whole_file`]
+    /// keeps.
+    NotKept,
 }
 
 impl Constraint {
@@ -620,8 +625,8 @@ impl Ddl {
             | Ddl::CreateSequence { name, .. } => f(name),
             Ddl::AlterSequence { name, owned_by, .. } => {
                 f(name);
-                if let Some(Some((table, _))) = owned_by {
-                    f(table);
+                if let Some(Some(owner)) = owned_by {
+                    f(&mut owner.0);
                 }
             }
             Ddl::CreateStatistics { table, .. } => f(table),
@@ -641,6 +646,14 @@ impl Ddl {
     /// Whether this view says everything Sluice needs about the statement, so its syntax tree
     /// need not be kept (the trees of DDL are most of a migration history's memory). Statements
     /// that contain queries — views, functions, DML, `CREATE TABLE … AS` — keep theirs.
+    /// The statements whole-file rules read besides the one being checked, whose typed view
+    /// is kept by `Statement::release`: transaction boundaries (`missing-lock-timeout` groups
+    /// its findings by transaction) and views (`rename-table` looks for a compatibility view
+    /// later in the file). A rule that reads other statements of its file must add them here.
+    pub fn read_by_whole_file(&self) -> bool {
+        matches!(self, Ddl::Begin | Ddl::Commit | Ddl::Rollback | Ddl::CreateView { .. })
+    }
+
     pub fn is_complete(&self) -> bool {
         match self {
             Ddl::CreateTable { from_query, .. } => !from_query,

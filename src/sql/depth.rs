@@ -58,7 +58,7 @@ pub fn configure_thread_pool() {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TooDeep {
     /// Operators, set operations or array brackets chained `length` long.
-    Chain { length: usize },
+    Chain { length: u32 },
     /// Nested deeper than the parser's recursion limit.
     Nesting,
 }
@@ -172,7 +172,7 @@ pub fn check(tokens: &[TokenWithSpan]) -> Result<(), TooDeep> {
         }
         let length = enclosing_sum + current;
         if length > CHAIN_LIMIT {
-            return Err(TooDeep::Chain { length });
+            return Err(TooDeep::Chain { length: u32::try_from(length).unwrap_or(u32::MAX) });
         }
     }
     Ok(())
@@ -224,7 +224,7 @@ mod tests {
     fn chain(sql: &str) -> usize {
         match check(&tokens(sql)) {
             Ok(()) => 0,
-            Err(TooDeep::Chain { length }) => length,
+            Err(TooDeep::Chain { length }) => length as usize,
             Err(other) => panic!("{other:?}"),
         }
     }

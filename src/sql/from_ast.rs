@@ -393,7 +393,7 @@ fn create_table(t: &ast::CreateTable) -> Ddl {
         columns: t.columns.iter().map(column).collect(),
         constraints: t.constraints.iter().map(|c| constraint(c, false)).collect(),
         from_query: t.query.is_some(),
-        lineage: TableLineage {
+        lineage: Box::new(TableLineage {
             partition_of: t.partition_of.as_ref().map(object),
             inherits: t.inherits.iter().flatten().map(object).collect(),
             partitioned: t.partition_by.is_some(),
@@ -404,7 +404,7 @@ fn create_table(t: &ast::CreateTable) -> Ddl {
                 None => None,
             },
             ..TableLineage::default()
-        },
+        }),
     }
 }
 
@@ -417,7 +417,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             if_exists: t.if_exists,
             actions: t.operations.iter().map(alter_action).collect(),
         },
-        Statement::CreateIndex(i) => Ddl::CreateIndex(CreateIndex {
+        Statement::CreateIndex(i) => Ddl::CreateIndex(Box::new(CreateIndex {
             name: i.name.as_ref().map(names::last),
             table: object(&i.table_name),
             unique: i.unique,
@@ -427,7 +427,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             key_names: key_names(i.columns.iter().map(|c| &c.column.expr), &i.include),
             predicate: i.predicate.as_ref().map(expression),
             nulls_not_distinct: i.nulls_distinct == Some(false),
-        }),
+        })),
         Statement::Drop { object_type, if_exists, names: list, cascade, .. } => Ddl::Drop {
             kind: object_kind(object_type),
             names: list.iter().map(object).collect(),
@@ -552,7 +552,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 columns: Vec::new(),
                 constraints: Vec::new(),
                 from_query: true,
-                lineage: TableLineage::default(),
+                lineage: Box::default(),
             },
             None => Ddl::Query,
         },

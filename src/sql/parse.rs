@@ -4,7 +4,7 @@
 
 use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
-use super::split::{split_each, Comment, RawStatement, Span, Unread};
+use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
 use super::{from_ast, plpgsql, recognize};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -20,13 +20,13 @@ pub struct Statement {
     /// Boxed: sqlparser's statement is kilobytes wide, and most statements keep none.
     pub ast: Option<Box<ast::Statement>>,
     /// Why sqlparser rejected it, when it did.
-    pub parse_error: Option<String>,
+    pub parse_error: Option<Box<str>>,
     /// Set when it was refused for its depth: only the recognizer read it, and the gate fails closed.
     pub too_deep: Option<TooDeep>,
     pub ddl: Ddl,
     /// For unparsed statements: the recognizer understood every token.
     pub fully_recognized: bool,
-    pub leading_comments: Vec<Comment>,
+    pub leading_comments: Box<[Comment]>,
     /// For `DO` blocks: the SQL statements of the body, each parsed on its own.
     pub block: Option<Box<plpgsql::Block>>,
 }
@@ -54,18 +54,37 @@ pub fn parse_file(text: String) -> ParsedFile {
 
 /// [`parse_file`] of text already shared (a migration's text, kept once for every finding on it).
 pub fn parse_shared(text: Arc<str>) -> ParsedFile {
-    parse_shared_keeping(text, usize::MAX)
+    parse_shared_keeping(text, Keep::ALL)
 }
 
-/// [`parse_shared`], keeping the syntax trees of the first `trees` statements only (see
-/// [`parse_split_keeping`]).
-pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
+/// How much of each statement a parse keeps. A migration waits, parsed, for its turn to be
+/// replayed, and a file of millions of statements cannot hold them all whole: the first
+/// `trees` keep their syntax trees (kilobytes each), the first `whole` keep everything; the
+/// others are [released](Statement::release), and the engine parses them again when their turn
+/// comes ([`Statement::restore`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Keep {
+    pub trees: usize,
+    pub whole: usize,
+}
+
+impl Keep {
+    pub const ALL: Keep = Keep { trees: usize::MAX, whole: usize::MAX };
+
+    /// What is left to keep after `count` statements.
+    fn after(self, count: usize) -> Keep {
+        Keep { trees: self.trees.saturating_sub(count), whole: self.whole.saturating_sub(count) }
+    }
+}
+
+/// [`parse_shared`], keeping of each statement only what `keep` says.
+pub fn parse_shared_keeping(text: Arc<str>, keep: Keep) -> ParsedFile {
     let mut parsed =
         ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), unread: Vec::new() };
     // A window of the file at a time: its tokens are gone before the next is read.
     split_each(&text, |part| {
-        let kept = trees.saturating_sub(parsed.statements.len());
-        let part = parse_split_keeping(Arc::clone(&text), part, kept);
+        let part = parse_split_keeping(Arc::clone(&text), part, keep.after(parsed.statements.len()));
+        reserve_projected(&mut parsed.statements, part.statements.len(), &part.statements, text.len());
         parsed.statements.extend(part.statements);
         parsed.comments.extend(part.comments);
         parsed.unread.extend(part.unread);
@@ -73,16 +92,32 @@ pub fn parse_shared_keeping(text: Arc<str>, trees: usize) -> ParsedFile {
     parsed
 }
 
+/// Makes room for `more` statements, growing to the count the text read so far projects for the
+/// whole file rather than by doubling: a file of millions of statements would otherwise hold up
+/// to twice the records it needs, and both copies at once while growing.
+fn reserve_projected(statements: &mut Vec<Statement>, more: usize, last: &[Statement], text_len: usize) {
+    let needed = statements.len() + more;
+    if needed <= statements.capacity() {
+        return;
+    }
+    let read = last.last().map_or(text_len, |s| s.span.end).max(1);
+    let projected = needed.saturating_mul(text_len) / read;
+    // At least a quarter more each time, so that a projection that keeps falling short still
+    // grows geometrically.
+    let capacity = (projected + projected / 8).max(needed + needed / 4);
+    statements.reserve_exact(capacity - statements.len());
+}
+
 /// Parses the statements of a split made elsewhere (a migration tool's pieces of `text`, each
 /// split on its own: see `schema::tools::script`); spans are offsets into `text`.
 pub fn parse_split(text: impl Into<Arc<str>>, split: super::split::Split) -> ParsedFile {
-    parse_split_keeping(text, split, usize::MAX)
+    parse_split_keeping(text, split, Keep::ALL)
 }
 
-/// [`parse_split`], keeping the syntax trees of the first `trees` statements only: a file of a
-/// million queries would otherwise hold a million trees (kilobytes each) at once. A statement
-/// whose tree was dropped gets it back from [`syntax_tree`] when it is checked.
-pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split, trees: usize) -> ParsedFile {
+/// [`parse_split`], keeping of each statement only what `keep` says: a file of a million
+/// queries would otherwise hold a million trees at once. A statement whose tree was dropped
+/// gets it back from [`syntax_tree`] when it is checked.
+pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split, keep: Keep) -> ParsedFile {
     let text = text.into();
     let statements = split
         .statements
@@ -90,7 +125,9 @@ pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split
         .enumerate()
         .map(|(index, raw)| {
             let mut statement = parse_statement(&text, raw);
-            if index >= trees {
+            if index >= keep.whole {
+                statement.release();
+            } else if index >= keep.trees {
                 statement.ast = None;
             }
             statement
@@ -104,6 +141,44 @@ impl Statement {
     /// tree was dropped to save memory (see [`parse_split_keeping`]).
     pub fn lacks_syntax_tree(&self) -> bool {
         self.ast.is_none() && self.parse_error.is_none() && !self.ddl.is_complete()
+    }
+
+    /// Lets go of what only checking the statement needs: its syntax tree, the statements of a
+    /// DO block, and its typed view unless whole-file rules read it
+    /// ([`Ddl::read_by_whole_file`]). Its place, its comments and whether it parsed stay.
+    pub fn release(&mut self) {
+        self.ast = None;
+        self.block = None;
+        if !self.ddl.read_by_whole_file() {
+            self.ddl = Ddl::NotKept;
+        }
+    }
+
+    /// Makes a statement whole again before it is checked: parses it again if it was
+    /// [released](Self::release), or gets back its dropped syntax tree. `text` is its file's.
+    pub fn restore(&mut self, text: &str) {
+        if matches!(self.ddl, Ddl::NotKept) {
+            let mut again = Split::default();
+            Origin::at(&self.span).shift(split(&text[self.span.start..self.span.end]), &mut again);
+            let leading_comments = std::mem::take(&mut self.leading_comments);
+            *self = match (again.statements.pop(), again.statements.is_empty() && again.unread.is_empty()) {
+                // The statement's own text splits into that statement alone, where it was.
+                (Some(mut raw), true) if raw.span == self.span => {
+                    raw.leading_comments = leading_comments.into_vec();
+                    parse_statement(text, raw)
+                }
+                // Never seen; if it were, the statement is reported as not checked.
+                _ => {
+                    let error = "Sluice could not read this statement again on its own".to_string();
+                    let tokens = retokenize(text, &self.span);
+                    unparsed(text, self.span, &tokens, Refused { error, too_deep: None }, leading_comments)
+                }
+            };
+            return;
+        }
+        if self.lacks_syntax_tree() {
+            self.ast = syntax_tree(text, &self.span);
+        }
     }
 }
 
@@ -155,7 +230,7 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
                 too_deep: None,
                 ddl,
                 fully_recognized: false,
-                leading_comments: raw.leading_comments,
+                leading_comments: raw.leading_comments.into(),
                 block: None,
             }
         }
@@ -173,7 +248,7 @@ fn unparsed(
     span: Span,
     tokens: &[TokenWithSpan],
     refused: Refused,
-    leading_comments: Vec<Comment>,
+    leading_comments: impl Into<Box<[Comment]>>,
 ) -> Statement {
     let recognized = recognize::recognize(tokens);
     let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span)).flatten().map(Box::new);
@@ -182,11 +257,11 @@ fn unparsed(
     Statement {
         span,
         ast: None,
-        parse_error: Some(refused.error),
+        parse_error: Some(refused.error.into()),
         too_deep: refused.too_deep,
         ddl: recognized.ddl,
         fully_recognized: complete,
-        leading_comments,
+        leading_comments: leading_comments.into(),
         block,
     }
 }
@@ -271,10 +346,30 @@ mod tests {
     }
 
     #[test]
+    fn a_released_statement_is_restored_exactly_as_first_parsed() {
+        let text =
+            "CREATE TABLE t (a int);\n-- sluice:ignore drop-column -- kept\n  ALTER TABLE t\n    DROP COLUMN a;\n\
+                    CREATE VIEW v AS SELECT a FROM t WHERE a > 1;\nREINDEX TABLE CONCURRENTLY t;\nBEGIN;\n\
+                    DO $$ BEGIN CREATE INDEX i ON t (a); END $$;\nCOMMIT;\nSELECT 1; SELECT 'x;y';";
+        let whole = parse_file(text.to_string());
+        let mut released = parse_shared_keeping(Arc::from(text), Keep { trees: 0, whole: 0 });
+        assert_eq!(released.statements.len(), whole.statements.len());
+        for (statement, expected) in released.statements.iter_mut().zip(&whole.statements) {
+            // What whole-file rules read survives the release.
+            assert_eq!(statement.span, expected.span);
+            assert_eq!(statement.leading_comments, expected.leading_comments);
+            assert_eq!(statement.parse_error, expected.parse_error);
+            assert_eq!(statement.ddl.read_by_whole_file(), statement.ddl != Ddl::NotKept);
+            statement.restore(text);
+            assert_eq!(format!("{statement:?}"), format!("{expected:?}"), "{}", whole.statement_text(expected));
+        }
+    }
+
+    #[test]
     fn a_dropped_syntax_tree_parses_again_with_the_same_positions() {
         let text = "SELECT 1;\n  UPDATE t SET a = 1\n  WHERE b = 2;";
         let kept = parse_file(text.to_string());
-        let dropped = parse_split_keeping(Arc::from(text), split(text), 1);
+        let dropped = parse_split_keeping(Arc::from(text), split(text), Keep { trees: 1, whole: usize::MAX });
         assert!(!kept.statements[1].lacks_syntax_tree());
         assert!(dropped.statements[1].lacks_syntax_tree());
         let again = syntax_tree(text, &dropped.statements[1].span).expect("parses");

@@ -240,7 +240,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
             _ => break,
         }
     }
-    Some(Ddl::CreateIndex(CreateIndex {
+    Some(Ddl::CreateIndex(Box::new(CreateIndex {
         name,
         table,
         unique,
@@ -250,7 +250,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
         key_names: names::index_column_names(&raw_names),
         predicate,
         nulls_not_distinct,
-    }))
+    })))
 }
 
 fn columns(list: Vec<Vec<&Token>>) -> (Vec<Name>, Vec<Name>) {
@@ -493,7 +493,7 @@ fn alter_sequence(c: &mut Cursor) -> Option<Ddl> {
             } else {
                 let column = c.name()?;
                 let (table, column) = column.rsplit_once('.')?;
-                Some((table.to_string(), column.to_string()))
+                Some(Box::new((table.to_string(), column.to_string())))
             });
         } else if c.eat(&["AS"]) || c.eat(&["OWNER", "TO"]) || c.eat(&["SET", "SCHEMA"]) {
             c.name()?;
@@ -890,7 +890,7 @@ mod tests {
             Ddl::AlterSequence {
                 name: "users_id_seq".into(),
                 if_exists: false,
-                owned_by: Some(Some(("users".into(), "id".into())))
+                owned_by: Some(Some(Box::new(("users".into(), "id".into()))))
             }
         );
     }

@@ -370,6 +370,11 @@ impl Origin {
     /// The start of a file.
     pub const START: Origin = Origin { offset: 0, line: 1, column: 1 };
 
+    /// Where `span` starts.
+    pub fn at(span: &Span) -> Origin {
+        Origin { offset: span.start, line: span.line, column: span.column }
+    }
+
     /// Where byte `offset` of `text` is.
     pub fn of(text: &str, offset: usize) -> Origin {
         Origin::START.advance(&text[..offset])

@@ -9,7 +9,7 @@
 //! those of the file: findings point at the line the reviewer sees.
 
 use crate::rules::{RunnerTransaction, SourceFile};
-use crate::sql::parse::{parse_shared_keeping, parse_split_keeping};
+use crate::sql::parse::{parse_shared_keeping, parse_split_keeping, Keep};
 use crate::sql::split::{split, Origin, Split};
 use std::ops::Range;
 use std::sync::Arc;
@@ -111,15 +111,14 @@ pub fn lines(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
 /// Parses the pieces of `text` the script sends, each on its own; comments in the text between
 /// them are kept (for `sluice:ignore-file`), their statements are not (the tool does not run them).
 pub fn parse(display: String, text: Arc<str>, script: &Script) -> SourceFile {
-    parse_keeping(display, text, script, usize::MAX)
+    parse_keeping(display, text, script, Keep::ALL)
 }
 
-/// [`parse`], keeping the syntax trees of the first `trees` statements only (see
-/// [`crate::sql::parse::parse_split_keeping`]).
-pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, trees: usize) -> SourceFile {
+/// [`parse`], keeping of each statement only what `keep` says (see [`Keep`]).
+pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, keep: Keep) -> SourceFile {
     if let [piece] = script.pieces.as_slice() {
         if piece.range == (0..text.len()) {
-            return SourceFile { display, parsed: parse_shared_keeping(text, trees) };
+            return SourceFile { display, parsed: parse_shared_keeping(text, keep) };
         }
     }
     let mut combined = Split::default();
@@ -132,7 +131,7 @@ pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, trees: us
     }
     comments_only(&text, at..text.len(), &mut combined);
     combined.comments.sort_by_key(|c| c.line);
-    SourceFile { display, parsed: parse_split_keeping(text, combined, trees) }
+    SourceFile { display, parsed: parse_split_keeping(text, combined, keep) }
 }
 
 /// The comments of a stretch the tool does not send (markers, down sections, rollback lines).
