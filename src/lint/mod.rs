@@ -10,7 +10,10 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
-use crate::rules::{self, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction, SourceFile};
+use crate::rules::{
+    self, constraint_without_rollback, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction,
+    SourceFile,
+};
 use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
 use crate::schema::tools::script::{self, Script, Sending, Wrap};
@@ -48,13 +51,14 @@ pub struct MigrationSource {
 const KEEP: parse::Keep =
     if cfg!(test) { parse::Keep { trees: 1, whole: 1 } } else { parse::Keep { trees: 512, whole: 8_192 } };
 
-/// A migration parsed: its up file as the tool sends it, and the transaction of each statement
-/// (its rollback is parsed only if a rule asks: see `rules::Rollback`).
+/// A migration parsed: its up file as the tool sends it, the transaction of each statement, and
+/// its rollback (parsed only if a rule may ask: see `rules::Rollback`).
 #[derive(Debug)]
 pub struct ParsedMigration {
     pub up: SourceFile,
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
+    pub down: Rollback,
 }
 
 impl MigrationSource {
@@ -83,7 +87,12 @@ impl MigrationSource {
     pub fn parse(&self) -> ParsedMigration {
         let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, KEEP);
         let transactions = script::transactions(&up, &self.script);
-        ParsedMigration { up, transactions }
+        let down = Rollback::new(self.down.as_ref().map(|(_, text)| Arc::clone(text)));
+        if constraint_without_rollback::may_read_rollback(&up.parsed) {
+            // Here, on a parsing thread, rather than when the rule asks, on the replay's.
+            down.drops();
+        }
+        ParsedMigration { up, transactions, down }
     }
 
     /// The rollback parsed as a file of its own (`sluice lint --down`).
@@ -492,7 +501,7 @@ impl MigrationReplay<'_> {
             index: self.index,
             migration: Some(self.source.migration.clone()),
             layout_has_down: self.layout_has_down,
-            down: Rollback::new(self.source.down.as_ref().map(|(_, text)| Arc::clone(text))),
+            down: std::mem::take(&mut parsed.down),
             ..MigrationState::default()
         };
         let findings = if self.check { self.source.findings.clone() } else { Vec::new() };

@@ -2,6 +2,8 @@ use super::{Context, MigrationState, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ObjectKind};
+use crate::sql::parse::ParsedFile;
+use std::collections::BTreeSet;
 
 pub struct ConstraintWithoutRollback;
 
@@ -47,7 +49,7 @@ ALTER TABLE orders DROP CONSTRAINT orders_quantity_positive;",
 };
 
 /// What a migration adds that its rollback must remove.
-struct Addition {
+struct Addition<'a> {
     table: Name,
     /// None for an unnamed constraint or index.
     name: Option<Name>,
@@ -55,10 +57,25 @@ struct Addition {
     columns: Vec<Name>,
     /// Expression keys of an index: dropping a column they mention drops the index too.
     expressions: Vec<String>,
-    what: String,
+    what: What<'a>,
 }
 
-impl Addition {
+/// What a finding calls the addition: an index by its name, a constraint by the name PostgreSQL
+/// gives it, worked out only for a finding (after the statement's own drops it can take a copy
+/// of the schema).
+enum What<'a> {
+    Index(String),
+    Constraint(&'a crate::sql::ddl::Constraint),
+}
+
+impl Addition<'_> {
+    fn describe(&self, cx: &Context) -> String {
+        match self.what {
+            What::Index(ref index) => format!("index {index}"),
+            What::Constraint(constraint) => format!("constraint {}", cx.added_constraint_name(&self.table, constraint)),
+        }
+    }
+
     fn uses_column(&self, column: &str) -> bool {
         self.columns.iter().any(|c| c == column)
             || self.expressions.iter().any(|e| {
@@ -68,7 +85,7 @@ impl Addition {
     }
 }
 
-fn additions(cx: &Context) -> Vec<Addition> {
+fn additions<'a>(cx: &Context<'a>) -> Vec<Addition<'a>> {
     let schema = cx.schema;
     match &cx.statement.ddl {
         // `IF NOT EXISTS` on an index that exists adds nothing.
@@ -89,7 +106,7 @@ fn additions(cx: &Context) -> Vec<Addition> {
                 })
                 .chain(i.predicate.clone())
                 .collect(),
-            what: format!("index {}", schema.index_name(i)),
+            what: What::Index(schema.index_name(i)),
         }],
         Ddl::AlterTable { table, actions, .. } => actions
             .iter()
@@ -108,13 +125,32 @@ fn additions(cx: &Context) -> Vec<Addition> {
                         ConstraintKind::Check { expression } => vec![expression.clone()],
                         _ => Vec::new(),
                     },
-                    what: format!("constraint {}", cx.added_constraint_name(table, c)),
+                    what: What::Constraint(c),
                 }),
                 _ => None,
             })
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Whether checking `file` may ask what its rollback drops: it adds an index or a constraint to
+/// a table it does not create (or it holds statements not kept whole, which might). The engine
+/// then reads the rollback ahead, on a parsing thread, not on the thread that replays in order.
+pub fn may_read_rollback(file: &ParsedFile) -> bool {
+    let mut created: BTreeSet<&Name> = BTreeSet::new();
+    file.statements.iter().any(|statement| match &statement.ddl {
+        Ddl::CreateTable { name, .. } => {
+            created.insert(name);
+            false
+        }
+        Ddl::CreateIndex(index) => !created.contains(&index.table),
+        Ddl::AlterTable { table, actions, .. } => {
+            !created.contains(table) && actions.iter().any(|a| matches!(a, AlterAction::AddConstraint(_)))
+        }
+        Ddl::NotKept => true,
+        _ => false,
+    })
 }
 
 fn undone_by(addition: &Addition, down: &Ddl) -> bool {
@@ -162,11 +198,16 @@ impl Rule for ConstraintWithoutRollback {
             let message = match state.down.drops() {
                 None => format!(
                     "{} on {} has no rollback: this migration has no down migration",
-                    addition.what, addition.table
+                    addition.describe(cx),
+                    addition.table
                 ),
                 Some(down) if down.iter().any(|d| undone_by(&addition, d)) => continue,
                 Some(_) => {
-                    format!("{} on {} is not dropped by this migration's down migration", addition.what, addition.table)
+                    format!(
+                        "{} on {} is not dropped by this migration's down migration",
+                        addition.describe(cx),
+                        addition.table
+                    )
                 }
             };
             out.push(cx.finding(&META, message).fact("table", addition.table.as_str()));

@@ -519,10 +519,18 @@ pub struct UniqueAddition {
     pub what: &'static str,
     /// The name the statement gives it; `None` when PostgreSQL generates one.
     pub name: Option<Name>,
-    /// The name it has in the database: its own, or the one PostgreSQL generates.
-    pub pg_name: Name,
+    /// Where its name in the database comes from (see [`Context::describe_addition`]).
+    naming: AdditionNaming,
     /// Added by the CREATE TABLE of its own table.
     pub with_new_table: bool,
+}
+
+/// The name a uniqueness has in the database, or what it is worked out from: only a finding
+/// needs it, and naming a constraint after the statement's own drops copies the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AdditionNaming {
+    Known(Name),
+    Constraint(crate::sql::ddl::Constraint),
 }
 
 impl UniqueAddition {
@@ -532,11 +540,6 @@ impl UniqueAddition {
 
     pub fn describe_keys(&self) -> String {
         self.keys.iter().map(IndexKey::display).collect::<Vec<_>>().join(", ")
-    }
-
-    /// `UNIQUE constraint accounts_email_key (email)`: what, its name, its keys.
-    pub fn describe(&self) -> String {
-        format!("{} {} ({})", self.what, self.pg_name, self.describe_keys())
     }
 }
 
@@ -794,6 +797,16 @@ impl<'a> Context<'a> {
         schema.constraint_name(table, constraint, &[])
     }
 
+    /// `UNIQUE constraint accounts_email_key (email)`: what this statement adds, the name it has
+    /// in the database, its keys.
+    pub fn describe_addition(&self, addition: &UniqueAddition) -> String {
+        let name = match &addition.naming {
+            AdditionNaming::Known(name) => name.clone(),
+            AdditionNaming::Constraint(constraint) => self.added_constraint_name(&addition.table, constraint),
+        };
+        format!("{} {} ({})", addition.what, name, addition.describe_keys())
+    }
+
     /// The uniqueness this statement adds, if any (worked out once: three rules ask).
     pub fn unique_additions(&self) -> &[UniqueAddition] {
         self.unique_additions.get_or_init(|| self.find_unique_additions())
@@ -812,8 +825,8 @@ impl<'a> Context<'a> {
                     ),
                     _ => return None,
                 };
-                let pg_name = self.added_constraint_name(table, c);
-                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), pg_name, with_new_table })
+                let naming = AdditionNaming::Constraint(c.clone());
+                Some(UniqueAddition { table: table.clone(), keys, what, name: c.name.clone(), naming, with_new_table })
             };
         match &self.statement.ddl {
             Ddl::CreateIndex(index) if index.unique => vec![UniqueAddition {
@@ -821,7 +834,7 @@ impl<'a> Context<'a> {
                 keys: index.keys.clone(),
                 what: "unique index",
                 name: index.name.clone(),
-                pg_name: self.schema.index_name(index),
+                naming: AdditionNaming::Known(self.schema.index_name(index)),
                 with_new_table: false,
             }],
             Ddl::AlterTable { table, actions, .. } => actions

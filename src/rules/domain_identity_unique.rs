@@ -60,8 +60,12 @@ impl Rule for DomainIdentityUnique {
             }
             let keys = policy.identity.iter().map(|k| format!("({})", k.join(", "))).collect::<Vec<_>>().join(" or ");
             let shared: Vec<&str> = columns.iter().copied().filter(|c| policy.shared.iter().any(|s| s == c)).collect();
-            let mut message =
-                format!("{} on {} contains none of its identity keys {}", addition.describe(), addition.table, keys);
+            let mut message = format!(
+                "{} on {} contains none of its identity keys {}",
+                cx.describe_addition(addition),
+                addition.table,
+                keys
+            );
             if !shared.is_empty() {
                 message.push_str(&format!("; {} are values many rows legitimately share", shared.join(", ")));
             }

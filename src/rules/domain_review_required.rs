@@ -113,7 +113,7 @@ fn identity_touches(ddl: &Ddl, schema: &Schema, cx: &Context) -> Vec<(Name, Stri
         .unique_additions()
         .iter()
         .filter(|a| !a.with_new_table)
-        .map(|a| (a.table.clone(), format!("adds {}", a.describe())))
+        .map(|a| (a.table.clone(), format!("adds {}", cx.describe_addition(a))))
         .collect();
     match ddl {
         Ddl::AlterTable { table, actions, .. } => {

@@ -37,7 +37,7 @@ mod add_primary_key_blocking;
 mod add_unique_constraint_blocking;
 mod change_column_type;
 mod concurrently_in_transaction;
-mod constraint_without_rollback;
+pub(crate) mod constraint_without_rollback;
 mod create_index_non_concurrently;
 mod drop_column;
 mod drop_index_non_concurrently;

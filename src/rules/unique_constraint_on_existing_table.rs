@@ -116,7 +116,7 @@ impl Rule for UniqueConstraintOnExistingTable {
                     &META,
                     format!(
                         "{} added to existing table {} (created at {created}), which has no identity declared in policies/identity.toml: existing and future rows may be rejected",
-                        addition.describe(),
+                        cx.describe_addition(addition),
                         addition.table
                     ),
                 )

@@ -97,7 +97,8 @@ impl Tree for DiskTree {
             return Ok(Some(text.clone()));
         }
         let path = self.absolute.join(relative);
-        if !path.is_file() {
+        // A listed file was one when the directory was listed: no need to ask again.
+        if listed.is_none() && !path.is_file() {
             return Ok(None);
         }
         // Errors are not kept: reading again says the same.
