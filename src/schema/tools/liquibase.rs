@@ -404,7 +404,7 @@ impl Tool for Liquibase {
             Some(master) => follow(tree, &master, &mut BTreeSet::new(), &mut ordered)?,
             None => {
                 for path in tree.files().iter().filter(|p| is_sql(p)) {
-                    if tree.read(path)?.is_some_and(|t| is_formatted(&t)) {
+                    if tree.peek(path)?.is_some_and(|t| is_formatted(&t)) {
                         follow(tree, path, &mut BTreeSet::new(), &mut ordered)?;
                     }
                 }

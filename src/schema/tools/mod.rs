@@ -242,7 +242,7 @@ pub(crate) fn first_marked<'a>(
     use rayon::prelude::*;
     let first = paths
         .par_iter()
-        .map(|&path| Ok((path, tree.read(path)?.is_some_and(|text| marked(&text)))))
+        .map(|&path| Ok((path, tree.peek(path)?.is_some_and(|text| marked(&text)))))
         .find_first(|read: &Result<(&PathBuf, bool)>| !matches!(read, Ok((_, false))));
     first.transpose().map(|found| found.map(|(path, _)| path))
 }

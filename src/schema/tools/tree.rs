@@ -11,6 +11,11 @@ pub trait Tree: Sync {
     fn files(&self) -> &[PathBuf];
     /// A file under the migrations directory; `None` when it does not exist.
     fn read(&self, relative: &Path) -> Result<Option<String>>;
+    /// [`read`](Self::read), for a look at a file that will be read again (detecting a tool by
+    /// a marker in its files): a tree may keep the text for that read.
+    fn peek(&self, relative: &Path) -> Result<Option<String>> {
+        self.read(relative)
+    }
     /// The migrations directory relative to the project root (`db/migrations`; empty when it is the root).
     fn dir(&self) -> &Path;
     /// The nearest file named `name` in the migrations directory or one of its parents up to the
@@ -43,7 +48,7 @@ pub fn normalize(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-/// The largest file [`DiskTree`] keeps once read.
+/// The largest file [`DiskTree`] keeps once peeked at.
 const KEPT_FILE_BYTES: usize = 256 * 1024;
 
 /// A migrations directory on disk.
@@ -55,10 +60,10 @@ pub struct DiskTree {
     /// The directories searched for nearby files, nearest first.
     ancestors: Vec<PathBuf>,
     files: Vec<PathBuf>,
-    /// The text of each of `files` once read, when small: detecting the tool reads the files
-    /// its markers could be in, then loading reads them again. Large files are read again
-    /// rather than held twice.
-    texts: Vec<std::sync::OnceLock<String>>,
+    /// The text of each of `files` once peeked at, when small, until it is read: detecting the
+    /// tool reads the files its markers could be in, then loading reads them again. Large files
+    /// are read again rather than held twice, and a text read is not kept.
+    texts: Vec<std::sync::Mutex<Option<String>>>,
     /// The directory findings' paths are relative to.
     display_root: PathBuf,
 }
@@ -81,8 +86,29 @@ impl DiskTree {
                 break;
             }
         }
-        let texts = files.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let texts = files.iter().map(|_| std::sync::Mutex::new(None)).collect();
         Ok(DiskTree { absolute: dir, relative_dir, ancestors, files, texts, display_root: display_root.to_path_buf() })
+    }
+}
+
+impl DiskTree {
+    fn listed(&self, relative: &Path) -> Option<usize> {
+        self.files.binary_search_by(|p| p.as_path().cmp(relative)).ok()
+    }
+
+    fn kept(&self, at: usize) -> std::sync::MutexGuard<'_, Option<String>> {
+        // A panic while holding it leaves an Option: still usable.
+        self.texts[at].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn read_from_disk(&self, relative: &Path, listed: Option<usize>) -> Result<Option<String>> {
+        let path = self.absolute.join(relative);
+        // A listed file was one when the directory was listed: no need to ask again.
+        if listed.is_none() && !path.is_file() {
+            return Ok(None);
+        }
+        // Errors are not kept: reading again says the same.
+        read_text(&path).map(Some)
     }
 }
 
@@ -92,21 +118,23 @@ impl Tree for DiskTree {
     }
 
     fn read(&self, relative: &Path) -> Result<Option<String>> {
-        let listed = self.files.binary_search_by(|p| p.as_path().cmp(relative)).ok();
-        if let Some(text) = listed.and_then(|at| self.texts[at].get()) {
-            return Ok(Some(text.clone()));
+        let listed = self.listed(relative);
+        if let Some(text) = listed.and_then(|at| self.kept(at).take()) {
+            return Ok(Some(text));
         }
-        let path = self.absolute.join(relative);
-        // A listed file was one when the directory was listed: no need to ask again.
-        if listed.is_none() && !path.is_file() {
-            return Ok(None);
+        self.read_from_disk(relative, listed)
+    }
+
+    fn peek(&self, relative: &Path) -> Result<Option<String>> {
+        let listed = self.listed(relative);
+        if let Some(text) = listed.and_then(|at| self.kept(at).clone()) {
+            return Ok(Some(text));
         }
-        // Errors are not kept: reading again says the same.
-        let text = read_text(&path)?;
-        if let Some(at) = listed.filter(|_| text.len() <= KEPT_FILE_BYTES) {
-            let _ = self.texts[at].set(text.clone());
+        let text = self.read_from_disk(relative, listed)?;
+        if let (Some(at), Some(text)) = (listed, text.as_ref().filter(|t| t.len() <= KEPT_FILE_BYTES)) {
+            *self.kept(at) = Some(text.clone());
         }
-        Ok(Some(text))
+        Ok(text)
     }
 
     fn dir(&self) -> &Path {
@@ -221,6 +249,21 @@ mod tests {
         std::os::unix::fs::symlink(&migrations, migrations.join("sub/again")).unwrap();
         let error = list_files(&migrations).unwrap_err().to_string();
         assert!(error.contains("loop"), "{error}");
+    }
+
+    #[test]
+    fn a_text_peeked_at_is_kept_for_its_next_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("001.sql");
+        std::fs::write(&file, "one").unwrap();
+        let tree = DiskTree::open(dir.path(), dir.path(), dir.path()).unwrap();
+        let relative = Path::new("001.sql");
+        assert_eq!(tree.peek(relative).unwrap().as_deref(), Some("one"));
+        std::fs::write(&file, "two").unwrap();
+        assert_eq!(tree.peek(relative).unwrap().as_deref(), Some("one"), "kept");
+        assert_eq!(tree.read(relative).unwrap().as_deref(), Some("one"), "handed over");
+        assert_eq!(tree.read(relative).unwrap().as_deref(), Some("two"), "no longer kept");
+        assert_eq!(tree.read(Path::new("002.sql")).unwrap(), None);
     }
 
     #[test]
