@@ -15,8 +15,8 @@ pub static META: RuleMeta = RuleMeta {
     what: "Flags a UNIQUE constraint, unique index or PRIMARY KEY added to a table an earlier migration created, \
 when `policies/identity.toml` does not declare that table's identity. Nothing is reported when the new key \
 refuses no write the table accepted before: the table was created in the same migration; its columns were all \
-added in this migration; an existing unique index over some of its columns already enforces it (a primary key \
-replacing a unique constraint); or it covers exactly the foreign-key columns of an association table (every \
+added in this migration; a unique index production has over some of its columns already enforces it (one an \
+earlier migration created, even if this migration dropped it first: a primary key replacing a unique constraint); or it covers exactly the foreign-key columns of an association table (every \
 other column generated or filled by a default), which is that table's natural identity.",
     why: "A new uniqueness rule on a live table decides which writes production will refuse from now on. If it \
 encodes the wrong identity, valid writes fail, clients retry, and the connection pool drains (the bird-survey \
