@@ -424,8 +424,12 @@ fn chain(sources: &Sources, settings: &Settings) -> cache::Chain {
 }
 
 /// How much text (and how many files) the engine parses at a time: bounded, so memory holds a
-/// few chunks of parsed files, not the history; large enough to keep both cores busy.
+/// few chunks of parsed files, not the history; large enough to keep both cores busy. A small
+/// history is cut into at least `CHUNKS` chunks (down to `MIN_CHUNK_BYTES`): a few chunks of it
+/// keep the cores as busy, and parsed text takes tens of times its size.
 const CHUNK_BYTES: usize = 64 * 1024;
+const MIN_CHUNK_BYTES: usize = 16 * 1024;
+const CHUNKS: usize = 32;
 const CHUNK_FILES: usize = 64;
 
 /// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
@@ -466,14 +470,17 @@ fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut repla
     });
 }
 
-/// `from..migrations.len()` cut into runs of at most `CHUNK_FILES` files and about `CHUNK_BYTES`.
+/// `from..migrations.len()` cut into runs of at most `CHUNK_FILES` files and about a
+/// `CHUNKS`th of their text, within `MIN_CHUNK_BYTES..=CHUNK_BYTES`.
 fn chunks(migrations: &[MigrationSource], from: usize) -> Vec<Range<usize>> {
+    let total: usize = migrations[from..].iter().map(|m| m.text.len()).sum();
+    let chunk_bytes = (total / CHUNKS).clamp(MIN_CHUNK_BYTES, CHUNK_BYTES);
     let mut out = Vec::new();
     let mut start = from;
     let mut bytes = 0;
     for (index, migration) in migrations.iter().enumerate().skip(from) {
         bytes += migration.text.len();
-        if bytes >= CHUNK_BYTES || index + 1 - start >= CHUNK_FILES {
+        if bytes >= chunk_bytes || index + 1 - start >= CHUNK_FILES {
             out.push(start..index + 1);
             start = index + 1;
             bytes = 0;
