@@ -165,7 +165,11 @@ impl OutputArgs {
         for (format, path) in &self.output {
             let options = RenderOptions { color: false, explain: self.explain, fail_on: self.fail_on };
             std::fs::File::create(path)
-                .and_then(|mut file| report::write(report, *format, &options, &mut file))
+                .and_then(|file| {
+                    let mut file = std::io::BufWriter::new(file);
+                    report::write(report, *format, &options, &mut file)?;
+                    file.flush()
+                })
                 .map_err(|e| Error::write(path, e))?;
         }
         let options = RenderOptions { color: stdout_color(), explain: self.explain, fail_on: self.fail_on };

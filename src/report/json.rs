@@ -22,6 +22,7 @@ const FINDINGS_AT_A_TIME: usize = 4096;
 /// Writes the report to `out`, pretty-printed, with a final newline: the document serde_json's
 /// pretty printer gives, byte for byte, with the findings rendered a window at a time on every
 /// core (one thread writing them all was a tenth of linting a large history).
+/// `out` is buffered by the caller.
 pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let rest = Rest {
         notes: &report.notes,
@@ -33,7 +34,6 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         },
         version: 1,
     };
-    let mut out = std::io::BufWriter::new(out);
     out.write_all(b"{\n  \"findings\": [")?;
     for (window, findings) in report.findings.chunks(FINDINGS_AT_A_TIME).enumerate() {
         let rendered: Vec<Vec<u8>> = findings.par_iter().map(nested_finding).collect::<std::io::Result<_>>()?;
@@ -46,8 +46,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     // The other fields, as their own document: `{` and its newline are already written.
     let rest = serde_json::to_vec_pretty(&rest).map_err(std::io::Error::from)?;
     out.write_all(&rest[1..])?;
-    out.write_all(b"\n")?;
-    out.flush()
+    out.write_all(b"\n")
 }
 
 /// A finding as the pretty printer writes it inside the findings array, two levels deep: its

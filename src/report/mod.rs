@@ -45,7 +45,8 @@ pub fn render(report: &Report, format: Format, options: &RenderOptions) -> Strin
     }
 }
 
-/// [`render`] into `out`; JSON is written as it is serialized rather than built whole first.
+/// [`render`] into `out` (buffered by the caller, who opened it); JSON is written as it is
+/// serialized rather than built whole first.
 pub fn write(
     report: &Report,
     format: Format,

@@ -781,20 +781,16 @@ impl<'a> Context<'a> {
             return name.clone();
         }
         let name = self.schema.constraint_name(table, constraint, &[]);
+        let Ddl::AlterTable { table: altered, actions, .. } = &self.statement.ddl else { return name };
         // The drops only free names: a first choice (nothing had taken it) stays PostgreSQL's
         // choice after them. Only a collision needs the schema copied with the drops applied.
         if name == Schema::default().constraint_name(table, constraint, &[]) {
             return name;
         }
-        let schema = match &self.statement.ddl {
-            Ddl::AlterTable { table: altered, actions, .. } => self
-                .before_additions
-                .get_or_init(|| self.schema.before_additions(altered, actions))
-                .as_ref()
-                .unwrap_or(self.schema),
-            _ => return name,
-        };
-        schema.constraint_name(table, constraint, &[])
+        match self.before_additions.get_or_init(|| self.schema.before_additions(altered, actions)) {
+            Some(after_drops) => after_drops.constraint_name(table, constraint, &[]),
+            None => name,
+        }
     }
 
     /// `UNIQUE constraint accounts_email_key (email)`: what this statement adds, the name it has
