@@ -26,8 +26,33 @@ pub trait Tree: Sync {
 
     /// Whether `relative` is one of [`files`](Self::files).
     fn has(&self, relative: &Path) -> bool {
-        self.files().binary_search_by(|p| p.as_path().cmp(relative)).is_ok()
+        position(self.files(), relative).is_some()
     }
+}
+
+/// Where `relative` is in `files` (sorted by [`compare`]).
+pub fn position(files: &[PathBuf], relative: &Path) -> Option<usize> {
+    files.binary_search_by(|p| compare(p, relative)).ok()
+}
+
+/// The order of [`Path`]s, which compares component by component, worked out on the bytes
+/// when both paths are plain relative ones (no `.`, `..`, root, doubled or trailing `/`): then
+/// it is the order of their bytes with `/` below every other byte. A history's files are
+/// sorted and looked up this way; `Path`'s own comparison walks `Components` and took 2% of a
+/// lint of Lemmy.
+pub fn compare(a: &Path, b: &Path) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt;
+    let (x, y) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    if !is_plain(x) || !is_plain(y) {
+        return a.cmp(b);
+    }
+    let key = |byte: u8| if byte == b'/' { 0 } else { u16::from(byte) + 1 };
+    x.iter().map(|&c| key(c)).cmp(y.iter().map(|&c| key(c)))
+}
+
+/// A relative path of plain components only (see [`compare`]).
+fn is_plain(path: &[u8]) -> bool {
+    !path.is_empty() && path.split(|&c| c == b'/').all(|part| !part.is_empty() && part != b"." && part != b"..")
 }
 
 /// `path` without `.` and with `..` applied; `None` when it climbs above its start.
@@ -66,6 +91,9 @@ pub struct DiskTree {
     texts: Vec<std::sync::Mutex<Option<String>>>,
     /// The directory findings' paths are relative to.
     display_root: PathBuf,
+    /// How findings name the directory itself (see [`Tree::display`]), the start of every
+    /// file's name.
+    display_dir: String,
 }
 
 impl DiskTree {
@@ -87,13 +115,25 @@ impl DiskTree {
             }
         }
         let texts = files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        Ok(DiskTree { absolute: dir, relative_dir, ancestors, files, texts, display_root: display_root.to_path_buf() })
+        let mut display_dir = crate::lint::load::display_path(&dir, display_root);
+        while display_dir.len() > 1 && display_dir.ends_with('/') {
+            display_dir.pop();
+        }
+        Ok(DiskTree {
+            absolute: dir,
+            relative_dir,
+            ancestors,
+            files,
+            texts,
+            display_root: display_root.to_path_buf(),
+            display_dir,
+        })
     }
 }
 
 impl DiskTree {
     fn listed(&self, relative: &Path) -> Option<usize> {
-        self.files.binary_search_by(|p| p.as_path().cmp(relative)).ok()
+        position(&self.files, relative)
     }
 
     fn kept(&self, at: usize) -> std::sync::MutexGuard<'_, Option<String>> {
@@ -156,13 +196,26 @@ impl Tree for DiskTree {
     }
 
     fn display(&self, relative: &Path) -> String {
-        crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root)
+        use std::os::unix::ffi::OsStrExt;
+        // A plain relative path names the file the way `display_path` would, without asking
+        // the file system for each file of a history.
+        match (is_plain(relative.as_os_str().as_bytes()), self.display_dir.as_str()) {
+            (true, "") => relative.to_string_lossy().replace('\\', "/"),
+            (true, dir) => format!("{dir}/{}", relative.to_string_lossy().replace('\\', "/")),
+            (false, _) => crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root),
+        }
     }
 }
 
 /// The files under `dir`, relative to it, sorted, at any depth (tools such as Flyway, refinery
 /// and Liquibase read subdirectories). Symlinked files are followed; a link that loops or points
 /// at nothing is an error naming it, never a silently skipped migration.
+///
+/// `ignore`'s parallel walker, on one thread: it learns which ignore files a directory holds
+/// from the directory's own listing, where its sequential walker asks for `.git`, `.jj`,
+/// `.ignore`, `.gitignore` and `.git/info/exclude` in every directory (five failed system
+/// calls per migration of a diesel or sqlx history: 2.9 ms of Lemmy's 342 directories, 2.1 ms
+/// this way). More threads cost more than they save on histories of this size.
 pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
@@ -170,30 +223,45 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
             dir.display()
         )));
     }
-    let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(dir).hidden(true).git_ignore(true).follow_links(true).build();
-    for entry in walker {
-        let entry = entry.map_err(|e| walk_error(dir, e))?;
-        let is_file = match entry.file_type() {
-            Some(t) if t.is_file() => true,
-            // A link the walker could not resolve: say which, rather than skip a migration.
-            Some(t) if t.is_symlink() => {
-                return Err(Error::Usage(format!(
-                    "{}: symbolic link to {} that does not exist; a migration behind it would be skipped",
-                    entry.path().display(),
-                    std::fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default()
-                )))
+    let files = std::sync::Mutex::new(Vec::new());
+    let failures = std::sync::Mutex::new(Vec::new());
+    let walker =
+        ignore::WalkBuilder::new(dir).hidden(true).git_ignore(true).follow_links(true).threads(1).build_parallel();
+    walker.run(|| {
+        Box::new(|entry| match entry.map_err(|e| walk_error(dir, e)).and_then(|entry| listed_file(dir, entry)) {
+            Ok(Some(relative)) => {
+                files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(relative);
+                ignore::WalkState::Continue
             }
-            _ => false,
-        };
-        if is_file {
-            if let Ok(relative) = entry.path().strip_prefix(dir) {
-                files.push(relative.to_path_buf());
+            Ok(None) => ignore::WalkState::Continue,
+            Err(error) => {
+                failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(error);
+                ignore::WalkState::Continue
             }
-        }
+        })
+    });
+    // Of several broken entries, the same one every run, whichever thread met it first.
+    let failures = failures.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(error) = failures.into_iter().min_by_key(|e| e.to_string()) {
+        return Err(error);
     }
-    files.sort();
+    let mut files = files.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    files.sort_by(|a, b| compare(a, b));
     Ok(files)
+}
+
+/// A walked entry as a listed file relative to `dir`: `None` for a directory.
+fn listed_file(dir: &Path, entry: ignore::DirEntry) -> Result<Option<PathBuf>> {
+    match entry.file_type() {
+        Some(t) if t.is_file() => Ok(entry.path().strip_prefix(dir).ok().map(Path::to_path_buf)),
+        // A link the walker could not resolve: say which, rather than skip a migration.
+        Some(t) if t.is_symlink() => Err(Error::Usage(format!(
+            "{}: symbolic link to {} that does not exist; a migration behind it would be skipped",
+            entry.path().display(),
+            std::fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default()
+        ))),
+        _ => Ok(None),
+    }
 }
 
 fn walk_error(dir: &Path, error: ignore::Error) -> Error {
@@ -249,6 +317,82 @@ mod tests {
         std::os::unix::fs::symlink(&migrations, migrations.join("sub/again")).unwrap();
         let error = list_files(&migrations).unwrap_err().to_string();
         assert!(error.contains("loop"), "{error}");
+    }
+
+    /// A history comes back complete and sorted, without hidden or git-ignored files, and of two
+    /// broken links the same one is reported every time.
+    #[test]
+    fn a_listing_is_complete_sorted_and_its_error_deterministic() {
+        let dir = tempfile::tempdir().unwrap();
+        let migrations = dir.path().join("migrations");
+        let mut expected = Vec::new();
+        for n in (0..300).rev() {
+            let migration = migrations.join(format!("2024-01-01-{n:06}_step"));
+            std::fs::create_dir_all(&migration).unwrap();
+            for file in ["up.sql", "down.sql"] {
+                std::fs::write(migration.join(file), "SELECT 1;").unwrap();
+                expected.push(PathBuf::from(format!("2024-01-01-{n:06}_step/{file}")));
+            }
+        }
+        expected.sort();
+        std::fs::write(migrations.join(".hidden.sql"), "SELECT 1;").unwrap();
+        std::fs::create_dir_all(migrations.join(".git")).unwrap();
+        std::fs::write(migrations.join(".gitignore"), "*.bak\n").unwrap();
+        std::fs::write(migrations.join("2024-01-01-000007_step/up.sql.bak"), "SELECT 1;").unwrap();
+        assert_eq!(list_files(&migrations).unwrap(), expected);
+
+        for broken in ["2024-01-01-000250_step/z.sql", "2024-01-01-000003_step/a.sql"] {
+            std::os::unix::fs::symlink(dir.path().join("missing.sql"), migrations.join(broken)).unwrap();
+        }
+        for _ in 0..5 {
+            let error = list_files(&migrations).unwrap_err().to_string();
+            assert!(error.contains("000003_step/a.sql") && error.contains("does not exist"), "{error}");
+        }
+    }
+
+    /// The byte comparison gives `Path`'s own order, on paths of every shape: names that sort
+    /// before `/` (`-`, `.`, space), prefixes of other names, and paths it hands to `Path`.
+    #[test]
+    fn compare_is_the_order_of_paths() {
+        let mut rng = fastrand::Rng::with_seed(13);
+        let alphabet = ['a', 'b', '-', '.', ' ', '_', '/', '0', 'é'];
+        let path = |rng: &mut fastrand::Rng| -> PathBuf {
+            (0..rng.usize(0..9)).map(|_| alphabet[rng.usize(..alphabet.len())]).collect::<String>().into()
+        };
+        for _ in 0..20_000 {
+            let (a, b) = (path(&mut rng), path(&mut rng));
+            assert_eq!(compare(&a, &b), a.cmp(&b), "{a:?} against {b:?}");
+            assert_eq!(compare(&a, &a), std::cmp::Ordering::Equal);
+        }
+        let mut files: Vec<PathBuf> = ["a/b", "a-b/c", "a/b/c", "a.b", "a", "b"].map(PathBuf::from).into();
+        files.sort_by(|a, b| compare(a, b));
+        assert_eq!(files, ["a", "a/b", "a/b/c", "a-b/c", "a.b", "b"].map(PathBuf::from));
+        assert_eq!(position(&files, Path::new("a/b/c")), Some(2));
+        assert_eq!(position(&files, Path::new("a/c")), None);
+    }
+
+    /// Files are named as `display_path` names them, wherever the directory is and however it
+    /// was spelled.
+    #[test]
+    fn display_names_files_as_display_path_does() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("db/migrations/001_a")).unwrap();
+        let relative = [Path::new("001_a/up.sql"), Path::new("001_a/../001_a/./up.sql"), Path::new("x\\y.sql")];
+        let dirs = [
+            root.path().join("db/migrations"),
+            root.path().join("db/migrations/"),
+            root.path().join("db/./migrations"),
+            root.path().to_path_buf(),
+            outside.path().to_path_buf(),
+        ];
+        for dir in &dirs {
+            let tree = DiskTree::open(dir, root.path(), root.path()).unwrap();
+            for file in relative {
+                let expected = crate::lint::load::display_path(&tree.absolute.join(file), root.path());
+                assert_eq!(tree.display(file), expected, "{dir:?} {file:?}");
+            }
+        }
     }
 
     #[test]
