@@ -5,6 +5,7 @@ use crate::finding::{Finding, Severity, Snippet};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
 use crate::schema::migrations::Migration;
+use crate::schema::naming::Freed;
 use crate::schema::{is_system_catalog, is_tool_table, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
 use crate::sql::parse::{ParsedFile, Statement};
@@ -474,9 +475,11 @@ pub struct Context<'a> {
     pub schema: &'a Schema,
     pub role: Role<'a>,
     pub facts: &'a Facts<'a>,
-    /// The schema after the statement's own drops (see `Schema::before_additions`), built on
-    /// first use: it is a copy of the whole schema, which every rule naming an added constraint
-    /// would otherwise make again.
+    /// The names the statement's own drops free (see `Schema::freed_by_drops`), worked out on
+    /// first use, for every rule naming an added constraint.
+    freed_by_drops: OnceLock<Option<Freed>>,
+    /// The schema after the statement's own drops (see `Schema::before_additions`), for the
+    /// drops `freed_by_drops` cannot follow: a copy of the whole schema, made at most once.
     before_additions: OnceLock<Option<Schema>>,
     unique_additions: OnceLock<Vec<UniqueAddition>>,
     declared_columns: OnceLock<Vec<DeclaredColumn>>,
@@ -557,6 +560,7 @@ impl<'a> Context<'a> {
             schema,
             role,
             facts,
+            freed_by_drops: OnceLock::new(),
             before_additions: OnceLock::new(),
             unique_additions: OnceLock::new(),
             declared_columns: OnceLock::new(),
@@ -783,9 +787,12 @@ impl<'a> Context<'a> {
         let name = self.schema.constraint_name(table, constraint, &[]);
         let Ddl::AlterTable { table: altered, actions, .. } = &self.statement.ddl else { return name };
         // The drops only free names: a first choice (nothing had taken it) stays PostgreSQL's
-        // choice after them. Only a collision needs the schema copied with the drops applied.
+        // choice after them. Only a collision needs to know what they free.
         if name == Schema::default().constraint_name(table, constraint, &[]) {
             return name;
+        }
+        if let Some(freed) = self.freed_by_drops.get_or_init(|| self.schema.freed_by_drops(altered, actions)) {
+            return self.schema.constraint_name_after(table, constraint, &[], freed);
         }
         match self.before_additions.get_or_init(|| self.schema.before_additions(altered, actions)) {
             Some(after_drops) => after_drops.constraint_name(table, constraint, &[]),

@@ -7,6 +7,43 @@
 use super::model::Schema;
 use crate::sql::ddl::{Constraint, ConstraintKind, CreateIndex, Name};
 use crate::sql::names::{self, beside, make_object_name, name_addition};
+use std::collections::BTreeSet;
+
+/// Names an `ALTER TABLE`'s own drops free before its additions are named: PostgreSQL runs the
+/// drops first (`AT_PASS_DROP`), so `DROP COLUMN id, ADD PRIMARY KEY (uuid)` gives the new key
+/// the name the old one had. Worked out by `Schema::freed_by_drops`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Freed {
+    /// Indexes (qualified names) the drops remove.
+    pub indexes: BTreeSet<Name>,
+    /// Sequences (qualified names) the drops remove.
+    pub sequences: BTreeSet<Name>,
+    /// The altered table, and the positions in its list of the constraints the drops remove.
+    pub table: Name,
+    pub constraints: BTreeSet<usize>,
+}
+
+impl Schema {
+    /// [`Schema::relation_exists`] once `freed` is gone.
+    fn relation_exists_after(&self, name: &str, freed: &Freed) -> bool {
+        self.tables.contains_key(name)
+            || self.views.contains_key(name)
+            || (self.indexes.contains_key(name) && !freed.indexes.contains(name))
+            || (self.sequences.contains_key(name) && !freed.sequences.contains(name))
+    }
+
+    /// [`Schema::constraint_name_taken`] once `freed` is gone.
+    fn constraint_name_taken_after(&self, table: &str, name: &str, freed: &Freed) -> bool {
+        if freed.constraints.is_empty() || !self.constraint_names_seen.contains(name) {
+            return self.constraint_name_taken(table, name);
+        }
+        let schema = names::split(table).0;
+        self.tables.values().filter(|t| names::split(&t.name).0 == schema).any(|t| {
+            let kept = |at: &usize| t.name != freed.table || !freed.constraints.contains(at);
+            t.constraints.iter().enumerate().any(|(at, c)| c.name == name && kept(&at))
+        })
+    }
+}
 
 /// What an index is for, which decides the label PostgreSQL gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,15 +70,27 @@ impl Schema {
         is_constraint: bool,
         taken: &[Name],
     ) -> Name {
+        self.choose_relation_name_after(table, name2, label, is_constraint, taken, &Freed::default())
+    }
+
+    fn choose_relation_name_after(
+        &self,
+        table: &str,
+        name2: Option<&str>,
+        label: &str,
+        is_constraint: bool,
+        taken: &[Name],
+        freed: &Freed,
+    ) -> Name {
         let name1 = names::split(table).1;
         let mut pass = 0;
         loop {
             let label = if pass == 0 { label.to_string() } else { format!("{label}{pass}") };
             let candidate = make_object_name(name1, name2, Some(&label));
             let qualified = beside(table, &candidate);
-            let collides = self.relation_exists(&qualified)
+            let collides = self.relation_exists_after(&qualified, freed)
                 || taken.contains(&qualified)
-                || (is_constraint && self.constraint_name_taken(table, &candidate));
+                || (is_constraint && self.constraint_name_taken_after(table, &candidate, freed));
             if !collides {
                 return qualified;
             }
@@ -52,26 +101,49 @@ impl Schema {
     /// `ChooseIndexName`: the name of an index built for `purpose` on `table` whose columns
     /// PostgreSQL names `columns` (see `names::index_column_names`).
     pub fn choose_index_name(&self, table: &str, columns: &[Name], purpose: IndexPurpose, taken: &[Name]) -> Name {
+        self.choose_index_name_after(table, columns, purpose, taken, &Freed::default())
+    }
+
+    fn choose_index_name_after(
+        &self,
+        table: &str,
+        columns: &[Name],
+        purpose: IndexPurpose,
+        taken: &[Name],
+        freed: &Freed,
+    ) -> Name {
         let addition = name_addition(columns);
-        match purpose {
-            IndexPurpose::PrimaryKey => self.choose_relation_name(table, None, "pkey", true, taken),
-            IndexPurpose::Exclusion => self.choose_relation_name(table, Some(&addition), "excl", true, taken),
-            IndexPurpose::Unique => self.choose_relation_name(table, Some(&addition), "key", true, taken),
-            IndexPurpose::Plain => self.choose_relation_name(table, Some(&addition), "idx", false, taken),
-        }
+        let (name2, label, is_constraint) = match purpose {
+            IndexPurpose::PrimaryKey => (None, "pkey", true),
+            IndexPurpose::Exclusion => (Some(addition.as_str()), "excl", true),
+            IndexPurpose::Unique => (Some(addition.as_str()), "key", true),
+            IndexPurpose::Plain => (Some(addition.as_str()), "idx", false),
+        };
+        self.choose_relation_name_after(table, name2, label, is_constraint, taken, freed)
     }
 
     /// `ChooseConstraintName`: a CHECK (`label` "check") or foreign key ("fkey") name unique
     /// among the constraints of the schema of `table` and `others` (chosen earlier in the same
     /// command). Constraint names are not qualified.
     pub fn choose_constraint_name(&self, table: &str, columns: &[Name], label: &str, others: &[Name]) -> Name {
+        self.choose_constraint_name_after(table, columns, label, others, &Freed::default())
+    }
+
+    fn choose_constraint_name_after(
+        &self,
+        table: &str,
+        columns: &[Name],
+        label: &str,
+        others: &[Name],
+        freed: &Freed,
+    ) -> Name {
         let name1 = names::split(table).1;
         let addition = (!columns.is_empty()).then(|| name_addition(columns));
         let mut pass = 0;
         loop {
             let label = if pass == 0 { label.to_string() } else { format!("{label}{pass}") };
             let candidate = make_object_name(name1, addition.as_deref(), Some(&label));
-            if !others.contains(&candidate) && !self.constraint_name_taken(table, &candidate) {
+            if !others.contains(&candidate) && !self.constraint_name_taken_after(table, &candidate, freed) {
                 return candidate;
             }
             pass += 1;
@@ -91,20 +163,27 @@ impl Schema {
     /// (`chosen` are names generated earlier in the same command). For PRIMARY KEY, UNIQUE and
     /// EXCLUDE it is also the name of the index built for it.
     pub fn constraint_name(&self, table: &str, constraint: &Constraint, chosen: &[Name]) -> Name {
+        self.constraint_name_after(table, constraint, chosen, &Freed::default())
+    }
+
+    /// [`constraint_name`](Self::constraint_name) once `freed` is gone: the name a constraint
+    /// added by an `ALTER TABLE` gets after that statement's own drops.
+    pub fn constraint_name_after(&self, table: &str, constraint: &Constraint, chosen: &[Name], freed: &Freed) -> Name {
         if let Some(name) = &constraint.name {
             return name.clone();
         }
-        let index =
-            |purpose| names::split(&self.choose_index_name(table, &constraint.naming, purpose, &[])).1.to_string();
+        let index = |purpose| {
+            let name = self.choose_index_name_after(table, &constraint.naming, purpose, &[], freed);
+            names::split(&name).1.to_string()
+        };
+        let named = |label| self.choose_constraint_name_after(table, &constraint.naming, label, chosen, freed);
         match &constraint.kind {
             ConstraintKind::PrimaryKey { .. } => index(IndexPurpose::PrimaryKey),
             ConstraintKind::Unique { .. } => index(IndexPurpose::Unique),
             ConstraintKind::Exclusion => index(IndexPurpose::Exclusion),
             ConstraintKind::UsingIndex { index, .. } => names::split(index).1.to_string(),
-            ConstraintKind::ForeignKey { .. } => self.choose_constraint_name(table, &constraint.naming, "fkey", chosen),
-            ConstraintKind::Check { .. } | ConstraintKind::Other => {
-                self.choose_constraint_name(table, &constraint.naming, "check", chosen)
-            }
+            ConstraintKind::ForeignKey { .. } => named("fkey"),
+            ConstraintKind::Check { .. } | ConstraintKind::Other => named("check"),
         }
     }
 
