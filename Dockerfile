@@ -17,7 +17,7 @@ ARG POSTGRES=15
 # --- build: a release binary from the locked dependency set --------------------------------
 FROM rust:1-slim-${DEBIAN} AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 COPY src ./src
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
