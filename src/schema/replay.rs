@@ -655,7 +655,7 @@ impl Schema {
     }
 
     /// What [`before_additions`](Self::before_additions) removes from its copy, worked out
-    /// without the copy (a copy of the whole schema per finding was 4% of a lint of Lemmy):
+    /// without the copy (a copy of the whole schema per finding was 5% of a lint of Lemmy):
     /// the names the drops of an `ALTER TABLE` of `table` free for its additions. `None` when
     /// only the copy can say: a table with partitions or children (the drops reach them too)
     /// or one the model does not have.
