@@ -62,18 +62,8 @@ impl Schema {
     /// `ChooseRelationName`: `name1_name2_label`, then `label1`, `label2`… until no relation of
     /// that name exists in the schema of `table` (nor, for constraints, a constraint).
     /// `taken` are names chosen earlier in the same command. Returns the qualified name.
+    /// Names `freed` by the statement's own drops count as free.
     pub fn choose_relation_name(
-        &self,
-        table: &str,
-        name2: Option<&str>,
-        label: &str,
-        is_constraint: bool,
-        taken: &[Name],
-    ) -> Name {
-        self.choose_relation_name_after(table, name2, label, is_constraint, taken, &Freed::default())
-    }
-
-    fn choose_relation_name_after(
         &self,
         table: &str,
         name2: Option<&str>,
@@ -119,17 +109,14 @@ impl Schema {
             IndexPurpose::Unique => (Some(addition.as_str()), "key", true),
             IndexPurpose::Plain => (Some(addition.as_str()), "idx", false),
         };
-        self.choose_relation_name_after(table, name2, label, is_constraint, taken, freed)
+        self.choose_relation_name(table, name2, label, is_constraint, taken, freed)
     }
 
     /// `ChooseConstraintName`: a CHECK (`label` "check") or foreign key ("fkey") name unique
     /// among the constraints of the schema of `table` and `others` (chosen earlier in the same
     /// command). Constraint names are not qualified.
-    pub fn choose_constraint_name(&self, table: &str, columns: &[Name], label: &str, others: &[Name]) -> Name {
-        self.choose_constraint_name_after(table, columns, label, others, &Freed::default())
-    }
-
-    fn choose_constraint_name_after(
+    /// Names `freed` by the statement's own drops count as free.
+    pub fn choose_constraint_name(
         &self,
         table: &str,
         columns: &[Name],
@@ -176,7 +163,7 @@ impl Schema {
             let name = self.choose_index_name_after(table, &constraint.naming, purpose, &[], freed);
             names::split(&name).1.to_string()
         };
-        let named = |label| self.choose_constraint_name_after(table, &constraint.naming, label, chosen, freed);
+        let named = |label| self.choose_constraint_name(table, &constraint.naming, label, chosen, freed);
         match &constraint.kind {
             ConstraintKind::PrimaryKey { .. } => index(IndexPurpose::PrimaryKey),
             ConstraintKind::Unique { .. } => index(IndexPurpose::Unique),
@@ -189,7 +176,7 @@ impl Schema {
 
     /// The sequence behind a `serial` or identity column: `<table>_<column>_seq`.
     pub fn choose_sequence_name(&self, table: &str, column: &str, taken: &[Name]) -> Name {
-        self.choose_relation_name(table, Some(column), "seq", false, taken)
+        self.choose_relation_name(table, Some(column), "seq", false, taken, &Freed::default())
     }
 }
 
@@ -231,7 +218,10 @@ mod tests {
         );
         assert_eq!(first, "t_a_idx");
         assert_eq!(schema.choose_index_name("t", &["a".into()], IndexPurpose::Plain, &[]), "t_a_idx1");
-        assert_eq!(schema.choose_constraint_name("t", &["a".into()], "check", &["t_a_check".into()]), "t_a_check1");
+        assert_eq!(
+            schema.choose_constraint_name("t", &["a".into()], "check", &["t_a_check".into()], &Freed::default()),
+            "t_a_check1"
+        );
     }
 
     #[test]
