@@ -84,14 +84,12 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// a FIFO is refused rather than waited on (for a regular file the flag changes nothing).
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    #[cfg(unix)]
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_NONBLOCK).open(path)
-    };
-    #[cfg(not(unix))]
-    let file = std::fs::File::open(path);
-    let mut file = file.map_err(|e| Error::io(path, e))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
     if !metadata.is_file() {
         let what = not_a_file(&metadata.file_type());

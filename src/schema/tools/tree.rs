@@ -187,12 +187,16 @@ impl Tree for DiskTree {
 
     fn display(&self, relative: &Path) -> String {
         use std::os::unix::ffi::OsStrExt;
+        if !is_plain(relative.as_os_str().as_bytes()) {
+            return crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root);
+        }
         // A plain relative path names the file the way `display_path` would, without asking
         // the file system for each file of a history.
-        match (is_plain(relative.as_os_str().as_bytes()), self.display_dir.as_str()) {
-            (true, "") => relative.to_string_lossy().replace('\\', "/"),
-            (true, dir) => format!("{dir}/{}", relative.to_string_lossy().replace('\\', "/")),
-            (false, _) => crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root),
+        let name = relative.to_string_lossy().replace('\\', "/");
+        if self.display_dir.is_empty() {
+            name
+        } else {
+            format!("{}/{name}", self.display_dir)
         }
     }
 }
@@ -230,7 +234,7 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
             }
         })
     });
-    // Of several broken entries, the same one every run, whichever thread met it first.
+    // Of several broken entries, the same one every run, in whatever order the walker met them.
     let failures = failures.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(error) = failures.into_iter().min_by_key(|e| e.to_string()) {
         return Err(error);
@@ -240,7 +244,6 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// A walked entry as a listed file relative to `dir`: `None` for a directory.
 /// `path`, which the walker built by joining names onto `dir`, relative to `dir`: the bytes
 /// after it, which `strip_prefix` finds comparing component by component (a quarter of listing
 /// a history), or `strip_prefix`'s answer when they do not start with it.
@@ -255,6 +258,7 @@ fn relative_to(dir: &Path, path: &Path) -> Option<PathBuf> {
     }
 }
 
+/// A walked entry as a listed file relative to `dir`: `None` for a directory.
 fn listed_file(dir: &Path, entry: ignore::DirEntry) -> Result<Option<PathBuf>> {
     match entry.file_type() {
         Some(t) if t.is_file() => Ok(relative_to(dir, entry.path())),
