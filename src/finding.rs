@@ -92,6 +92,13 @@ pub struct Finding {
     pub snippet: Option<Snippet>,
 }
 
+/// An empty finding (allocates nothing): what is left where a finding was moved out.
+impl Default for Finding {
+    fn default() -> Self {
+        Finding::new("", Severity::Info, "", "")
+    }
+}
+
 impl Finding {
     pub fn new(rule: &str, severity: Severity, file: impl Into<String>, message: impl Into<String>) -> Self {
         Finding {

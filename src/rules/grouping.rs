@@ -32,24 +32,21 @@ pub fn fold<K: PartialEq>(
         }
     }
     let mut dropped = vec![false; findings.len()];
-    let mut merged: Vec<(usize, Finding)> = Vec::new();
     for (_, members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
         let worst = members.iter().map(|&i| findings[i].severity).max().expect("a group has members");
         let kept = match head {
             Head::First => members[0],
             Head::MostSevere => *members.iter().find(|&&i| findings[i].severity == worst).expect("the worst exists"),
         };
-        let mut finding = findings[kept].clone();
+        // The others are moved out, not copied: their places are dropped below.
+        let others: Vec<Finding> =
+            members.iter().filter(|&&i| i != kept).map(|&i| std::mem::take(&mut findings[i])).collect();
+        let finding = &mut findings[kept];
         finding.severity = worst;
-        let others: Vec<Finding> = members.iter().filter(|&&i| i != kept).map(|&i| findings[i].clone()).collect();
-        annotate(&mut finding, &others);
+        annotate(finding, &others);
         for &i in &members {
             dropped[i] = i != kept;
         }
-        merged.push((kept, finding));
-    }
-    for (at, finding) in merged {
-        findings[at] = finding;
     }
     let mut at = 0;
     findings.retain(|_| {
