@@ -87,4 +87,13 @@ fn commit_memory_as_used() {
     unsafe {
         libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
     }
+    // glibc's own malloc still serves glibc: every thread Rust starts asks it for a few bytes
+    // (`pthread_getattr_np`), and glibc reserves a 64–128 MB arena of address space for each
+    // new thread that does. Under an address-space limit (`ulimit -v`) those reservations, not
+    // Sluice's memory, were what made a thread fail to start. One arena serves those few bytes.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: as above, before any thread exists.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_ARENA_MAX, 1);
+    }
 }

@@ -201,7 +201,13 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Re
 /// threads with the stack the SQL depth limits are sized for ([`crate::sql::depth::STACK_BYTES`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    crate::sql::depth::configure_thread_pool();
+    if let Err(error) = crate::sql::depth::configure_thread_pool() {
+        eprintln!(
+            "sluice: error: cannot start the worker threads ({error}): this process may not start more threads or reserve \
+             their stacks (a limit on memory or threads). No verdict."
+        );
+        return ExitCode::from(2);
+    }
     crate::sql::depth::with_stack(|| run(cli))
 }
 

@@ -7,6 +7,9 @@
 //! parsed in a loop into a tree as deep as the chain is long, which every later recursive walk
 //! (Sluice's, sqlparser's visitors, `Drop`) must descend: [`check`] counts them from the tokens,
 //! before parsing, and refuses what is longer than [`CHAIN_LIMIT`].
+//!
+//! These limits and [`STACK_BYTES`] are the whole protection: sqlparser's own `recursive-protection`
+//! feature (growing the stack on demand around every recursive call) is off (Cargo.toml).
 
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -49,9 +52,15 @@ pub fn with_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 }
 
 /// Gives rayon's workers (which parse files and check query files in parallel) the same stack.
-pub fn configure_thread_pool() {
-    // Fails only when the pool already exists (a second call): then it is already configured.
-    let _ = rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build_global();
+/// An error when they cannot be started (a limit on threads or address space): rayon would
+/// otherwise panic at the first parallel step.
+pub fn configure_thread_pool() -> std::io::Result<()> {
+    use std::error::Error as _;
+    match rayon::ThreadPoolBuilder::new().stack_size(STACK_BYTES).build_global() {
+        // Without a source, the pool already exists (a second call): it is already configured.
+        Err(error) if error.source().is_some() => Err(std::io::Error::other(error.to_string())),
+        _ => Ok(()),
+    }
 }
 
 /// Why a statement was not given to the parser, or why the parser gave up.

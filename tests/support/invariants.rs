@@ -75,7 +75,7 @@ fn location(text: &str, byte: usize) -> (usize, usize) {
 /// and every range the splitter could not read is an `unread-text` error, whatever directives
 /// the text holds. On threads with the stack the binary gives its own.
 pub fn check_lint(text: &str) -> Result<(), String> {
-    sluice::sql::depth::configure_thread_pool();
+    sluice::sql::depth::configure_thread_pool().map_err(|e| format!("cannot start the worker threads: {e}"))?;
     sluice::sql::depth::with_stack(|| lint_and_check(text))
 }
 
