@@ -278,27 +278,25 @@ fn running_out_of_memory_is_exit_2_with_a_message_not_an_abort() {
     // start (the debug executable, 32 MB stacks for the parsing threads) but not for this file,
     // which needs about 400 MB of address space in a debug build.
     let dir = project(&[("migrations/002_big.sql", "SELECT a, b FROM t WHERE a = 1;\n".repeat(400_000).as_bytes())]);
-    let binary = assert_cmd::cargo::cargo_bin("sluice");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v 300000 && exec '{}' lint --format json", binary.display()))
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("sluice: out of memory: could not allocate"), "{stderr}");
-    // Tighter limits run out elsewhere (starting the worker threads, reserving their stacks):
-    // still exit 2 with a message, never a panic.
-    for limit in [150_000, 200_000, 250_000] {
+    // `sluice lint` under `ulimit -v LIMIT` (KiB): its exit code and standard error.
+    let lint_within = |limit: u32| {
+        let binary = assert_cmd::cargo::cargo_bin("sluice");
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("ulimit -v {limit} && exec '{}' lint --format json", binary.display()))
             .current_dir(dir.path())
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "ulimit -v {limit}: {stderr}");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = lint_within(300_000);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("sluice: out of memory: could not allocate"), "{stderr}");
+    // Tighter limits run out elsewhere (starting the worker threads, reserving their stacks):
+    // still exit 2 with a message, never a panic.
+    for limit in [150_000, 200_000, 250_000] {
+        let (code, stderr) = lint_within(limit);
+        assert_eq!(code, Some(2), "ulimit -v {limit}: {stderr}");
         assert!(stderr.starts_with("sluice: ") && !stderr.contains("panicked"), "ulimit -v {limit}: {stderr}");
     }
 }

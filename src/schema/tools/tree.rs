@@ -209,8 +209,15 @@ impl Tree for DiskTree {
 /// from the directory's own listing, where its sequential walker asks for `.git`, `.jj`,
 /// `.ignore`, `.gitignore` and `.git/info/exclude` in every directory (five failed system
 /// calls per migration of a diesel or sqlx history: 2.9 ms of Lemmy's 342 directories, 2.1 ms
-/// this way). More threads cost more than they save on histories of this size.
+/// this way). More threads cost more than they save on histories of this size. The parallel
+/// walker panics when it cannot start its thread (a limit on threads or address space), so
+/// where no thread can start, the sequential walker lists the same files.
 pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    list_files_with(dir, can_start_a_thread())
+}
+
+/// [`list_files`] with the parallel walker or the sequential one.
+fn list_files_with(dir: &Path, parallel: bool) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
             "{}: migrations directory not found; set [migrations] dir in sluice.toml or pass --migrations DIR",
@@ -219,21 +226,26 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     let files = std::sync::Mutex::new(Vec::new());
     let failures = std::sync::Mutex::new(Vec::new());
-    let walker =
-        ignore::WalkBuilder::new(dir).hidden(true).git_ignore(true).follow_links(true).threads(1).build_parallel();
-    walker.run(|| {
-        Box::new(|entry| match entry.map_err(|e| walk_error(dir, e)).and_then(|entry| listed_file(dir, entry)) {
-            Ok(Some(relative)) => {
-                files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(relative);
+    let visit = |entry: std::result::Result<ignore::DirEntry, ignore::Error>| match entry
+        .map_err(|e| walk_error(dir, e))
+        .and_then(|entry| listed_file(dir, entry))
+    {
+        Ok(Some(relative)) => files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(relative),
+        Ok(None) => {}
+        Err(error) => failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(error),
+    };
+    let mut walker = ignore::WalkBuilder::new(dir);
+    walker.hidden(true).git_ignore(true).follow_links(true);
+    if parallel {
+        walker.threads(1).build_parallel().run(|| {
+            Box::new(|entry| {
+                visit(entry);
                 ignore::WalkState::Continue
-            }
-            Ok(None) => ignore::WalkState::Continue,
-            Err(error) => {
-                failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(error);
-                ignore::WalkState::Continue
-            }
-        })
-    });
+            })
+        });
+    } else {
+        walker.build().for_each(visit);
+    }
     // Of several broken entries, the same one every run, in whatever order the walker met them.
     let failures = failures.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(error) = failures.into_iter().min_by_key(|e| e.to_string()) {
@@ -242,6 +254,11 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = files.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     files.sort();
     Ok(files)
+}
+
+/// Whether this process can start a thread with the default stack, as the parallel walker does.
+fn can_start_a_thread() -> bool {
+    std::thread::Builder::new().spawn(|| {}).is_ok_and(|thread| thread.join().is_ok())
 }
 
 /// `path`, which the walker built by joining names onto `dir`, relative to `dir`: the bytes
@@ -314,17 +331,25 @@ mod tests {
         let migrations = dir.path().join("migrations");
         std::fs::create_dir_all(&migrations).unwrap();
         std::os::unix::fs::symlink(shared.join("base.sql"), migrations.join("001_base.sql")).unwrap();
-        assert_eq!(list_files(&migrations).unwrap(), [PathBuf::from("001_base.sql")]);
+        // Both walkers: the sequential one lists where no thread can start.
+        let walkers = [true, false];
+        for parallel in walkers {
+            assert_eq!(list_files_with(&migrations, parallel).unwrap(), [PathBuf::from("001_base.sql")]);
+        }
 
         std::os::unix::fs::symlink(dir.path().join("missing.sql"), migrations.join("002_gone.sql")).unwrap();
-        let error = list_files(&migrations).unwrap_err().to_string();
-        assert!(error.contains("002_gone.sql") && error.contains("does not exist"), "{error}");
+        for parallel in walkers {
+            let error = list_files_with(&migrations, parallel).unwrap_err().to_string();
+            assert!(error.contains("002_gone.sql") && error.contains("does not exist"), "{error}");
+        }
         std::fs::remove_file(migrations.join("002_gone.sql")).unwrap();
 
         std::fs::create_dir_all(migrations.join("sub")).unwrap();
         std::os::unix::fs::symlink(&migrations, migrations.join("sub/again")).unwrap();
-        let error = list_files(&migrations).unwrap_err().to_string();
-        assert!(error.contains("loop"), "{error}");
+        for parallel in walkers {
+            let error = list_files_with(&migrations, parallel).unwrap_err().to_string();
+            assert!(error.contains("loop"), "{error}");
+        }
     }
 
     /// A history comes back complete and sorted, without hidden or git-ignored files, and of two
@@ -347,13 +372,16 @@ mod tests {
         std::fs::create_dir_all(migrations.join(".git")).unwrap();
         std::fs::write(migrations.join(".gitignore"), "*.bak\n").unwrap();
         std::fs::write(migrations.join("2024-01-01-000007_step/up.sql.bak"), "SELECT 1;").unwrap();
-        assert_eq!(list_files(&migrations).unwrap(), expected);
+        // The sequential walker (where no thread can start) lists exactly what the parallel one does.
+        for parallel in [true, false] {
+            assert_eq!(list_files_with(&migrations, parallel).unwrap(), expected, "parallel: {parallel}");
+        }
 
         for broken in ["2024-01-01-000250_step/z.sql", "2024-01-01-000003_step/a.sql"] {
             std::os::unix::fs::symlink(dir.path().join("missing.sql"), migrations.join(broken)).unwrap();
         }
-        for _ in 0..5 {
-            let error = list_files(&migrations).unwrap_err().to_string();
+        for parallel in [true, true, true, false, false] {
+            let error = list_files_with(&migrations, parallel).unwrap_err().to_string();
             assert!(error.contains("000003_step/a.sql") && error.contains("does not exist"), "{error}");
         }
     }
