@@ -201,18 +201,25 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Re
 /// threads with the stack the SQL depth limits are sized for ([`crate::sql::depth::STACK_BYTES`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(error) = crate::sql::depth::configure_thread_pool() {
-        eprintln!(
-            "sluice: error: cannot start the worker threads ({error}): this process may not start more threads or reserve \
-             their stacks (a limit on memory or threads). No verdict."
-        );
-        return ExitCode::from(2);
+    let outcome = crate::sql::depth::configure_thread_pool()
+        .map_err(|e| {
+            Error::Other(format!(
+                "cannot start the worker threads ({e}): this process may not start more threads or reserve their \
+                 stacks (a limit on memory or threads). No verdict."
+            ))
+        })
+        .and_then(|()| crate::sql::depth::with_stack(|| run(cli)));
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("sluice: error: {error}");
+            ExitCode::from(2)
+        }
     }
-    crate::sql::depth::with_stack(|| run(cli))
 }
 
-fn run(cli: Cli) -> ExitCode {
-    let result = match cli.command {
+fn run(cli: Cli) -> Result<ExitCode, Error> {
+    match cli.command {
         Command::Lint(args) => lint::run(args),
         Command::Check(args) => check::run(*args),
         Command::Rules(args) => rules::run(args),
@@ -223,12 +230,5 @@ fn run(cli: Cli) -> ExitCode {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::Reviewers(args) => reviewers::run(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("sluice: error: {error}");
-            ExitCode::from(2)
-        }
     }
 }
