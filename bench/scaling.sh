@@ -23,6 +23,7 @@ squawk="$root/bench/.venv/bin/squawk"
 declare -A sizes=(
   [ddl-file]="12.5 25 100"
   [many-files]="50000 100000 200000"
+  [named-files]="1250 2500 5000"
   [one-line]="25000 50000 100000"
   [and-or]="12500 25000 50000"
   [select-one]="4 8"
@@ -31,19 +32,24 @@ declare -A sizes=(
   [backfills]="10000 20000 40000"
 )
 kinds=("$@")
-[[ ${#kinds[@]} -gt 0 ]] || kinds=(ddl-file many-files one-line and-or select-one insert indexes backfills)
+[[ ${#kinds[@]} -gt 0 ]] || kinds=(ddl-file many-files named-files one-line and-or select-one insert indexes backfills)
 SLUICE=$(realpath "$SLUICE")   # the commands run in each project's directory
 echo "$("$SLUICE" --version); $(nproc) CPUs; $(uptime)"
 for kind in "${kinds[@]}"; do
   for size in ${sizes[$kind]}; do
-    dir="$root/target/bench-scaling/$kind-$size"
-    [[ -f "$dir/sluice.toml" ]] || python3 bench/gen_pathological.py "$kind" "$size" "$dir"
+    # named-files: many-files' history with every file named on the command line, as
+    # `sluice lint migrations/*.sql` names them (each name was once compared with each file).
+    generated=${kind/named-files/many-files}
+    dir="$root/target/bench-scaling/$generated-$size"
+    [[ -f "$dir/sluice.toml" ]] || python3 bench/gen_pathological.py "$generated" "$size" "$dir"
     echo
     echo "== $kind $size: $(du -sb "$dir/migrations" "$dir/queries" | awk '{s+=$1} END {printf "%.1f MB", s/1e6}')"
-    commands=("sluice=$SLUICE lint --format json --no-cache")
+    named=""
+    [[ $kind == named-files ]] && named=$(cd "$dir" && echo migrations/*.sql)
+    commands=("sluice=$SLUICE lint --format json --no-cache $named")
     # squawk reads one file at a time; with 200,000 files the shell's argument list is too long
     # (and `indexes` is a diesel layout of directories).
-    if [[ -n $squawk && $kind != many-files && $kind != indexes ]]; then
+    if [[ -n $squawk && $kind != *-files && $kind != indexes ]]; then
       commands+=("squawk=$squawk --reporter json migrations/*.sql queries/*.sql")
     fi
     python3 bench/interleave.py --runs "$runs" --warmup 0 --cwd "$dir" \

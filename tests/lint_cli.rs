@@ -90,6 +90,35 @@ fn paths_limit_what_is_reported_but_not_the_schema() {
 }
 
 #[test]
+fn naming_every_file_reports_what_naming_their_directory_reports() {
+    let dir = project(&[
+        ("sluice.toml", b"[migrations]\ndir = \"db/migrations\"\n[queries]\ndirs = [\"db/queries\"]\n"),
+        ("db/migrations/0001_users.sql", b"CREATE TABLE users (id bigint PRIMARY KEY, email text, name text);\n"),
+        ("db/migrations/0002_index.sql", b"CREATE INDEX users_email ON users (email);\n"),
+        ("db/migrations/0003_drop.sql", b"ALTER TABLE users DROP COLUMN name;\n"),
+        ("db/queries/by_email.sql", b"SELECT id FROM users WHERE lower(email) = $1;\n"),
+    ]);
+    let migrations = ["db/migrations/0001_users.sql", "db/migrations/0002_index.sql", "db/migrations/0003_drop.sql"];
+    let (_, by_directory, _) = lint_json(dir.path(), &["db/migrations"]);
+    let (_, with_slash, _) = lint_json(dir.path(), &["db/migrations/"]);
+    let (_, by_file, _) = lint_json(dir.path(), &migrations);
+    // A file named twice, and a directory with a file below it, select it once.
+    let (_, twice, _) = lint_json(dir.path(), &[migrations[1], "db/migrations", migrations[1]]);
+    assert!(by_directory.len() >= 2 && !loud(&by_directory).is_empty(), "{by_directory:#?}");
+    assert!(by_directory.iter().all(|f| f["file"].as_str().unwrap().starts_with("db/migrations/")));
+    assert_eq!(by_file, by_directory);
+    assert_eq!(with_slash, by_directory);
+    assert_eq!(twice, by_directory);
+    // `db` selects what is below it at any depth; `db/m` is not a directory above `db/migrations`.
+    let (_, everything, _) = lint_json(dir.path(), &[]);
+    let (_, by_parent, _) = lint_json(dir.path(), &["db"]);
+    assert_eq!(by_parent, everything);
+    assert!(everything.iter().any(|f| f["file"] == "db/queries/by_email.sql"), "{everything:#?}");
+    let (_, one, _) = lint_json(dir.path(), &[migrations[2]]);
+    assert!(!one.is_empty() && one.iter().all(|f| f["file"] == migrations[2]), "{one:#?}");
+}
+
+#[test]
 fn table_output_has_the_source_line_and_no_colour_when_piped() {
     let output = sluice(&fixture("transit-planner")).arg("lint").output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();

@@ -9,7 +9,7 @@ use crate::lint::since::{self, Since};
 use crate::lint::{self, load};
 use crate::policy::identity;
 use crate::schema::cache::Use;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,7 +59,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
     let loaded = args.project.load(&cwd)?;
     let root = load::display_root(&cwd);
-    let selection = load::selection(&args.paths, &root)?;
+    let selection = load::Selection::of(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
     settings.cache = args.cache.schema_cache();
@@ -68,10 +68,10 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         .migrations
         .iter()
         .enumerate()
-        .filter(|(_, m)| m.down.as_ref().is_some_and(|(display, _)| selection.contains(display)))
+        .filter(|(_, m)| m.down.as_ref().is_some_and(|(display, _)| selection.names(display)))
         .map(|(i, _)| i)
         .collect();
-    let down_displays: Vec<String> =
+    let down_displays: HashSet<String> =
         downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|(display, _)| display.clone())).collect();
     sources.queries.retain(|q| !down_displays.contains(&q.display));
     let since = since_version(&args, &loaded);
@@ -79,9 +79,8 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         Some(since) => since::replayed_only(&sources.migrations, since)?,
         None => BTreeSet::new(),
     };
-    let selected = |display: &str| {
-        !replayed_only.contains(display) && (selection.is_empty() || load::is_selected(display, &selection))
-    };
+    let selected =
+        |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
