@@ -98,7 +98,11 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     check_size(path, metadata.len())?;
     // One byte more than the size, so that the read that finds the end needs no reallocation.
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    // Through `Take`: `File`'s own `read_to_end` asks the file for its size and position again
+    // (two more system calls per file of a history). The limit also holds for a file that grew
+    // after it was measured.
+    file.by_ref().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    check_size(path, bytes.len() as u64)?;
     Ok(bytes)
 }
 

@@ -82,6 +82,35 @@ fn an_added_migration_dropping_an_index_a_query_needs_fails_the_gate() {
 }
 
 #[test]
+fn a_long_history_read_from_git_gives_the_verdict_its_files_give() {
+    // 300 migrations: read from the base revision by several threads, and many of them the same
+    // text (the same blob) under different names, each read once for both sides.
+    let repo = base_repo();
+    for i in 0..300 {
+        let text = match i % 3 {
+            0 => {
+                format!("CREATE TABLE t{i} (id bigint PRIMARY KEY, day date);\nCREATE INDEX t{i}_day ON t{i} (day);\n")
+            }
+            1 => format!("SELECT {i};\n"),
+            // The same text again and again: one blob at many paths.
+            _ => "SELECT 1;\n".to_string(),
+        };
+        repo.write(&format!("db/migrations/1{i:03}_m.sql"), &text);
+    }
+    repo.write("queries/t150.sql", "SELECT id FROM t150 WHERE day = $1;\n");
+    repo.commit("a long history");
+    repo.checkout_new_branch("drop-index");
+    repo.write("db/migrations/2000_drop.sql", "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY t150_day;\n");
+    repo.commit("drop the index of t150");
+    let report = json(repo.check().args(["--base", "feature", "--head", "drop-index"]), 1);
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/2000_drop.sql")]);
+    let message = finding(&report, "drop-index-in-use")["message"].as_str().unwrap();
+    assert!(message.contains("queries/t150.sql:1"), "{message}");
+    // The same check from the files on disk (the working tree is the head) finds the same.
+    assert_eq!(found(&json(repo.check().args(["--base", "feature"]), 1)), found(&report));
+}
+
+#[test]
 fn an_edited_old_migration_is_reported_not_relinted() {
     let repo = base_repo();
     repo.write("db/migrations/0020_reports.sql", &format!("{REPORTS}DROP INDEX daily_reports_day;\n"));

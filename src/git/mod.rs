@@ -15,6 +15,9 @@ pub use git2::Oid;
 pub use tree::GitTree;
 
 use crate::error::{check_size, text_from_bytes, Error, Result};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The branches tried, in order, for the default base.
@@ -24,6 +27,9 @@ pub const DEFAULT_BASES: &[&str] = &["origin/main", "main", "master"];
 pub struct Repo {
     git: git2::Repository,
     root: PathBuf,
+    /// Migration texts read by [`read_files`], by blob: the two sides of a comparison share most
+    /// of their history, and each blob is read and inflated once rather than once per side.
+    blob_texts: RefCell<HashMap<git2::Oid, String>>,
 }
 
 impl Repo {
@@ -40,7 +46,7 @@ impl Repo {
     /// A second handle on the same repository (libgit2 handles are not shared between threads).
     pub fn reopen(&self) -> Result<Repo> {
         let git = git2::Repository::open(self.git.path()).map_err(git_error("cannot reopen the repository"))?;
-        Ok(Repo { git, root: self.root.clone() })
+        Ok(Repo { git, root: self.root.clone(), blob_texts: RefCell::default() })
     }
 
     /// `path` relative to the root, with `/`; `None` when it is outside the repository.
@@ -82,6 +88,10 @@ pub struct Change {
 
 /// Opens the repository containing `dir` (searching upwards, like `git`).
 pub fn open(dir: &Path) -> Result<Repo> {
+    // As git itself reads objects: their hashes are verified when they enter the repository
+    // (fetch, index-pack, fsck), not on every read. Hashing every blob again with SHA-1's
+    // collision detection was 4% of a warm `check`.
+    git2::opts::strict_hash_verification(false);
     let git = git2::Repository::discover(dir).map_err(|e| {
         Error::Usage(format!("{}: not inside a git repository ({}); pass --repo DIR", dir.display(), e.message()))
     })?;
@@ -91,7 +101,7 @@ pub fn open(dir: &Path) -> Result<Repo> {
             Error::Usage(format!("{}: a bare repository has no working tree to review; use a clone", dir.display()))
         })?
         .to_path_buf();
-    Ok(Repo { git, root })
+    Ok(Repo { git, root, blob_texts: RefCell::default() })
 }
 
 /// Whether `sluice check` runs in CI (the `CI` variable every major CI service sets).
@@ -364,6 +374,42 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The texts of `blobs` (path, id), in their order. Opening and inflating a loose object is
+/// most of a warm `check`: with enough of them, each thread reads its share through its own
+/// handle (libgit2 handles are not shared between threads).
+fn read_blobs(repo: &Repo, blobs: &[(String, git2::Oid)]) -> Result<Vec<String>> {
+    const BLOBS_PER_THREAD: usize = 64;
+    let threads = rayon::current_num_threads().min(blobs.len() / BLOBS_PER_THREAD);
+    if threads < 2 {
+        return read_blobs_with(repo, blobs);
+    }
+    let handles = (0..threads).map(|_| repo.reopen()).collect::<Result<Vec<Repo>>>()?;
+    let parts: Vec<Result<Vec<String>>> = handles
+        .into_par_iter()
+        .zip(blobs.par_chunks(blobs.len().div_ceil(threads)))
+        .map(|(handle, part)| read_blobs_with(&handle, part))
+        .collect();
+    let mut texts = Vec::with_capacity(blobs.len());
+    for part in parts {
+        texts.extend(part?);
+    }
+    Ok(texts)
+}
+
+fn read_blobs_with(repo: &Repo, blobs: &[(String, git2::Oid)]) -> Result<Vec<String>> {
+    let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
+    blobs
+        .iter()
+        .map(|(path, id)| {
+            // The size first: a blob too large to read is refused before it is inflated.
+            let (size, _) = odb.read_header(*id).map_err(git_error(path))?;
+            check_size(Path::new(path), size as u64)?;
+            let object = odb.read(*id).map_err(git_error(path))?;
+            text_from_bytes(Path::new(path), object.data().to_vec())
+        })
+        .collect()
+}
+
 /// Every file under `dir` on one side with its text, sorted by path: one tree walk for a whole
 /// migration history instead of a lookup per file. Invalid UTF-8 is an error naming the file.
 pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, String)>> {
@@ -409,21 +455,26 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             if let Some(dir) = bad_name {
                 return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
             }
-            let odb = repo.git.odb().map_err(git_error("cannot open the object database"))?;
-            let mut out = Vec::with_capacity(blobs.len());
             let root_tree = tree_of(repo, *oid)?;
+            let mut resolved = Vec::with_capacity(blobs.len());
             for (path, id, link) in blobs {
                 // A symbolic link is a blob holding its target: replay the file it points at.
                 let id = match link {
                     true => blob_at(repo, &root_tree, &path, *oid)?.unwrap_or(id),
                     false => id,
                 };
-                let (size, _) = odb.read_header(id).map_err(git_error(&path))?;
-                check_size(Path::new(&path), size as u64)?;
-                let object = odb.read(id).map_err(git_error(&path))?;
-                let text = text_from_bytes(Path::new(&path), object.data().to_vec())?;
-                out.push((path, text));
+                resolved.push((path, id));
             }
+            let mut known = repo.blob_texts.borrow_mut();
+            // In the walk's order, so that of several unreadable blobs the same one is named.
+            let mut seen = std::collections::HashSet::new();
+            let unread: Vec<(String, git2::Oid)> =
+                resolved.iter().filter(|(_, id)| !known.contains_key(id) && seen.insert(*id)).cloned().collect();
+            for ((_, id), text) in unread.iter().zip(read_blobs(repo, &unread)?) {
+                known.insert(*id, text);
+            }
+            let mut out: Vec<(String, String)> =
+                resolved.into_iter().map(|(path, id)| (path, known.get(&id).cloned().unwrap_or_default())).collect();
             out.sort_by(|a, b| a.0.cmp(&b.0));
             Ok(out)
         }

@@ -360,6 +360,9 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     }
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+    // Freeing a long history's schema (hundreds of thousands of allocations) is not the
+    // report's business: a worker does it while the report is written.
+    rayon::spawn(move || drop(schema));
 
     let findings = apply_levels(findings, &settings.levels);
     let mut report = Report { findings, notes: coverage.notes() };
