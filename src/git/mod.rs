@@ -473,8 +473,13 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             for ((_, id), text) in unread.iter().zip(read_blobs(repo, &unread)?) {
                 known.insert(*id, text);
             }
-            let mut out: Vec<(String, String)> =
-                resolved.into_iter().map(|(path, id)| (path, known.get(&id).cloned().unwrap_or_default())).collect();
+            let mut out = resolved
+                .into_iter()
+                .map(|(path, id)| match known.get(&id) {
+                    Some(text) => Ok((path, text.clone())),
+                    None => Err(Error::Other(format!("git: {path}: blob {id} was not read"))),
+                })
+                .collect::<Result<Vec<_>>>()?;
             out.sort_by(|a, b| a.0.cmp(&b.0));
             Ok(out)
         }
