@@ -49,7 +49,9 @@ for kind in "${kinds[@]}"; do
     commands=("sluice=$SLUICE lint --format json --no-cache $named")
     # squawk reads one file at a time; with 200,000 files the shell's argument list is too long
     # (and `indexes` is a diesel layout of directories).
-    if [[ -n $squawk && $kind != *-files && $kind != indexes ]]; then
+    if [[ -n $squawk && $kind == named-files ]]; then
+      commands+=("squawk=$squawk --reporter json $named")
+    elif [[ -n $squawk && $kind != many-files && $kind != indexes ]]; then
       commands+=("squawk=$squawk --reporter json migrations/*.sql queries/*.sql")
     fi
     python3 bench/interleave.py --runs "$runs" --warmup 0 --cwd "$dir" \
