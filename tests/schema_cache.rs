@@ -158,8 +158,13 @@ fn no_cache_writes_nothing_and_concurrent_runs_agree() {
     for run in runs {
         assert_eq!(run.join().unwrap(), expected);
     }
-    let snapshots: Vec<_> = std::fs::read_dir(cache.path().join("schema")).unwrap().collect();
-    assert_eq!(snapshots.len(), 1, "one snapshot, written atomically, no temporary file left: {snapshots:?}");
+    let files: Vec<String> = std::fs::read_dir(cache.path().join("schema"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(files.iter().all(|name| name.ends_with(".bin")), "no temporary file left: {files:?}");
+    // The hint names the snapshot the project's next run reads ahead (`SchemaCache::prefetching_for`).
+    assert_eq!(files.len(), 2, "one snapshot and one hint naming it, each written atomically: {files:?}");
 }
 
 /// `git ARGS` in `dir`.

@@ -61,8 +61,15 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let root = load::display_root(&cwd);
     let selection = load::Selection::of(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
+    let since = since_version(&args, &loaded);
+    let mut cache = args.cache.schema_cache();
+    if !selection.is_empty() || since.is_some() {
+        // Only part of the history is reported, so the run resumes from a snapshot: read the one
+        // this project's last run used while the history is read.
+        cache = cache.prefetching_for(&[loaded.migrations_dir().as_os_str().as_encoded_bytes()]);
+    }
     let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
-    settings.cache = args.cache.schema_cache();
+    settings.cache = cache;
     // A down file named on the command line is linted as the rollback it is, not as a query file.
     let downs: Vec<usize> = sources
         .migrations
@@ -74,7 +81,6 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let down_displays: HashSet<String> =
         downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|(display, _)| display.clone())).collect();
     sources.queries.retain(|q| !down_displays.contains(&q.display));
-    let since = since_version(&args, &loaded);
     let replayed_only = match &since {
         Some(since) => since::replayed_only(&sources.migrations, since)?,
         None => BTreeSet::new(),

@@ -87,6 +87,19 @@ pub struct SchemaCache {
     /// Kept only when asked ([`SchemaCache::remembering_last`]): a copy of a large schema costs
     /// as much as reading it, and a single `lint` never reads it twice.
     last: Option<Arc<Mutex<Last>>>,
+    /// The project whose last snapshot is read ahead ([`SchemaCache::prefetching_for`]).
+    project: Option<Arc<Mutex<Project>>>,
+}
+
+/// Which snapshot a project's runs used last, and that snapshot read ahead on another thread.
+#[derive(Debug)]
+struct Project {
+    /// The hint's own key in the store: a digest of the build and the project's identity.
+    hint: Key,
+    /// The snapshot the hint names, as last read or written.
+    last: Option<Key>,
+    /// The snapshot the hint named when the run started, being read.
+    reading: Option<(Key, std::thread::JoinHandle<Option<Schema>>)>,
 }
 
 /// The last snapshot used and its key.
@@ -106,13 +119,52 @@ const MAGIC: &[u8] = b"sluice schema snapshot\n";
 impl SchemaCache {
     /// Snapshots under `dir` (created when first written).
     pub fn in_dir(dir: impl Into<PathBuf>) -> SchemaCache {
-        SchemaCache { store: Some(BlobStore::new(dir, MAGIC, KEEP)), last: None }
+        SchemaCache { store: Some(BlobStore::new(dir, MAGIC, KEEP)), ..SchemaCache::default() }
     }
 
     /// Keeps the last snapshot used in memory, shared by the clones of this cache, for a caller
     /// that replays the same history several times (`sluice check`).
     pub fn remembering_last(self) -> SchemaCache {
         SchemaCache { last: Some(Arc::default()), ..self }
+    }
+
+    /// Starts reading, on another thread, the snapshot this project's last run used, and
+    /// records from now on which one it uses. `sluice lint NEWEST.sql` run again resumes from that
+    /// snapshot, but its key is known only once every earlier migration has been read and hashed,
+    /// which takes about as long as reading the snapshot (tens of milliseconds for thousands of
+    /// migrations): side by side they cost the longer of the two. [`resume`](Self::resume) takes
+    /// it only if it is the snapshot it would have read anyway, so the schema and the verdict are
+    /// the same as without it; another is left to its thread, unused. The hint is a value in the
+    /// store (a snapshot's key, under a key over the build and `identity`), evicted with the
+    /// snapshots. Worth it only when the run will resume from the cache.
+    pub fn prefetching_for(self, identity: &[&[u8]]) -> SchemaCache {
+        let Some(store) = self.store.clone() else { return self };
+        let mut parts = vec![b"last snapshot used by".as_slice(), crate::cache::build_id()];
+        parts.extend_from_slice(identity);
+        let hint = digest(&parts);
+        let last = store.load::<Key>(&hint);
+        let reading = last.and_then(|key| {
+            let thread = std::thread::Builder::new().name("sluice-prefetch".into());
+            Some((key, thread.spawn(move || store.load::<Schema>(&key)).ok()?))
+        });
+        SchemaCache { project: Some(Arc::new(Mutex::new(Project { hint, last, reading }))), ..self }
+    }
+
+    /// The snapshot read ahead, if it is `key`'s, once it has been read.
+    fn prefetched(&self, key: &Key) -> Option<Schema> {
+        let mut project = self.project.as_ref()?.lock().ok()?;
+        let (_, schema) = project.reading.take_if(|(read, _)| read == key)?;
+        schema.join().ok().flatten()
+    }
+
+    /// Records that the project's run used the snapshot `key`, for the next run to read ahead.
+    fn used(&self, key: &Key) {
+        let (Some(store), Some(Ok(mut project))) = (&self.store, self.project.as_ref().map(|p| p.lock())) else {
+            return;
+        };
+        if project.last != Some(*key) && store.save(&project.hint, key) {
+            project.last = Some(*key);
+        }
     }
 
     /// Under the user's cache directory (`--cache-dir`, `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`,
@@ -149,8 +201,9 @@ impl SchemaCache {
             if !stored.contains(&hex::encode(key)) {
                 continue;
             }
-            if let Some(schema) = store.load::<Schema>(key) {
+            if let Some(schema) = self.prefetched(key).or_else(|| store.load::<Schema>(key)) {
                 self.remember(key, &schema);
+                self.used(key);
                 return Some((count, schema));
             }
         }
@@ -167,9 +220,14 @@ impl SchemaCache {
     /// the cache only saves time.
     pub fn store(&self, chain: &Chain, count: usize, schema: &Schema) -> bool {
         let Some(store) = self.store.as_ref() else { return false };
-        self.remember(chain.key(count), schema);
+        let key = chain.key(count);
+        self.remember(key, schema);
         // A key names one schema: a snapshot already there is that schema.
-        store.contains(chain.key(count)) || store.save(chain.key(count), schema)
+        let stored = store.contains(key) || store.save(key, schema);
+        if stored {
+            self.used(key);
+        }
+        stored
     }
 }
 
@@ -215,6 +273,51 @@ mod tests {
         assert_eq!((count, &read), (2, &after_two));
         assert_eq!(fresh.resume(&chain, 1).map(|(c, _)| c), Some(1));
         assert!(SchemaCache::disabled().resume(&chain, 3).is_none());
+    }
+
+    #[test]
+    fn the_snapshot_a_project_used_last_is_read_ahead_and_taken_only_where_resume_would_read_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts = ["CREATE TABLE a (x int);", "CREATE TABLE b (y int);", "CREATE TABLE c (z int);"];
+        let chain = chain(&texts);
+        let after_one = schema(texts[0]);
+        let after_two = schema(&texts[..2].join("\n"));
+        let project = |name: &str| SchemaCache::in_dir(dir.path()).prefetching_for(&[name.as_bytes()]);
+        let read_ahead = |cache: &SchemaCache| {
+            let project = cache.project.as_ref().unwrap().lock().unwrap();
+            let (key, reading) = project.reading.as_ref()?;
+            while !reading.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Some(*key)
+        };
+
+        // A first run reads nothing ahead; the snapshot it stores is the one the next run reads.
+        let first = project("p");
+        assert_eq!(read_ahead(&first), None);
+        assert!(first.store(&chain, 1, &after_one));
+        assert!(SchemaCache::in_dir(dir.path()).store(&chain, 2, &after_two), "another project's");
+        let second = project("p");
+        assert_eq!(read_ahead(&second), Some(*chain.key(1)));
+        assert_eq!(read_ahead(&project("q")), None, "another project has its own hint");
+
+        // Resuming at most one migration takes it from the thread that read it: the file,
+        // spoiled since, is not read again.
+        let path = second.store.as_ref().unwrap().path(chain.key(1));
+        let whole = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        assert_eq!(second.resume(&chain, 1), Some((1, after_one)));
+        std::fs::write(&path, &whole).unwrap();
+
+        // Resuming at most three reads the longer prefix from disk, as without the read-ahead,
+        // which stays unused (even once the hint names the longer prefix); the next run reads that
+        // one ahead.
+        let third = project("p");
+        assert_eq!(third.resume(&chain, 3), Some((2, after_two.clone())));
+        assert_eq!(read_ahead(&third), Some(*chain.key(1)));
+        assert_eq!(third.resume(&chain, 3), Some((2, after_two)));
+        assert_eq!(read_ahead(&project("p")), Some(*chain.key(2)));
+        assert!(SchemaCache::disabled().prefetching_for(&[b"p"]).project.is_none());
     }
 
     #[test]
