@@ -64,9 +64,14 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let since = since_version(&args, &loaded);
     let mut cache = args.cache.schema_cache();
     if !selection.is_empty() || since.is_some() {
-        // Only part of the history is reported, so the run resumes from a snapshot: read the one
-        // this project's last run used while the history is read.
-        cache = cache.prefetching_for(&[loaded.migrations_dir().as_os_str().as_encoded_bytes()]);
+        // Only part of the history may be reported, so the run may resume from a snapshot: read
+        // the one the last run with these arguments used while the history is read. A selection
+        // that starts at the first migration resumes nothing, so it never leaves a hint.
+        let migrations_dir = loaded.migrations_dir();
+        let mut identity = vec![migrations_dir.as_os_str().as_encoded_bytes()];
+        identity.extend(args.paths.iter().map(|path| path.as_os_str().as_encoded_bytes()));
+        identity.extend(since.as_ref().map(|since| since.version.as_bytes()));
+        cache = cache.prefetching_for(&identity);
     }
     let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
     settings.cache = cache;

@@ -333,6 +333,9 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     // migration, there is nothing to resume from or to store, and no reason to hash the history
     // (on a whole small history, 10–16% of the work).
     let chain = (settings.cache.is_enabled() && first_checked > 0).then(|| chain(sources, settings));
+    if chain.is_none() {
+        settings.cache.forget_read_ahead();
+    }
     let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
     let mut cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
     let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));

@@ -128,8 +128,8 @@ impl SchemaCache {
         SchemaCache { last: Some(Arc::default()), ..self }
     }
 
-    /// Starts reading, on another thread, the snapshot this project's last run used, and
-    /// records from now on which one it uses. `sluice lint NEWEST.sql` run again resumes from that
+    /// Starts reading, on another thread, the snapshot the last run of this project with the same
+    /// arguments (`identity`) used, and records from now on which one it uses. `sluice lint NEWEST.sql` run again resumes from that
     /// snapshot, but its key is known only once every earlier migration has been read and hashed,
     /// which takes about as long as reading the snapshot (tens of milliseconds for thousands of
     /// migrations): side by side they cost the longer of the two. [`resume`](Self::resume) takes
@@ -185,6 +185,20 @@ impl SchemaCache {
     /// The longest prefix of at most `upto` migrations (and at least one) whose schema is cached,
     /// with that schema.
     pub fn resume(&self, chain: &Chain, upto: usize) -> Option<(usize, Schema)> {
+        let resumed = self.longest_stored_prefix(chain, upto);
+        self.forget_read_ahead();
+        resumed
+    }
+
+    /// Lets go of the snapshot read ahead that was not taken, if any: it is not needed, and its
+    /// memory is freed once its thread is done rather than held for the rest of the run.
+    pub fn forget_read_ahead(&self) {
+        if let Some(Ok(mut project)) = self.project.as_ref().map(|project| project.lock()) {
+            project.reading = None;
+        }
+    }
+
+    fn longest_stored_prefix(&self, chain: &Chain, upto: usize) -> Option<(usize, Schema)> {
         let store = self.store.as_ref()?;
         let upto = upto.min(chain.len());
         if let Some(last) = &self.last {
@@ -310,11 +324,11 @@ mod tests {
         std::fs::write(&path, &whole).unwrap();
 
         // Resuming at most three reads the longer prefix from disk, as without the read-ahead,
-        // which stays unused (even once the hint names the longer prefix); the next run reads that
-        // one ahead.
+        // which is let go; the next run reads that prefix ahead.
         let third = project("p");
-        assert_eq!(third.resume(&chain, 3), Some((2, after_two.clone())));
         assert_eq!(read_ahead(&third), Some(*chain.key(1)));
+        assert_eq!(third.resume(&chain, 3), Some((2, after_two.clone())));
+        assert_eq!(read_ahead(&third), None);
         assert_eq!(third.resume(&chain, 3), Some((2, after_two)));
         assert_eq!(read_ahead(&project("p")), Some(*chain.key(2)));
         assert!(SchemaCache::disabled().prefetching_for(&[b"p"]).project.is_none());
