@@ -87,14 +87,14 @@ pub struct SchemaCache {
     /// Kept only when asked ([`SchemaCache::remembering_last`]): a copy of a large schema costs
     /// as much as reading it, and a single `lint` never reads it twice.
     last: Option<Arc<Mutex<Last>>>,
-    /// The project whose last snapshot is read ahead ([`SchemaCache::prefetching_for`]).
-    project: Option<Arc<Mutex<Project>>>,
+    /// The snapshot read ahead, and the hint that named it ([`SchemaCache::prefetching_for`]).
+    read_ahead: Option<Arc<Mutex<ReadAhead>>>,
 }
 
-/// Which snapshot a project's runs used last, and that snapshot read ahead on another thread.
+/// Which snapshot the last run with the same identity used, and that snapshot read ahead.
 #[derive(Debug)]
-struct Project {
-    /// The hint's own key in the store: a digest of the build and the project's identity.
+struct ReadAhead {
+    /// The hint's own key in the store: a digest of the build and the identity.
     hint: Key,
     /// The snapshot the hint names, as last read or written.
     last: Option<Key>,
@@ -128,15 +128,15 @@ impl SchemaCache {
         SchemaCache { last: Some(Arc::default()), ..self }
     }
 
-    /// Starts reading, on another thread, the snapshot the last run of this project with the same
-    /// arguments (`identity`) used, and records from now on which one it uses. `sluice lint NEWEST.sql` run again resumes from that
-    /// snapshot, but its key is known only once every earlier migration has been read and hashed,
-    /// which takes about as long as reading the snapshot (tens of milliseconds for thousands of
-    /// migrations): side by side they cost the longer of the two. [`resume`](Self::resume) takes
-    /// it only if it is the snapshot it would have read anyway, so the schema and the verdict are
-    /// the same as without it; another is left to its thread, unused. The hint is a value in the
-    /// store (a snapshot's key, under a key over the build and `identity`), evicted with the
-    /// snapshots. Worth it only when the run will resume from the cache.
+    /// Starts reading, on another thread, the snapshot the last run with the same `identity` (the
+    /// project and the run's arguments) resumed from or stored, and records from now on which one
+    /// this run uses. `sluice lint NEWEST.sql` run again resumes from that snapshot, but its key is
+    /// known only once every earlier migration has been read and hashed, which takes about as long
+    /// as reading the snapshot (tens of milliseconds for thousands of migrations): side by side
+    /// they cost the longer of the two. [`resume`](Self::resume) takes it only if it is the
+    /// snapshot it would have read anyway, so the schema and the verdict are the same as without
+    /// it, and lets it go otherwise. The hint is a value in the store (a snapshot's key, under a
+    /// key over the build and `identity`), evicted with the snapshots.
     pub fn prefetching_for(self, identity: &[&[u8]]) -> SchemaCache {
         let Some(store) = self.store.clone() else { return self };
         let mut parts = vec![b"last snapshot used by".as_slice(), crate::cache::build_id()];
@@ -147,23 +147,23 @@ impl SchemaCache {
             let thread = std::thread::Builder::new().name("sluice-prefetch".into());
             Some((key, thread.spawn(move || store.load::<Schema>(&key)).ok()?))
         });
-        SchemaCache { project: Some(Arc::new(Mutex::new(Project { hint, last, reading }))), ..self }
+        SchemaCache { read_ahead: Some(Arc::new(Mutex::new(ReadAhead { hint, last, reading }))), ..self }
     }
 
     /// The snapshot read ahead, if it is `key`'s, once it has been read.
     fn prefetched(&self, key: &Key) -> Option<Schema> {
-        let mut project = self.project.as_ref()?.lock().ok()?;
-        let (_, schema) = project.reading.take_if(|(read, _)| read == key)?;
+        let mut read_ahead = self.read_ahead.as_ref()?.lock().ok()?;
+        let (_, schema) = read_ahead.reading.take_if(|(read, _)| read == key)?;
         schema.join().ok().flatten()
     }
 
-    /// Records that the project's run used the snapshot `key`, for the next run to read ahead.
+    /// Records that this run used the snapshot `key`, for the next one to read ahead.
     fn used(&self, key: &Key) {
-        let (Some(store), Some(Ok(mut project))) = (&self.store, self.project.as_ref().map(|p| p.lock())) else {
+        let (Some(store), Some(Ok(mut read_ahead))) = (&self.store, self.read_ahead.as_ref().map(|p| p.lock())) else {
             return;
         };
-        if project.last != Some(*key) && store.save(&project.hint, key) {
-            project.last = Some(*key);
+        if read_ahead.last != Some(*key) && store.save(&read_ahead.hint, key) {
+            read_ahead.last = Some(*key);
         }
     }
 
@@ -193,8 +193,8 @@ impl SchemaCache {
     /// Lets go of the snapshot read ahead that was not taken, if any: it is not needed, and its
     /// memory is freed once its thread is done rather than held for the rest of the run.
     pub fn forget_read_ahead(&self) {
-        if let Some(Ok(mut project)) = self.project.as_ref().map(|project| project.lock()) {
-            project.reading = None;
+        if let Some(Ok(mut read_ahead)) = self.read_ahead.as_ref().map(|read_ahead| read_ahead.lock()) {
+            read_ahead.reading = None;
         }
     }
 
@@ -298,8 +298,8 @@ mod tests {
         let after_two = schema(&texts[..2].join("\n"));
         let project = |name: &str| SchemaCache::in_dir(dir.path()).prefetching_for(&[name.as_bytes()]);
         let read_ahead = |cache: &SchemaCache| {
-            let project = cache.project.as_ref().unwrap().lock().unwrap();
-            let (key, reading) = project.reading.as_ref()?;
+            let read_ahead = cache.read_ahead.as_ref().unwrap().lock().unwrap();
+            let (key, reading) = read_ahead.reading.as_ref()?;
             while !reading.is_finished() {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(read_ahead(&third), None);
         assert_eq!(third.resume(&chain, 3), Some((2, after_two)));
         assert_eq!(read_ahead(&project("p")), Some(*chain.key(2)));
-        assert!(SchemaCache::disabled().prefetching_for(&[b"p"]).project.is_none());
+        assert!(SchemaCache::disabled().prefetching_for(&[b"p"]).read_ahead.is_none());
     }
 
     #[test]
