@@ -152,11 +152,14 @@ impl Selection {
             if !path.exists() {
                 return Err(Error::Usage(format!("{}: no such file or directory", path.display())));
             }
-            let display = display_path(path, root);
-            selection.everything |= display.is_empty() || display == ".";
-            selection.named.insert(display.trim_end_matches('/').to_string());
+            selection.add(&display_path(path, root));
         }
         Ok(selection)
+    }
+
+    fn add(&mut self, display: &str) {
+        self.everything |= display.is_empty() || display == ".";
+        self.named.insert(display.trim_end_matches('/').to_string());
     }
 
     /// No path was named.
@@ -182,10 +185,9 @@ mod tests {
     use super::*;
 
     fn selection(named: &[&str]) -> Selection {
-        Selection {
-            everything: named.iter().any(|n| n.is_empty() || *n == "."),
-            named: named.iter().map(|n| n.trim_end_matches('/').to_string()).collect(),
-        }
+        let mut selection = Selection::default();
+        named.iter().for_each(|display| selection.add(display));
+        selection
     }
 
     #[test]
