@@ -69,9 +69,9 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
             MigrationSource {
                 migration: loaded.migration,
                 display,
-                text: loaded.text.into(),
+                text: loaded.text,
                 script: loaded.script,
-                down: loaded.down.map(|(display, text)| (display, text.into())),
+                down: loaded.down,
                 findings,
             }
         })
@@ -94,7 +94,7 @@ pub fn describe_tool(history: &History) -> String {
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
     loaded.check_named_dirs(&crate::config::disk_dir_problem)?;
     let dir = loaded.migrations_dir();
-    let tree = DiskTree::open(&dir, &loaded.root, root)?;
+    let tree = DiskTree::open_to_load(&dir, &loaded.root, root)?;
     let history = migrations::load(&tree, loaded.config.migrations.layout, &tool_options(loaded), None)?;
     let tool = describe_tool(&history);
     let (migrations, notices) = sources_of(history);

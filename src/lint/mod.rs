@@ -444,38 +444,33 @@ const CHUNK_FILES: usize = 64;
 /// Parses `migrations[range]` in parallel, a chunk at a time, and hands each parsed migration to
 /// `replay` in order, while the next chunk is being parsed: the replay, which must go in order,
 /// overlaps with the parsing, which need not.
-fn parse_in_order(migrations: &[MigrationSource], range: Range<usize>, mut replay: impl FnMut(usize, ParsedMigration)) {
-    let chunks = chunks(&migrations[..range.end], range.start);
-    let parse = |range: Range<usize>| -> Vec<ParsedMigration> {
-        migrations[range].par_iter().map(MigrationSource::parse).collect()
+///
+/// Both run on rayon's workers, one `join` per chunk: the worker that replays chunk `n` helps
+/// parse chunk `n + 1` once it is done, and no other thread competes for the cores. A thread of
+/// its own for the replay (or for handing parsed chunks over) made one runnable thread more
+/// than a 2-core machine has cores, and rayon's idle workers spinning took turns with it.
+fn parse_in_order(
+    migrations: &[MigrationSource],
+    range: Range<usize>,
+    mut replay: impl FnMut(usize, ParsedMigration) + Send,
+) {
+    let parse = |range: Range<usize>| -> (usize, Vec<ParsedMigration>) {
+        (range.start, migrations[range].par_iter().map(MigrationSource::parse).collect())
     };
-    let mut deliver = |start: usize, parsed: Vec<ParsedMigration>| {
+    let mut deliver = |(start, parsed): (usize, Vec<ParsedMigration>)| {
         for (offset, migration) in parsed.into_iter().enumerate() {
             replay(start + offset, migration);
         }
     };
-    std::thread::scope(|scope| {
-        // One chunk waits while one is replayed and one is parsed.
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Vec<ParsedMigration>)>(1);
-        let ahead = chunks.clone();
-        let producer =
-            std::thread::Builder::new().stack_size(crate::sql::depth::STACK_BYTES).spawn_scoped(scope, move || {
-                for range in ahead {
-                    if sender.send((range.start, parse(range))).is_err() {
-                        return;
-                    }
-                }
-            });
-        if producer.is_err() {
-            // No thread to spare: parse each chunk just before replaying it.
-            for range in chunks {
-                deliver(range.start, parse(range));
-            }
-            return;
+    let mut chunks = chunks(&migrations[..range.end], range.start).into_iter();
+    let Some(first) = chunks.next() else { return };
+    // On a worker: `join` from any other thread would hand each step to the pool and wait.
+    rayon::scope(|_| {
+        let mut parsed = parse(first);
+        for next in chunks {
+            parsed = rayon::join(|| deliver(parsed), || parse(next)).1;
         }
-        for (start, parsed) in receiver {
-            deliver(start, parsed);
-        }
+        deliver(parsed);
     });
 }
 

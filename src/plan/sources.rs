@@ -48,14 +48,14 @@ fn migration_sql(loaded: LoadedMigration, name: String, path: PathBuf) -> Result
     if let Some((message, line)) = error {
         return Err(Error::invalid(&path, Some(line), format!("cannot split the file into statements: {message}")));
     }
-    Ok(MigrationSql { name, path, sql: loaded.text, deployed: Some(statements) })
+    Ok(MigrationSql { name, path, sql: loaded.text.to_string(), deployed: Some(statements) })
 }
 
 /// The migrations in `dir` on disk in the order the project's migration tool applies them, each
 /// reduced to what the tool sends (down files, down sections and rollback comments are never
 /// applied). Each is named by its path relative to `dir`, which for a flat layout is its file name.
 pub fn dir_migrations(dir: &Path, config: &Loaded) -> Result<Vec<MigrationSql>> {
-    let tree = DiskTree::open(dir, &config.root, &config.root)?;
+    let tree = DiskTree::open_to_load(dir, &config.root, &config.root)?;
     let history = migrations::load(&tree, config.config.migrations.layout, &tool_options(config), None)?;
     history
         .migrations

@@ -267,6 +267,10 @@ mod tests {
         assert_eq!(count(index, Some(&dropping)), 0);
         let altering = format!("{recreating}\nAlter Table t Drop Column a;");
         assert_eq!(count(index, Some(&altering)), 0);
+        let restoring = format!("{recreating}\nALTER TABLE t ADD COLUMN b int, ALTER COLUMN a SET DEFAULT 0;");
+        assert_eq!(count(index, Some(&restoring)), 1, "an ALTER that drops nothing undoes nothing");
+        let late_drop = "ALTER TABLE t ALTER COLUMN a SET DEFAULT 0,\n  dRoP cOnStRaInT IF EXISTS x, DROP COLUMN a;";
+        assert_eq!(count(index, Some(late_drop)), 0);
     }
 
     #[test]

@@ -59,15 +59,20 @@ impl Rollback {
         Rollback { text, drops: OnceLock::new() }
     }
 
-    /// The rollback's `DROP …` and `ALTER …` statements as their typed view (what can undo an
-    /// addition), or `None` when there is no rollback. Only those are tokenized and parsed:
-    /// down files are mostly views and functions re-created as they were.
+    /// The rollback's `DROP …` statements, and its `ALTER …` ones that say DROP, as their typed
+    /// view (what can undo an addition), or `None` when there is no rollback. Only those are
+    /// tokenized and parsed: down files are mostly views and functions re-created as they were.
     pub fn drops(&self) -> Option<&[Ddl]> {
         let text = self.text.as_ref()?;
         let drops = self.drops.get_or_init(|| {
+            // Only a DROP, or an ALTER that says DROP somewhere, can undo an addition (see
+            // `constraint_without_rollback::undone_by`): the other ALTERs of a rollback (columns
+            // added back, defaults restored) were a fifth of parsing Lemmy's rollbacks.
             let split = crate::sql::split::split_where(text, |statement| {
                 let first = statement.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
-                first.eq_ignore_ascii_case("drop") || first.eq_ignore_ascii_case("alter")
+                first.eq_ignore_ascii_case("drop")
+                    || (first.eq_ignore_ascii_case("alter")
+                        && statement.as_bytes().windows(4).any(|word| word.eq_ignore_ascii_case(b"drop")))
             });
             let parsed = crate::sql::parse::parse_split(Arc::clone(text), split);
             parsed.statements.into_iter().map(|statement| statement.ddl).collect()
