@@ -147,8 +147,7 @@ impl DiskTree {
     }
 
     fn kept(&self, at: usize) -> std::sync::MutexGuard<'_, Option<String>> {
-        // A panic while holding it leaves an Option: still usable.
-        self.texts[at].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.texts[at])
     }
 
     fn read_from_disk(&self, relative: &Path, listed: Option<usize>) -> Result<Option<String>> {
@@ -298,13 +297,13 @@ fn walk(dir: &Path, parallel: bool, read_ahead: Option<&(dyn Fn(&Path) -> bool +
         walker.build().filter_map(listed).for_each(|relative| lock(&files).push(relative));
     }
     // Of several broken entries, the same one every run, in whatever order the walker met them.
-    let failures = failures.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let failures = unlocked(failures);
     if let Some(error) = failures.into_iter().min_by_key(|e| e.to_string()) {
         return Err(error);
     }
-    let mut files = files.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut files = unlocked(files);
     sort_paths(&mut files);
-    Ok(Listing { files, texts: texts.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner()) })
+    Ok(Listing { files, texts: unlocked(texts) })
 }
 
 /// Sorts `files` in `Path`'s order, component by component. Paths of plain components (all the
@@ -329,9 +328,14 @@ fn sort_paths(files: &mut [PathBuf]) {
     });
 }
 
-/// A lock whose holder panicked still guards a usable list.
+/// A lock whose holder panicked still guards a usable value (a list, an `Option`).
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// [`lock`]'s value, once no one else holds the mutex.
+fn unlocked<T>(mutex: std::sync::Mutex<T>) -> T {
+    mutex.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Whether this process can start a thread with the default stack, as the parallel walker does.
