@@ -18,6 +18,7 @@ ARG POSTGRES=15
 FROM rust:1-slim-${DEBIAN} AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
+COPY link ./link
 COPY src ./src
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \

@@ -16,8 +16,11 @@ pub fn render(report: &Report) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// How many findings are rendered at a time (on every core) before they are written.
-const FINDINGS_AT_A_TIME: usize = 4096;
+/// How many findings are rendered at a time (on every core) before they are written. The
+/// rendered window is held whole until it is written: at 4,096 it was the largest thing alive at
+/// the end of a lint (Lemmy's 2,022 findings, 2 MB of JSON, a third of the live heap at its
+/// peak); 256 keeps both cores busy at no measurable cost in time.
+const FINDINGS_AT_A_TIME: usize = 256;
 
 /// Writes the report to `out`, pretty-printed, with a final newline: the document serde_json's
 /// pretty printer gives, byte for byte, with the findings rendered a window at a time on every
