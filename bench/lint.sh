@@ -32,7 +32,8 @@ echo "$("$SLUICE" --version); $("$squawk" --version); $(nproc) CPUs; $(uptime)"
 # The code a lint runs is laid out together only for the names in link/symbol-order.txt that the
 # binary still has (build.rs); a compiler upgrade or a large change drops them, and the peak
 # memory rises by several megabytes: bench/symbol_order.sh writes the file again.
-ordered=$(nm "$SLUICE" 2> /dev/null | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u | comm -12 - <(sort -u link/symbol-order.txt) | wc -l)
+ordered=$({ nm "$SLUICE" 2> /dev/null || true; } | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u \
+  | comm -12 - <(sort -u link/symbol-order.txt) | wc -l)
 echo "link/symbol-order.txt: $ordered of $(wc -l < link/symbol-order.txt) functions are in this binary"
 
 compare() { # NAME DIR SLUICE_ARGS SQUAWK_FILES...
