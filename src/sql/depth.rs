@@ -11,6 +11,7 @@
 //! These limits and [`STACK_BYTES`] are the whole protection: sqlparser's own `recursive-protection`
 //! feature (growing the stack on demand around every recursive call) is off (Cargo.toml).
 
+use super::dialect::Postgres;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
@@ -187,8 +188,16 @@ pub fn check(tokens: &[TokenWithSpan]) -> Result<(), TooDeep> {
     Ok(())
 }
 
-/// A parser over `tokens` with Sluice's recursion limit.
+/// A parser over `tokens` with Sluice's dialect ([`Postgres`]) and recursion limit.
 pub fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
+    static POSTGRES: Postgres = Postgres::new();
+    Parser::new(&POSTGRES).with_recursion_limit(RECURSION_LIMIT).with_tokens_with_locations(tokens)
+}
+
+/// sqlparser's own `PostgreSqlDialect` over `tokens`, for debug builds to check [`Postgres`]
+/// against.
+#[cfg(debug_assertions)]
+pub fn reference_parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
     Parser::new(&PostgreSqlDialect {}).with_recursion_limit(RECURSION_LIMIT).with_tokens_with_locations(tokens)
 }
 

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod ddl;
 pub mod depth;
+pub mod dialect;
 pub mod from_ast;
 pub mod lex;
 pub mod names;

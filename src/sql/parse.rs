@@ -276,8 +276,13 @@ fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Res
             other => other.to_string().trim_start_matches("sql parser error: ").to_string(),
         },
     };
+    #[cfg(debug_assertions)]
+    let reference = depth::reference_parser(tokens.clone()).parse_statement();
     let mut parser = depth::parser(tokens);
-    let statement = parser.parse_statement().map_err(refused)?;
+    let parsed = parser.parse_statement();
+    #[cfg(debug_assertions)]
+    assert_eq!(parsed, reference, "sluice's dialect and sqlparser's PostgreSqlDialect disagree");
+    let statement = parsed.map_err(refused)?;
     let next = parser.peek_token();
     // `CREATE MATERIALIZED VIEW / TABLE … AS … WITH [NO] DATA`: sqlparser stops before the
     // clause, which only says whether the relation is filled now; the statement is whole.

@@ -1,0 +1,397 @@
+//! PostgreSQL's dialect as Sluice parses it: sqlparser's own, with a shorter way through the
+//! most common expressions.
+//!
+//! Before it reads an expression, sqlparser tries to read it as a typed literal (`DATE
+//! '2020-05-20'`, `int4 '1'`): it parses the first tokens as a type name, and when no string
+//! follows, formats an error message, throws it away and starts again. Column names, function
+//! calls and literals, most of the expressions in a view or an `UPDATE`, paid for that every
+//! time: 7% of the instructions of a `lint` of Lemmy's history (348 million, now 324 million).
+//! When the tokens after a name make a typed literal impossible, [`Postgres::parse_prefix`]
+//! returns what sqlparser returns after the failed attempt, and leaves every other case to it.
+//!
+//! Everything else is sqlparser's `PostgreSqlDialect`, method by method. A wrapper must forward
+//! each method that dialect overrides (or it parses like a generic dialect there): a test
+//! compares the list with the `PostgreSqlDialect` of the sqlparser Sluice is built with, so an
+//! upgrade names what to add. Debug builds (the test suite) parse every statement with both
+//! dialects and require the same tree or the same error (`sql::parse`).
+
+use sqlparser::ast::{Expr, ObjectName};
+use sqlparser::dialect::{BindPlaceholderStyle, Dialect, PostgreSqlDialect, Precedence};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+use std::any::TypeId;
+
+#[derive(Debug, Default)]
+pub struct Postgres(PostgreSqlDialect);
+
+impl Postgres {
+    pub const fn new() -> Postgres {
+        Postgres(PostgreSqlDialect {})
+    }
+}
+
+/// An identifier sqlparser's typed-literal attempt cannot take further when this token follows
+/// it: not `(` or `[` (type modifiers, arrays), `.` (a qualified type name), a literal (the
+/// value of a typed literal), `ARRAY` (`int ARRAY`), or anything unusual.
+fn ends_plain_identifier(next: &Token) -> bool {
+    match next {
+        Token::Comma
+        | Token::RParen
+        | Token::RBracket
+        | Token::SemiColon
+        | Token::EOF
+        | Token::Eq
+        | Token::Neq
+        | Token::Lt
+        | Token::Gt
+        | Token::LtEq
+        | Token::GtEq
+        | Token::Plus
+        | Token::Minus
+        | Token::Mul
+        | Token::Div
+        | Token::Mod
+        | Token::StringConcat
+        | Token::DoubleColon => true,
+        Token::Word(word) => !matches!(word.keyword, Keyword::ARRAY | Keyword::ZEROFILL),
+        _ => false,
+    }
+}
+
+/// What follows a name that cannot be a typed literal's type.
+enum Ending {
+    /// A column reference, qualified or not (`a`, `p.id`): sqlparser reads the first word here
+    /// and the rest as a compound expression.
+    Name,
+    /// A function call with arguments (`f(a)`): a name with modifiers is no typed literal.
+    /// An empty list is left to sqlparser (`f() '1'` is one). The one difference: text that
+    /// makes the attempt an array type and then a literal (`f(a)[1] 'x'`) reads as a typed
+    /// literal to sqlparser and as an error here; PostgreSQL rejects it.
+    Call,
+}
+
+/// How the name at the parser's position ends, when no typed literal can begin there.
+fn plain_name_ends(parser: &Parser) -> Option<Ending> {
+    let mut at = 1;
+    while parser.peek_nth_token_ref(at).token == Token::Period {
+        if !matches!(parser.peek_nth_token_ref(at + 1).token, Token::Word(_)) {
+            return None;
+        }
+        at += 2;
+    }
+    match &parser.peek_nth_token_ref(at).token {
+        Token::LParen if at == 1 && parser.peek_nth_token_ref(2).token != Token::RParen => Some(Ending::Call),
+        next if ends_plain_identifier(next) => Some(Ending::Name),
+        _ => None,
+    }
+}
+
+impl Dialect for Postgres {
+    fn dialect(&self) -> TypeId {
+        self.0.dialect()
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let current = parser.peek_token_ref();
+        match &current.token {
+            // `xml` followed by a value is an XML literal: left to sqlparser.
+            Token::Word(word) if word.keyword == Keyword::NoKeyword && !word.value.eq_ignore_ascii_case("xml") => {
+                match plain_name_ends(parser) {
+                    Some(Ending::Name) => {
+                        let ident = word.to_ident(current.span);
+                        parser.advance_token();
+                        Some(Ok(Expr::Identifier(ident)))
+                    }
+                    Some(Ending::Call) => {
+                        let name = ObjectName::from(vec![word.to_ident(current.span)]);
+                        parser.advance_token();
+                        Some(parser.parse_function(name))
+                    }
+                    None => None,
+                }
+            }
+            Token::Word(word)
+                if matches!(word.keyword, Keyword::NULL | Keyword::TRUE | Keyword::FALSE)
+                    && ends_plain_identifier(&parser.peek_nth_token_ref(1).token) =>
+            {
+                Some(parser.parse_value().map(Expr::Value))
+            }
+            Token::Number(..) | Token::SingleQuotedString(_) => Some(parser.parse_value().map(Expr::Value)),
+            _ => None,
+        }
+    }
+
+    fn supports_cte_materialization(&self) -> bool {
+        self.0.supports_cte_materialization()
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        self.0.identifier_quote_style(identifier)
+    }
+    fn ordered_bind_placeholder_style(&self) -> Option<BindPlaceholderStyle> {
+        self.0.ordered_bind_placeholder_style()
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.0.is_delimited_identifier_start(ch)
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.0.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.0.is_identifier_part(ch)
+    }
+    fn supports_unicode_string_literal(&self) -> bool {
+        self.0.supports_unicode_string_literal()
+    }
+    fn is_reserved_for_identifier(&self, kw: Keyword) -> bool {
+        self.0.is_reserved_for_identifier(kw)
+    }
+    fn is_table_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool {
+        self.0.is_table_alias(kw, parser)
+    }
+    fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
+        self.0.supports_string_literal_column_alias(explicit)
+    }
+    fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {
+        self.0.supports_string_literal_table_alias(explicit)
+    }
+    fn is_custom_operator_part(&self, ch: char) -> bool {
+        self.0.is_custom_operator_part(ch)
+    }
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        self.0.get_next_precedence(parser)
+    }
+    fn supports_filter_during_aggregation(&self) -> bool {
+        self.0.supports_filter_during_aggregation()
+    }
+    fn supports_group_by_expr(&self) -> bool {
+        self.0.supports_group_by_expr()
+    }
+    fn supports_drop_group(&self) -> bool {
+        self.0.supports_drop_group()
+    }
+    fn supports_alter_user_as_alter_role(&self) -> bool {
+        self.0.supports_alter_user_as_alter_role()
+    }
+    fn supports_create_group(&self) -> bool {
+        self.0.supports_create_group()
+    }
+    fn supports_create_role_if_not_exists(&self) -> bool {
+        self.0.supports_create_role_if_not_exists()
+    }
+    fn prec_value(&self, prec: Precedence) -> u8 {
+        self.0.prec_value(prec)
+    }
+    fn allow_extract_custom(&self) -> bool {
+        self.0.allow_extract_custom()
+    }
+    fn allow_extract_single_quotes(&self) -> bool {
+        self.0.allow_extract_single_quotes()
+    }
+    fn supports_create_index_with_clause(&self) -> bool {
+        self.0.supports_create_index_with_clause()
+    }
+    fn supports_sql_option_without_value(&self) -> bool {
+        self.0.supports_sql_option_without_value()
+    }
+    fn supports_explain_with_utility_options(&self) -> bool {
+        self.0.supports_explain_with_utility_options()
+    }
+    fn supports_listen_notify(&self) -> bool {
+        self.0.supports_listen_notify()
+    }
+    fn supports_exclude_constraint(&self) -> bool {
+        self.0.supports_exclude_constraint()
+    }
+    fn supports_factorial_operator(&self) -> bool {
+        self.0.supports_factorial_operator()
+    }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        self.0.supports_bitwise_shift_operators()
+    }
+    fn supports_tilde_like_match_operator(&self) -> bool {
+        self.0.supports_tilde_like_match_operator()
+    }
+    fn supports_comparison_in_between_low_bound(&self) -> bool {
+        self.0.supports_comparison_in_between_low_bound()
+    }
+    fn supports_comment_on(&self) -> bool {
+        self.0.supports_comment_on()
+    }
+    fn supports_load_extension(&self) -> bool {
+        self.0.supports_load_extension()
+    }
+    fn supports_named_fn_args_with_colon_operator(&self) -> bool {
+        self.0.supports_named_fn_args_with_colon_operator()
+    }
+    fn supports_named_fn_args_with_expr_name(&self) -> bool {
+        self.0.supports_named_fn_args_with_expr_name()
+    }
+    fn supports_named_fn_args_with_assignment_operator(&self) -> bool {
+        self.0.supports_named_fn_args_with_assignment_operator()
+    }
+    fn supports_empty_projections(&self) -> bool {
+        self.0.supports_empty_projections()
+    }
+    fn supports_nested_comments(&self) -> bool {
+        self.0.supports_nested_comments()
+    }
+    fn supports_copy_from_stdin_data(&self) -> bool {
+        self.0.supports_copy_from_stdin_data()
+    }
+    fn supports_string_escape_constant(&self) -> bool {
+        self.0.supports_string_escape_constant()
+    }
+    fn supports_numeric_literal_underscores(&self) -> bool {
+        self.0.supports_numeric_literal_underscores()
+    }
+    fn supports_non_decimal_integer_literals(&self) -> bool {
+        self.0.supports_non_decimal_integer_literals()
+    }
+    fn supports_array_typedef_with_brackets(&self) -> bool {
+        self.0.supports_array_typedef_with_brackets()
+    }
+    fn supports_geometric_types(&self) -> bool {
+        self.0.supports_geometric_types()
+    }
+    fn supports_order_by_using_operator(&self) -> bool {
+        self.0.supports_order_by_using_operator()
+    }
+    fn supports_set_names(&self) -> bool {
+        self.0.supports_set_names()
+    }
+    fn supports_alter_column_type_using(&self) -> bool {
+        self.0.supports_alter_column_type_using()
+    }
+    fn supports_left_associative_joins_without_parens(&self) -> bool {
+        self.0.supports_left_associative_joins_without_parens()
+    }
+    fn supports_notnull_operator(&self) -> bool {
+        self.0.supports_notnull_operator()
+    }
+    fn supports_interval_options(&self) -> bool {
+        self.0.supports_interval_options()
+    }
+    fn is_interval_qualifier(&self, kw: Keyword) -> bool {
+        self.0.is_interval_qualifier(kw)
+    }
+    fn supports_insert_table_alias(&self) -> bool {
+        self.0.supports_insert_table_alias()
+    }
+    fn supports_create_table_like_parenthesized(&self) -> bool {
+        self.0.supports_create_table_like_parenthesized()
+    }
+    fn supports_select_wildcard_with_alias(&self) -> bool {
+        self.0.supports_select_wildcard_with_alias()
+    }
+    fn supports_comma_separated_trim(&self) -> bool {
+        self.0.supports_comma_separated_trim()
+    }
+    fn supports_xml_expressions(&self) -> bool {
+        self.0.supports_xml_expressions()
+    }
+    fn is_custom_type_typed_string(&self, first_keyword: Keyword, qualified: bool) -> bool {
+        self.0.is_custom_type_typed_string(first_keyword, qualified)
+    }
+    fn supports_aliased_function_args(&self) -> bool {
+        self.0.supports_aliased_function_args()
+    }
+    fn supports_comment_optimizer_hint(&self) -> bool {
+        self.0.supports_comment_optimizer_hint()
+    }
+    fn supports_add_column_if_not_exists(&self) -> bool {
+        self.0.supports_add_column_if_not_exists()
+    }
+    fn supports_attach_partition_of(&self) -> bool {
+        self.0.supports_attach_partition_of()
+    }
+    fn supports_detach_partition_of(&self) -> bool {
+        self.0.supports_detach_partition_of()
+    }
+    fn supports_table_inheritance_markers(&self) -> bool {
+        self.0.supports_table_inheritance_markers()
+    }
+    fn supports_column_generic_options(&self) -> bool {
+        self.0.supports_column_generic_options()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::tokenizer::Tokenizer;
+
+    fn parse_with(dialect: &'static dyn Dialect, sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+        let tokens = Tokenizer::new(dialect, sql).tokenize_with_location().unwrap();
+        Parser::new(dialect).with_tokens_with_locations(tokens).parse_statements()
+    }
+
+    #[test]
+    fn trees_and_errors_are_postgresql_dialects() {
+        static POSTGRES: Postgres = Postgres::new();
+        let statements = [
+            // Typed literals, which the shortcut must leave alone.
+            "SELECT DATE '2020-05-20', int4 '1', pg_catalog.int4 '1', mytype 'x', s.mytype 'x', xml '<a/>', xml",
+            "SELECT INTERVAL '1 day', interval, f() 'x', numeric(10, 2) '1.5', int ARRAY, t.a[1], a[1:2]",
+            // What it takes: names, qualified names, calls, literals, NULL and booleans.
+            "SELECT a, t.a, s.t.a, \"Quoted\".\"Col\", f(a, 1), count(*), coalesce(a, b) AS c FROM s.t t",
+            "SELECT a::text, NULL::int, TRUE AND b, FALSE, 1 + a * 2 - c / 3 % 4, 'x' || y, a >= 1, b <> 2",
+            "UPDATE t SET a = b + 1, c = NULL WHERE d = 'x' AND e IN (1, 2) RETURNING f",
+            "CREATE VIEW v AS SELECT p.id, p.name, c.count FROM post p JOIN counts c ON c.post_id = p.id WHERE p.deleted = FALSE",
+            "CREATE INDEX i ON t (lower(email), (a + 1)) WHERE archived IS NOT TRUE",
+            "SELECT t.* , a.b.* FROM t, a.b WHERE x.y.z = 1 ORDER BY t.a DESC NULLS LAST",
+            // Errors must read the same.
+            "SELECT a b c d FROM",
+            "SELECT f(a, FROM t",
+            "SELECT t. FROM t",
+            "SELECT 1 2",
+        ];
+        for sql in statements {
+            let ours = parse_with(&POSTGRES, sql);
+            let theirs = parse_with(&PostgreSqlDialect {}, sql);
+            assert_eq!(ours, theirs, "{sql}");
+        }
+    }
+
+    /// A wrapper that misses a method `PostgreSqlDialect` overrides parses like a generic
+    /// dialect there: after an sqlparser upgrade, this names what to add.
+    #[test]
+    fn forwards_every_method_postgresql_dialect_overrides() {
+        // Offline, for this platform only: every other platform's dependencies may be missing.
+        let rustc = std::process::Command::new("rustc").arg("-vV").output().expect("rustc runs");
+        let rustc = String::from_utf8(rustc.stdout).unwrap();
+        let host = rustc.lines().find_map(|line| line.strip_prefix("host: ")).expect("rustc names its host");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let metadata = std::process::Command::new(cargo)
+            .args(["metadata", "--format-version", "1", "--offline", "--locked", "--filter-platform", host])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo metadata runs");
+        assert!(metadata.status.success(), "{}", String::from_utf8_lossy(&metadata.stderr));
+        let metadata: serde_json::Value = serde_json::from_slice(&metadata.stdout).unwrap();
+        let manifest = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "sqlparser")
+            .and_then(|p| p["manifest_path"].as_str())
+            .expect("sqlparser is a dependency");
+        let source = std::path::Path::new(manifest).parent().unwrap().join("src/dialect/postgresql.rs");
+        let theirs = methods_of(&std::fs::read_to_string(&source).unwrap(), "impl Dialect for PostgreSqlDialect {");
+        let ours = methods_of(include_str!("dialect.rs"), "impl Dialect for Postgres {");
+        assert!(theirs.len() > 50, "found {} methods in {}", theirs.len(), source.display());
+        let missing: Vec<&String> = theirs.iter().filter(|m| !ours.contains(m)).collect();
+        assert!(missing.is_empty(), "not forwarded to PostgreSqlDialect: {missing:?}");
+    }
+
+    /// The names of the methods in the `impl` block that starts with `header`.
+    fn methods_of(source: &str, header: &str) -> Vec<String> {
+        let block = &source[source.find(header).expect(header)..];
+        let block = &block[..block.find("\n}\n").unwrap()];
+        block
+            .lines()
+            .filter_map(|line| line.trim_start().strip_prefix("fn "))
+            .map(|rest| rest[..rest.find('(').unwrap()].to_string())
+            .collect()
+    }
+}
