@@ -87,6 +87,15 @@ fn plain_name_ends(parser: &Parser) -> Option<Ending> {
     }
 }
 
+/// Methods that take only `&self`, answered by `PostgreSqlDialect`.
+macro_rules! forward {
+    ($($name:ident -> $ret:ty,)*) => {
+        $(fn $name(&self) -> $ret {
+            self.0.$name()
+        })*
+    };
+}
+
 impl Dialect for Postgres {
     fn dialect(&self) -> TypeId {
         self.0.dialect()
@@ -122,197 +131,110 @@ impl Dialect for Postgres {
         }
     }
 
-    fn supports_cte_materialization(&self) -> bool {
-        self.0.supports_cte_materialization()
+    forward! {
+        supports_cte_materialization -> bool,
+        ordered_bind_placeholder_style -> Option<BindPlaceholderStyle>,
+        supports_unicode_string_literal -> bool,
+        supports_filter_during_aggregation -> bool,
+        supports_group_by_expr -> bool,
+        supports_drop_group -> bool,
+        supports_alter_user_as_alter_role -> bool,
+        supports_create_group -> bool,
+        supports_create_role_if_not_exists -> bool,
+        allow_extract_custom -> bool,
+        allow_extract_single_quotes -> bool,
+        supports_create_index_with_clause -> bool,
+        supports_sql_option_without_value -> bool,
+        supports_explain_with_utility_options -> bool,
+        supports_listen_notify -> bool,
+        supports_exclude_constraint -> bool,
+        supports_factorial_operator -> bool,
+        supports_bitwise_shift_operators -> bool,
+        supports_tilde_like_match_operator -> bool,
+        supports_comparison_in_between_low_bound -> bool,
+        supports_comment_on -> bool,
+        supports_load_extension -> bool,
+        supports_named_fn_args_with_colon_operator -> bool,
+        supports_named_fn_args_with_expr_name -> bool,
+        supports_named_fn_args_with_assignment_operator -> bool,
+        supports_empty_projections -> bool,
+        supports_nested_comments -> bool,
+        supports_copy_from_stdin_data -> bool,
+        supports_string_escape_constant -> bool,
+        supports_numeric_literal_underscores -> bool,
+        supports_non_decimal_integer_literals -> bool,
+        supports_array_typedef_with_brackets -> bool,
+        supports_geometric_types -> bool,
+        supports_order_by_using_operator -> bool,
+        supports_set_names -> bool,
+        supports_alter_column_type_using -> bool,
+        supports_left_associative_joins_without_parens -> bool,
+        supports_notnull_operator -> bool,
+        supports_interval_options -> bool,
+        supports_insert_table_alias -> bool,
+        supports_create_table_like_parenthesized -> bool,
+        supports_select_wildcard_with_alias -> bool,
+        supports_comma_separated_trim -> bool,
+        supports_xml_expressions -> bool,
+        supports_aliased_function_args -> bool,
+        supports_comment_optimizer_hint -> bool,
+        supports_add_column_if_not_exists -> bool,
+        supports_attach_partition_of -> bool,
+        supports_detach_partition_of -> bool,
+        supports_table_inheritance_markers -> bool,
+        supports_column_generic_options -> bool,
     }
+
     fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
         self.0.identifier_quote_style(identifier)
     }
-    fn ordered_bind_placeholder_style(&self) -> Option<BindPlaceholderStyle> {
-        self.0.ordered_bind_placeholder_style()
-    }
+
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
         self.0.is_delimited_identifier_start(ch)
     }
+
     fn is_identifier_start(&self, ch: char) -> bool {
         self.0.is_identifier_start(ch)
     }
+
     fn is_identifier_part(&self, ch: char) -> bool {
         self.0.is_identifier_part(ch)
     }
-    fn supports_unicode_string_literal(&self) -> bool {
-        self.0.supports_unicode_string_literal()
-    }
+
     fn is_reserved_for_identifier(&self, kw: Keyword) -> bool {
         self.0.is_reserved_for_identifier(kw)
     }
+
     fn is_table_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool {
         self.0.is_table_alias(kw, parser)
     }
+
     fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
         self.0.supports_string_literal_column_alias(explicit)
     }
+
     fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {
         self.0.supports_string_literal_table_alias(explicit)
     }
+
     fn is_custom_operator_part(&self, ch: char) -> bool {
         self.0.is_custom_operator_part(ch)
     }
+
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
         self.0.get_next_precedence(parser)
     }
-    fn supports_filter_during_aggregation(&self) -> bool {
-        self.0.supports_filter_during_aggregation()
-    }
-    fn supports_group_by_expr(&self) -> bool {
-        self.0.supports_group_by_expr()
-    }
-    fn supports_drop_group(&self) -> bool {
-        self.0.supports_drop_group()
-    }
-    fn supports_alter_user_as_alter_role(&self) -> bool {
-        self.0.supports_alter_user_as_alter_role()
-    }
-    fn supports_create_group(&self) -> bool {
-        self.0.supports_create_group()
-    }
-    fn supports_create_role_if_not_exists(&self) -> bool {
-        self.0.supports_create_role_if_not_exists()
-    }
+
     fn prec_value(&self, prec: Precedence) -> u8 {
         self.0.prec_value(prec)
     }
-    fn allow_extract_custom(&self) -> bool {
-        self.0.allow_extract_custom()
-    }
-    fn allow_extract_single_quotes(&self) -> bool {
-        self.0.allow_extract_single_quotes()
-    }
-    fn supports_create_index_with_clause(&self) -> bool {
-        self.0.supports_create_index_with_clause()
-    }
-    fn supports_sql_option_without_value(&self) -> bool {
-        self.0.supports_sql_option_without_value()
-    }
-    fn supports_explain_with_utility_options(&self) -> bool {
-        self.0.supports_explain_with_utility_options()
-    }
-    fn supports_listen_notify(&self) -> bool {
-        self.0.supports_listen_notify()
-    }
-    fn supports_exclude_constraint(&self) -> bool {
-        self.0.supports_exclude_constraint()
-    }
-    fn supports_factorial_operator(&self) -> bool {
-        self.0.supports_factorial_operator()
-    }
-    fn supports_bitwise_shift_operators(&self) -> bool {
-        self.0.supports_bitwise_shift_operators()
-    }
-    fn supports_tilde_like_match_operator(&self) -> bool {
-        self.0.supports_tilde_like_match_operator()
-    }
-    fn supports_comparison_in_between_low_bound(&self) -> bool {
-        self.0.supports_comparison_in_between_low_bound()
-    }
-    fn supports_comment_on(&self) -> bool {
-        self.0.supports_comment_on()
-    }
-    fn supports_load_extension(&self) -> bool {
-        self.0.supports_load_extension()
-    }
-    fn supports_named_fn_args_with_colon_operator(&self) -> bool {
-        self.0.supports_named_fn_args_with_colon_operator()
-    }
-    fn supports_named_fn_args_with_expr_name(&self) -> bool {
-        self.0.supports_named_fn_args_with_expr_name()
-    }
-    fn supports_named_fn_args_with_assignment_operator(&self) -> bool {
-        self.0.supports_named_fn_args_with_assignment_operator()
-    }
-    fn supports_empty_projections(&self) -> bool {
-        self.0.supports_empty_projections()
-    }
-    fn supports_nested_comments(&self) -> bool {
-        self.0.supports_nested_comments()
-    }
-    fn supports_copy_from_stdin_data(&self) -> bool {
-        self.0.supports_copy_from_stdin_data()
-    }
-    fn supports_string_escape_constant(&self) -> bool {
-        self.0.supports_string_escape_constant()
-    }
-    fn supports_numeric_literal_underscores(&self) -> bool {
-        self.0.supports_numeric_literal_underscores()
-    }
-    fn supports_non_decimal_integer_literals(&self) -> bool {
-        self.0.supports_non_decimal_integer_literals()
-    }
-    fn supports_array_typedef_with_brackets(&self) -> bool {
-        self.0.supports_array_typedef_with_brackets()
-    }
-    fn supports_geometric_types(&self) -> bool {
-        self.0.supports_geometric_types()
-    }
-    fn supports_order_by_using_operator(&self) -> bool {
-        self.0.supports_order_by_using_operator()
-    }
-    fn supports_set_names(&self) -> bool {
-        self.0.supports_set_names()
-    }
-    fn supports_alter_column_type_using(&self) -> bool {
-        self.0.supports_alter_column_type_using()
-    }
-    fn supports_left_associative_joins_without_parens(&self) -> bool {
-        self.0.supports_left_associative_joins_without_parens()
-    }
-    fn supports_notnull_operator(&self) -> bool {
-        self.0.supports_notnull_operator()
-    }
-    fn supports_interval_options(&self) -> bool {
-        self.0.supports_interval_options()
-    }
+
     fn is_interval_qualifier(&self, kw: Keyword) -> bool {
         self.0.is_interval_qualifier(kw)
     }
-    fn supports_insert_table_alias(&self) -> bool {
-        self.0.supports_insert_table_alias()
-    }
-    fn supports_create_table_like_parenthesized(&self) -> bool {
-        self.0.supports_create_table_like_parenthesized()
-    }
-    fn supports_select_wildcard_with_alias(&self) -> bool {
-        self.0.supports_select_wildcard_with_alias()
-    }
-    fn supports_comma_separated_trim(&self) -> bool {
-        self.0.supports_comma_separated_trim()
-    }
-    fn supports_xml_expressions(&self) -> bool {
-        self.0.supports_xml_expressions()
-    }
+
     fn is_custom_type_typed_string(&self, first_keyword: Keyword, qualified: bool) -> bool {
         self.0.is_custom_type_typed_string(first_keyword, qualified)
-    }
-    fn supports_aliased_function_args(&self) -> bool {
-        self.0.supports_aliased_function_args()
-    }
-    fn supports_comment_optimizer_hint(&self) -> bool {
-        self.0.supports_comment_optimizer_hint()
-    }
-    fn supports_add_column_if_not_exists(&self) -> bool {
-        self.0.supports_add_column_if_not_exists()
-    }
-    fn supports_attach_partition_of(&self) -> bool {
-        self.0.supports_attach_partition_of()
-    }
-    fn supports_detach_partition_of(&self) -> bool {
-        self.0.supports_detach_partition_of()
-    }
-    fn supports_table_inheritance_markers(&self) -> bool {
-        self.0.supports_table_inheritance_markers()
-    }
-    fn supports_column_generic_options(&self) -> bool {
-        self.0.supports_column_generic_options()
     }
 }
 
@@ -388,10 +310,15 @@ mod tests {
     fn methods_of(source: &str, header: &str) -> Vec<String> {
         let block = &source[source.find(header).expect(header)..];
         let block = &block[..block.find("\n}\n").unwrap()];
+        // `fn name(…)`, or `name -> …,` inside `forward!`.
         block
             .lines()
-            .filter_map(|line| line.trim_start().strip_prefix("fn "))
-            .map(|rest| rest[..rest.find('(').unwrap()].to_string())
+            .map(str::trim_start)
+            .filter_map(|line| match line.strip_prefix("fn ") {
+                Some(rest) => rest.split_once('('),
+                None => line.split_once(" -> ").filter(|_| line.ends_with(',')),
+            })
+            .map(|(name, _)| name.to_string())
             .collect()
     }
 }
