@@ -13,7 +13,7 @@
 
 use super::dialect::Postgres;
 use sqlparser::ast;
-use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::dialect::{Dialect, PostgreSqlDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
@@ -191,14 +191,18 @@ pub fn check(tokens: &[TokenWithSpan]) -> Result<(), TooDeep> {
 /// A parser over `tokens` with Sluice's dialect ([`Postgres`]) and recursion limit.
 pub fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
     static POSTGRES: Postgres = Postgres::new();
-    Parser::new(&POSTGRES).with_recursion_limit(RECURSION_LIMIT).with_tokens_with_locations(tokens)
+    limited(&POSTGRES, tokens)
 }
 
 /// sqlparser's own `PostgreSqlDialect` over `tokens`, for debug builds to check [`Postgres`]
 /// against.
 #[cfg(debug_assertions)]
 pub fn reference_parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
-    Parser::new(&PostgreSqlDialect {}).with_recursion_limit(RECURSION_LIMIT).with_tokens_with_locations(tokens)
+    limited(&PostgreSqlDialect {}, tokens)
+}
+
+fn limited(dialect: &'static dyn Dialect, tokens: Vec<TokenWithSpan>) -> Parser<'static> {
+    Parser::new(dialect).with_recursion_limit(RECURSION_LIMIT).with_tokens_with_locations(tokens)
 }
 
 /// Whether sqlparser gave up for depth.

@@ -87,11 +87,11 @@ fn plain_name_ends(parser: &Parser) -> Option<Ending> {
     }
 }
 
-/// Methods that take only `&self`, answered by `PostgreSqlDialect`.
+/// Methods answered by `PostgreSqlDialect`, written as their signatures.
 macro_rules! forward {
-    ($($name:ident -> $ret:ty,)*) => {
-        $(fn $name(&self) -> $ret {
-            self.0.$name()
+    ($(fn $name:ident(&self $(, $arg:ident: $type:ty)*) -> $ret:ty;)*) => {
+        $(fn $name(&self $(, $arg: $type)*) -> $ret {
+            self.0.$name($($arg),*)
         })*
     };
 }
@@ -132,109 +132,70 @@ impl Dialect for Postgres {
     }
 
     forward! {
-        supports_cte_materialization -> bool,
-        ordered_bind_placeholder_style -> Option<BindPlaceholderStyle>,
-        supports_unicode_string_literal -> bool,
-        supports_filter_during_aggregation -> bool,
-        supports_group_by_expr -> bool,
-        supports_drop_group -> bool,
-        supports_alter_user_as_alter_role -> bool,
-        supports_create_group -> bool,
-        supports_create_role_if_not_exists -> bool,
-        allow_extract_custom -> bool,
-        allow_extract_single_quotes -> bool,
-        supports_create_index_with_clause -> bool,
-        supports_sql_option_without_value -> bool,
-        supports_explain_with_utility_options -> bool,
-        supports_listen_notify -> bool,
-        supports_exclude_constraint -> bool,
-        supports_factorial_operator -> bool,
-        supports_bitwise_shift_operators -> bool,
-        supports_tilde_like_match_operator -> bool,
-        supports_comparison_in_between_low_bound -> bool,
-        supports_comment_on -> bool,
-        supports_load_extension -> bool,
-        supports_named_fn_args_with_colon_operator -> bool,
-        supports_named_fn_args_with_expr_name -> bool,
-        supports_named_fn_args_with_assignment_operator -> bool,
-        supports_empty_projections -> bool,
-        supports_nested_comments -> bool,
-        supports_copy_from_stdin_data -> bool,
-        supports_string_escape_constant -> bool,
-        supports_numeric_literal_underscores -> bool,
-        supports_non_decimal_integer_literals -> bool,
-        supports_array_typedef_with_brackets -> bool,
-        supports_geometric_types -> bool,
-        supports_order_by_using_operator -> bool,
-        supports_set_names -> bool,
-        supports_alter_column_type_using -> bool,
-        supports_left_associative_joins_without_parens -> bool,
-        supports_notnull_operator -> bool,
-        supports_interval_options -> bool,
-        supports_insert_table_alias -> bool,
-        supports_create_table_like_parenthesized -> bool,
-        supports_select_wildcard_with_alias -> bool,
-        supports_comma_separated_trim -> bool,
-        supports_xml_expressions -> bool,
-        supports_aliased_function_args -> bool,
-        supports_comment_optimizer_hint -> bool,
-        supports_add_column_if_not_exists -> bool,
-        supports_attach_partition_of -> bool,
-        supports_detach_partition_of -> bool,
-        supports_table_inheritance_markers -> bool,
-        supports_column_generic_options -> bool,
-    }
-
-    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
-        self.0.identifier_quote_style(identifier)
-    }
-
-    fn is_delimited_identifier_start(&self, ch: char) -> bool {
-        self.0.is_delimited_identifier_start(ch)
-    }
-
-    fn is_identifier_start(&self, ch: char) -> bool {
-        self.0.is_identifier_start(ch)
-    }
-
-    fn is_identifier_part(&self, ch: char) -> bool {
-        self.0.is_identifier_part(ch)
-    }
-
-    fn is_reserved_for_identifier(&self, kw: Keyword) -> bool {
-        self.0.is_reserved_for_identifier(kw)
-    }
-
-    fn is_table_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool {
-        self.0.is_table_alias(kw, parser)
-    }
-
-    fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
-        self.0.supports_string_literal_column_alias(explicit)
-    }
-
-    fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {
-        self.0.supports_string_literal_table_alias(explicit)
-    }
-
-    fn is_custom_operator_part(&self, ch: char) -> bool {
-        self.0.is_custom_operator_part(ch)
-    }
-
-    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
-        self.0.get_next_precedence(parser)
-    }
-
-    fn prec_value(&self, prec: Precedence) -> u8 {
-        self.0.prec_value(prec)
-    }
-
-    fn is_interval_qualifier(&self, kw: Keyword) -> bool {
-        self.0.is_interval_qualifier(kw)
-    }
-
-    fn is_custom_type_typed_string(&self, first_keyword: Keyword, qualified: bool) -> bool {
-        self.0.is_custom_type_typed_string(first_keyword, qualified)
+        fn supports_cte_materialization(&self) -> bool;
+        fn ordered_bind_placeholder_style(&self) -> Option<BindPlaceholderStyle>;
+        fn supports_unicode_string_literal(&self) -> bool;
+        fn supports_filter_during_aggregation(&self) -> bool;
+        fn supports_group_by_expr(&self) -> bool;
+        fn supports_drop_group(&self) -> bool;
+        fn supports_alter_user_as_alter_role(&self) -> bool;
+        fn supports_create_group(&self) -> bool;
+        fn supports_create_role_if_not_exists(&self) -> bool;
+        fn allow_extract_custom(&self) -> bool;
+        fn allow_extract_single_quotes(&self) -> bool;
+        fn supports_create_index_with_clause(&self) -> bool;
+        fn supports_sql_option_without_value(&self) -> bool;
+        fn supports_explain_with_utility_options(&self) -> bool;
+        fn supports_listen_notify(&self) -> bool;
+        fn supports_exclude_constraint(&self) -> bool;
+        fn supports_factorial_operator(&self) -> bool;
+        fn supports_bitwise_shift_operators(&self) -> bool;
+        fn supports_tilde_like_match_operator(&self) -> bool;
+        fn supports_comparison_in_between_low_bound(&self) -> bool;
+        fn supports_comment_on(&self) -> bool;
+        fn supports_load_extension(&self) -> bool;
+        fn supports_named_fn_args_with_colon_operator(&self) -> bool;
+        fn supports_named_fn_args_with_expr_name(&self) -> bool;
+        fn supports_named_fn_args_with_assignment_operator(&self) -> bool;
+        fn supports_empty_projections(&self) -> bool;
+        fn supports_nested_comments(&self) -> bool;
+        fn supports_copy_from_stdin_data(&self) -> bool;
+        fn supports_string_escape_constant(&self) -> bool;
+        fn supports_numeric_literal_underscores(&self) -> bool;
+        fn supports_non_decimal_integer_literals(&self) -> bool;
+        fn supports_array_typedef_with_brackets(&self) -> bool;
+        fn supports_geometric_types(&self) -> bool;
+        fn supports_order_by_using_operator(&self) -> bool;
+        fn supports_set_names(&self) -> bool;
+        fn supports_alter_column_type_using(&self) -> bool;
+        fn supports_left_associative_joins_without_parens(&self) -> bool;
+        fn supports_notnull_operator(&self) -> bool;
+        fn supports_interval_options(&self) -> bool;
+        fn supports_insert_table_alias(&self) -> bool;
+        fn supports_create_table_like_parenthesized(&self) -> bool;
+        fn supports_select_wildcard_with_alias(&self) -> bool;
+        fn supports_comma_separated_trim(&self) -> bool;
+        fn supports_xml_expressions(&self) -> bool;
+        fn supports_aliased_function_args(&self) -> bool;
+        fn supports_comment_optimizer_hint(&self) -> bool;
+        fn supports_add_column_if_not_exists(&self) -> bool;
+        fn supports_attach_partition_of(&self) -> bool;
+        fn supports_detach_partition_of(&self) -> bool;
+        fn supports_table_inheritance_markers(&self) -> bool;
+        fn supports_column_generic_options(&self) -> bool;
+        fn identifier_quote_style(&self, identifier: &str) -> Option<char>;
+        fn is_delimited_identifier_start(&self, ch: char) -> bool;
+        fn is_identifier_start(&self, ch: char) -> bool;
+        fn is_identifier_part(&self, ch: char) -> bool;
+        fn is_reserved_for_identifier(&self, kw: Keyword) -> bool;
+        fn is_table_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool;
+        fn supports_string_literal_column_alias(&self, explicit: bool) -> bool;
+        fn supports_string_literal_table_alias(&self, explicit: bool) -> bool;
+        fn is_custom_operator_part(&self, ch: char) -> bool;
+        fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>>;
+        fn prec_value(&self, prec: Precedence) -> u8;
+        fn is_interval_qualifier(&self, kw: Keyword) -> bool;
+        fn is_custom_type_typed_string(&self, first_keyword: Keyword, qualified: bool) -> bool;
     }
 }
 
@@ -310,14 +271,9 @@ mod tests {
     fn methods_of(source: &str, header: &str) -> Vec<String> {
         let block = &source[source.find(header).expect(header)..];
         let block = &block[..block.find("\n}\n").unwrap()];
-        // `fn name(…)`, or `name -> …,` inside `forward!`.
         block
             .lines()
-            .map(str::trim_start)
-            .filter_map(|line| match line.strip_prefix("fn ") {
-                Some(rest) => rest.split_once('('),
-                None => line.split_once(" -> ").filter(|_| line.ends_with(',')),
-            })
+            .filter_map(|line| line.trim_start().strip_prefix("fn ")?.split_once('('))
             .map(|(name, _)| name.to_string())
             .collect()
     }
