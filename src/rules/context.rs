@@ -132,6 +132,8 @@ pub struct MigrationState {
     /// Checking the statements of a DO block: they run as one statement, in one transaction,
     /// under this condition.
     pub do_block: Option<Branch>,
+    /// The scopes `missing-lock-timeout` has reported in this file.
+    pub lock_timeout_scopes: std::cell::RefCell<super::missing_lock_timeout::Scopes>,
 }
 
 /// Session settings that change what PostgreSQL does with a statement.

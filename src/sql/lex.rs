@@ -85,7 +85,7 @@ impl<'a> Lexer<'a> {
             if b == b'\n' {
                 self.at.line += 1;
                 self.at.column = 1;
-            } else if b & 0xC0 != 0x80 {
+            } else if is_character_start(b) {
                 self.at.column += 1;
             }
         }
@@ -203,6 +203,16 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// Whether `b` starts a character: any byte but a UTF-8 continuation byte.
+fn is_character_start(b: u8) -> bool {
+    b & 0xC0 != 0x80
+}
+
+/// How many characters `bytes` holds.
+fn characters(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| is_character_start(b)).count()
+}
+
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
 }
@@ -221,7 +231,16 @@ impl Iterator for Lexer<'_> {
         let start = self.at;
         match self.lexeme_end(start.byte) {
             Ok((end, kind)) => {
-                let end = self.advance_to(end.min(self.text.len()));
+                let end = end.min(self.text.len());
+                let end = match kind {
+                    // No newline in these: only columns to count.
+                    Kind::Word | Kind::Semicolon | Kind::OpenParen | Kind::CloseParen => {
+                        self.at.column += characters(&self.text[start.byte..end]);
+                        self.at.byte = end;
+                        self.at
+                    }
+                    _ => self.advance_to(end),
+                };
                 Some(Ok(Lexeme { kind, start, end }))
             }
             Err(what) => {

@@ -307,15 +307,13 @@ fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Res
 }
 
 fn is_drop_index_concurrently(tokens: &[TokenWithSpan]) -> bool {
-    let words: Vec<String> = tokens
-        .iter()
-        .take(3)
-        .map(|t| match &t.token {
-            Token::Word(w) if w.quote_style.is_none() => w.value.to_uppercase(),
-            _ => String::new(),
-        })
-        .collect();
-    words == ["DROP", "INDEX", "CONCURRENTLY"]
+    const WORDS: [&str; 3] = ["DROP", "INDEX", "CONCURRENTLY"];
+    // PostgreSQL folds only the ASCII letters of keywords (`downcase_identifier`, scansup.c).
+    let is = |token: &TokenWithSpan, keyword: &str| match &token.token {
+        Token::Word(w) => w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword),
+        _ => false,
+    };
+    tokens.len() >= WORDS.len() && tokens.iter().zip(WORDS).all(|(token, keyword)| is(token, keyword))
 }
 
 fn retokenize(text: &str, span: &Span) -> Vec<TokenWithSpan> {

@@ -29,9 +29,16 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
     let mut tokens = Vec::with_capacity((bytes.len() / 5 + 1).min(4096));
     let mut reader = Reader { bytes, at: 0, line: 1, column: 1 };
     while let Some(&b) = bytes.get(reader.at) {
-        if matches!(b, b' ' | b'\t' | b'\n') {
-            reader.advance(1);
-            continue;
+        match b {
+            b' ' | b'\t' => {
+                reader.advance_ascii(1);
+                continue;
+            }
+            b'\n' => {
+                reader.advance_newline();
+                continue;
+            }
+            _ => {}
         }
         let start = reader.location();
         let (token, len) = match b {
@@ -146,7 +153,11 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
             }
             _ => return None,
         };
-        reader.advance(len);
+        match token {
+            Token::SingleQuotedString(_) | Token::DollarQuotedString(_) => reader.advance(len),
+            // Words, numbers, quoted names (checked above) and punctuation: ASCII on one line.
+            _ => reader.advance_ascii(len),
+        }
         tokens.push(TokenWithSpan::new(token, Span::new(start, reader.location())));
     }
     Some(tokens)
@@ -200,6 +211,19 @@ impl Reader<'_> {
     /// How many bytes from the current one satisfy `keep`.
     fn run(&self, keep: impl Fn(u8) -> bool) -> usize {
         self.bytes[self.at..].iter().take_while(|&&b| keep(b)).count()
+    }
+
+    /// Moves `len` bytes of ASCII without a newline on: as many columns.
+    fn advance_ascii(&mut self, len: usize) {
+        self.at += len;
+        self.column += len as u64;
+    }
+
+    /// Moves past a newline.
+    fn advance_newline(&mut self) {
+        self.at += 1;
+        self.line += 1;
+        self.column = 1;
     }
 
     /// Moves `len` bytes on, counting lines and characters (a UTF-8 continuation byte is not one).
