@@ -356,6 +356,23 @@ mod tests {
     }
 
     #[test]
+    fn once_per_transaction_of_the_migration_tool() {
+        // The runner's transaction ends at the file's own COMMIT: what follows runs statement by
+        // statement, a scope of its own with its own SET to add.
+        let found = folded_in(
+            "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE t ADD COLUMN c int;\nCOMMIT;\n\
+             ALTER TABLE p ADD COLUMN d int;\nALTER TABLE p ADD COLUMN e int;\n",
+            true,
+        );
+        let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [1, 4], "{found:#?}");
+        assert_eq!(fact(&found[0], "later statements covered"), "1: line 2");
+        assert_eq!(fact(&found[1], "later statements covered"), "1: line 5");
+        assert_ne!(fact(&found[0], "transaction"), fact(&found[1], "transaction"));
+        assert!(found.iter().all(|f| f.message.starts_with("takes ACCESS EXCLUSIVE on ")), "{found:#?}");
+    }
+
+    #[test]
     fn a_wait_while_the_transaction_holds_another_lock_is_an_error_naming_that_lock() {
         let sql = "ALTER TABLE t ADD COLUMN b int;\nALTER TABLE p ADD COLUMN c int;\n";
         let f = &folded_in(sql, true)[0];
