@@ -145,40 +145,36 @@ impl Rule for MissingLockTimeout {
         }
         let Some((mut severity, table, lock)) = worst else { return };
         let holding = held_while_waiting(cx, state, &locked);
+        if let Some((_, held_severity)) = &holding {
+            severity = severity.max(*held_severity);
+        }
         let transaction = cx.transaction_fact();
         let first = state.lock_timeout_scopes.borrow_mut().first(cx.file, cx.statement.span.line, &transaction);
-        if !first {
-            // Folded into its scope's first finding: what the fold reads, and nothing else.
-            let span = &cx.statement.span;
-            let mut finding = Finding::new(META.id, severity, cx.file.display.as_str(), "")
-                .at(span.line, span.column, span.end_line, span.end_column)
-                .fact("table rows", tables.join("; "))
-                .fact("transaction", transaction);
-            if let Some((held, held_severity)) = holding {
-                finding.severity = severity.max(held_severity);
-                finding = finding.fact(HELD_FACT, held_fact(&held));
+        let mut finding = if first {
+            let mut message = format!(
+                "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
+            );
+            if let Some((held, _)) = &holding {
+                message.push_str(&format!(
+                    ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
+                    held.mode.as_str(),
+                    held.table,
+                    held.line,
+                    held.table
+                ));
             }
-            out.push(finding);
-            return;
-        }
-        let mut message = format!(
-            "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
-        );
-        if let Some((held, held_severity)) = &holding {
-            severity = severity.max(*held_severity);
-            message.push_str(&format!(
-                ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
-                held.mode.as_str(),
-                held.table,
-                held.line,
-                held.table
-            ));
-        }
-        let mut finding = cx
-            .finding(&META, message)
-            .help(fix_text(cx.statement.span.line, state.explicit_transaction))
-            .fact("table rows", tables.join("; "))
-            .fact("transaction", transaction);
+            cx.finding(&META, message).help(fix_text(cx.statement.span.line, state.explicit_transaction))
+        } else {
+            // Folded into its scope's first finding: only its position and facts are read.
+            let span = &cx.statement.span;
+            Finding::new(META.id, severity, cx.file.display.as_str(), "").at(
+                span.line,
+                span.column,
+                span.end_line,
+                span.end_column,
+            )
+        };
+        finding = finding.fact("table rows", tables.join("; ")).fact("transaction", transaction);
         if let Some((held, _)) = holding {
             finding = finding.fact(HELD_FACT, held_fact(&held));
         }
