@@ -6,6 +6,7 @@ use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
 use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
 use super::{from_ast, plpgsql, recognize};
+use rayon::prelude::*;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::ParserError;
@@ -117,22 +118,29 @@ pub fn parse_split(text: impl Into<Arc<str>>, split: super::split::Split) -> Par
 /// [`parse_split`], keeping of each statement only what `keep` says: a file of a million
 /// queries would otherwise hold a million trees at once. A statement whose tree was dropped
 /// gets it back from [`syntax_tree`] when it is checked.
+///
+/// On rayon's workers (the lint engine's parsing), the statements are parsed in parallel, not
+/// only the files: the engine parses a chunk of migrations while it replays the one before, and
+/// a chunk of a few large files (Lemmy's early migrations, a hundred views each) kept one core
+/// parsing them while the other, its replay done, waited (a tenth of a whole lint of Lemmy).
+/// Elsewhere they are parsed on the calling thread, whose stack its caller chose for the depth
+/// limits (see [`depth::with_stack`]); the workers' is set by [`depth::configure_thread_pool`].
 pub fn parse_split_keeping(text: impl Into<Arc<str>>, split: super::split::Split, keep: Keep) -> ParsedFile {
     let text = text.into();
-    let statements = split
-        .statements
-        .into_iter()
-        .enumerate()
-        .map(|(index, raw)| {
-            let mut statement = parse_statement(&text, raw);
-            if index >= keep.whole {
-                statement.release();
-            } else if index >= keep.trees {
-                statement.ast = None;
-            }
-            statement
-        })
-        .collect();
+    let parse = |(index, raw): (usize, RawStatement)| {
+        let mut statement = parse_statement(&text, raw);
+        if index >= keep.whole {
+            statement.release();
+        } else if index >= keep.trees {
+            statement.ast = None;
+        }
+        statement
+    };
+    let statements = if rayon::current_thread_index().is_some() {
+        split.statements.into_par_iter().enumerate().map(parse).collect()
+    } else {
+        split.statements.into_iter().enumerate().map(parse).collect()
+    };
     ParsedFile { text, statements, comments: split.comments, unread: split.unread }
 }
 
@@ -366,6 +374,34 @@ mod tests {
             statement.restore(text);
             assert_eq!(format!("{statement:?}"), format!("{expected:?}"), "{}", whole.statement_text(expected));
         }
+    }
+
+    #[test]
+    fn statements_parsed_in_parallel_come_out_as_parsed_in_order() {
+        let text: String = (0..300)
+            .map(|n| match n % 4 {
+                0 => format!("CREATE TABLE t{n} (a int);\n"),
+                1 => format!("-- sluice:ignore drop-column\nALTER TABLE t{} DROP COLUMN a;\n", n - 1),
+                2 => format!("CREATE VIEW v{n} AS SELECT a FROM t{} WHERE a > {n};\n", n - 2),
+                _ => "REINDEX TABLE CONCURRENTLY t0; SELECT 'x;y';\n".to_string(),
+            })
+            .collect();
+        let keep = Keep { trees: 100, whole: 200 };
+        let on_this_thread = parse_shared_keeping(Arc::from(text.as_str()), keep);
+        assert!(rayon::current_thread_index().is_none(), "the test thread parses alone");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).stack_size(depth::STACK_BYTES).build().unwrap();
+        let in_the_pool = pool.install(|| {
+            assert!(rayon::current_thread_index().is_some(), "the pool's worker parses in parallel");
+            parse_shared_keeping(Arc::from(text.as_str()), keep)
+        });
+        assert_eq!(on_this_thread.statements.len(), 375);
+        assert_eq!(format!("{:?}", in_the_pool.statements), format!("{:?}", on_this_thread.statements));
+        assert_eq!(in_the_pool.comments, on_this_thread.comments);
+        // The keep limits count statements in file order, whichever worker parsed them.
+        assert!(on_this_thread.statements[99].ast.is_some() && on_this_thread.statements[100].ast.is_none());
+        assert!(
+            on_this_thread.statements[200].lacks_syntax_tree() && on_this_thread.statements[200].ddl == Ddl::NotKept
+        );
     }
 
     #[test]
