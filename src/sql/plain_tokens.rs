@@ -17,9 +17,10 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Word};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// The tokens of `statement` without whitespace, positioned in the statement's own text (line
-/// and column 1-based, columns in characters), or `None` when it is not plain.
-pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
+/// The tokens of `statement` without whitespace, or `None` when it is not plain. They are
+/// positioned in the file (line and column 1-based, columns in characters): the statement
+/// starts at `start`, so its first line's columns count from there.
+pub fn tokenize(statement: &str, start: Location) -> Option<Vec<TokenWithSpan>> {
     let bytes = statement.as_bytes();
     // COPY … FROM STDIN carries data sqlparser's tokenizer treats specially.
     if bytes.len() >= 4 && bytes[..4].eq_ignore_ascii_case(b"copy") {
@@ -27,7 +28,7 @@ pub fn tokenize(statement: &str) -> Option<Vec<TokenWithSpan>> {
     }
     // About a token per five bytes of DDL; a long string or body is one token, so no more up front.
     let mut tokens = Vec::with_capacity((bytes.len() / 5 + 1).min(4096));
-    let mut reader = Reader { bytes, at: 0, line: 1, column: 1 };
+    let mut reader = Reader { bytes, at: 0, line: start.line, column: start.column };
     while let Some(&b) = bytes.get(reader.at) {
         match b {
             b' ' | b'\t' => {
@@ -252,7 +253,7 @@ mod tests {
     }
 
     fn plain(sql: &str) -> Option<Vec<(Token, Span)>> {
-        tokenize(sql).map(|tokens| tokens.into_iter().map(|t| (t.token, t.span)).collect())
+        tokenize(sql, Location::new(1, 1)).map(|tokens| tokens.into_iter().map(|t| (t.token, t.span)).collect())
     }
 
     #[test]

@@ -301,10 +301,10 @@ impl StatementTokenizer<'_> {
             return;
         }
         let span = span(start, end);
-        if let Some(tokens) = super::plain_tokens::tokenize(statement) {
+        let at = Location::new(start.line as u64, start.column as u64);
+        if let Some(tokens) = super::plain_tokens::tokenize(statement, at) {
             #[cfg(debug_assertions)]
-            same_as_sqlparser(statement, &tokens);
-            let tokens = tokens.into_iter().map(|t| moved(t, start)).collect();
+            same_as_sqlparser(statement, start, &tokens);
             out.statements.push(RawStatement { span, tokens, leading_comments: pending.leading_comments });
             return;
         }
@@ -331,12 +331,13 @@ impl StatementTokenizer<'_> {
 
 /// Debug builds (every test) check the plain reading against sqlparser's own tokenizer.
 #[cfg(debug_assertions)]
-fn same_as_sqlparser(statement: &str, plain: &[TokenWithSpan]) {
+fn same_as_sqlparser(statement: &str, start: Position, plain: &[TokenWithSpan]) {
     let expected: Vec<(Token, TokenSpan)> = Tokenizer::new(&PostgreSqlDialect {}, statement)
         .tokenize_with_location()
         .unwrap_or_else(|e| panic!("sqlparser rejects a plain statement ({e}): {statement}"))
         .into_iter()
         .filter(|t| !is_trivia(&t.token))
+        .map(|t| moved(t, start))
         .map(|t| (t.token, t.span))
         .collect();
     let plain: Vec<(Token, TokenSpan)> = plain.iter().map(|t| (t.token.clone(), t.span)).collect();
