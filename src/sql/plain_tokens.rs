@@ -257,6 +257,16 @@ mod tests {
     }
 
     #[test]
+    fn tokens_are_positioned_where_the_statement_starts_in_its_file() {
+        // A statement at line 3, column 5: its first line's columns count from 5, later lines'
+        // from 1, whatever a string spanning lines does to the count.
+        let tokens = tokenize("a 'x\ny'\n  b", Location::new(3, 5)).unwrap();
+        let starts: Vec<(u64, u64)> = tokens.iter().map(|t| (t.span.start.line, t.span.start.column)).collect();
+        assert_eq!(starts, [(3, 5), (3, 7), (5, 3)]);
+        assert_eq!((tokens[1].span.end.line, tokens[1].span.end.column), (4, 3));
+    }
+
+    #[test]
     fn plain_ddl_reads_as_sqlparser_reads_it() {
         for sql in [
             "CREATE TABLE public.\"Users\" (id bigint PRIMARY KEY, name varchar(255) NOT NULL DEFAULT 'x', tags text[])",
