@@ -74,8 +74,13 @@ fn block_of(blocks: &[(usize, usize)], line: usize) -> Option<usize> {
 }
 
 /// What one finding covers, and the key [`MissingLockTimeout::finish_file`] folds by: the
-/// explicit transaction (by its place in the file) and the migration tool's transaction.
+/// explicit transaction (by its place in the file) and the migration tool's transaction (the
+/// `transaction` fact). Checking and folding must key a statement alike: both use [`scope`].
 type Scope = (Option<usize>, String);
+
+fn scope(blocks: &[(usize, usize)], line: usize, transaction: &str) -> Scope {
+    (block_of(blocks, line), transaction.to_string())
+}
 
 /// The scopes of a file that already have their finding, kept while its statements are checked
 /// (in `MigrationState`): later statements of a scope get a bare finding, with only what the
@@ -92,7 +97,7 @@ impl Scopes {
     /// Whether this is the first finding of its scope, which the fold keeps (and so must be whole).
     fn first(&mut self, file: &SourceFile, line: usize, transaction: &str) -> bool {
         let blocks = self.blocks.get_or_insert_with(|| transaction_blocks(file));
-        self.reported.insert((block_of(blocks, line), transaction.to_string()))
+        self.reported.insert(scope(blocks, line, transaction))
     }
 }
 
@@ -188,8 +193,8 @@ impl Rule for MissingLockTimeout {
         // One finding per explicit BEGIN … COMMIT, and per transaction the tool opens (a Liquibase
         // changeset, a dbmate section), which the `transaction` fact names.
         let scope_of = |f: &Finding| {
-            let tool = f.facts.iter().find(|x| x.name == "transaction").map(|x| x.value.clone());
-            (in_transaction(f), tool)
+            let tool = f.facts.iter().find(|x| x.name == "transaction").map_or("", |x| x.value.as_str());
+            scope(&blocks, f.line, tool)
         };
         fold(findings, META.id, Head::First, scope_of, |head, later| {
             let scope = if in_transaction(head).is_some() { "transaction" } else { "file" };
