@@ -197,9 +197,9 @@ impl Rule for MissingLockTimeout {
             scope(&blocks, f.line, tool)
         };
         fold(findings, META.id, Head::First, scope_of, |head, later| {
-            let scope = if in_transaction(head).is_some() { "transaction" } else { "file" };
+            let place = if in_transaction(head).is_some() { "transaction" } else { "file" };
             head.message = format!(
-                "{}; {} later statement(s) in this {scope} ({}) lock existing tables too, and the one SET lock_timeout \
+                "{}; {} later statement(s) in this {place} ({}) lock existing tables too, and the one SET lock_timeout \
                  before line {} covers them all",
                 head.message,
                 later.len(),
