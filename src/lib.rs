@@ -14,6 +14,7 @@ pub mod init;
 pub mod lint;
 pub mod plan;
 pub mod policy;
+pub mod queries;
 pub mod report;
 pub mod rules;
 pub mod schema;
