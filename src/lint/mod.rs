@@ -317,60 +317,100 @@ pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Repor
     lint_reporting_cache(sources, settings, selected).0
 }
 
-/// [`lint`], also saying what the schema cache did.
+/// [`lint`], also saying what the schema cache did. The stages: resume from the schema cache,
+/// replay the migrations checking the selected ones, add the tool's notices, check the query
+/// files against the final schema, report.
 pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
-    let facts = Facts {
-        postgres_version: settings.postgres_version,
-        policies: &settings.policies,
-        queries: &sources.queries,
-        under_review: settings.under_review,
-    };
+    let facts = facts(sources, settings);
     let migrations = &sources.migrations;
     let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
-    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
-
-    // The cache holds schemas before the first reported migration: when that is the first
-    // migration, there is nothing to resume from or to store, and no reason to hash the history
-    // (on a whole small history, 10–16% of the work).
-    let chain = (settings.cache.is_enabled() && first_checked > 0).then(|| chain(sources, settings));
-    if chain.is_none() {
-        settings.cache.forget_read_ahead();
-    }
-    let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
-    let mut cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
-    let mut schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
-    let mut store = |count: usize, schema: &Schema| {
-        if let Some(chain) = chain.as_ref().filter(|_| count > cache_use.resumed_at) {
-            if settings.cache.store(chain, count, schema) {
-                cache_use.stored_at = Some(count);
-            }
-        }
-    };
-
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut coverage = Coverage::default();
-    parse_in_order(migrations, cache_use.resumed_at..migrations.len(), |index, parsed| {
-        if index == first_checked {
-            store(index, &schema);
-        }
-        let source = &migrations[index];
-        let replay =
-            MigrationReplay { index, source, layout_has_down, check: selected(&source.display), facts: &facts };
-        findings.extend(replay.run(parsed, &mut schema, &mut coverage));
-    });
-    if first_checked == migrations.len() {
-        store(first_checked, &schema);
-    }
+    let (mut snapshots, mut schema) = Snapshots::resume(sources, settings, first_checked);
+    let (mut findings, coverage) = check_migrations(sources, &facts, selected, &mut snapshots, &mut schema);
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
     rayon::spawn(move || drop(schema));
+    (report(findings, &coverage, settings), snapshots.cache_use)
+}
 
-    let findings = apply_levels(findings, &settings.levels);
-    let mut report = Report { findings, notes: coverage.notes() };
+/// What every rule may read besides the statement and the schema.
+fn facts<'a>(sources: &'a Sources, settings: &'a Settings) -> Facts<'a> {
+    Facts {
+        postgres_version: settings.postgres_version,
+        policies: &settings.policies,
+        queries: &sources.queries,
+        under_review: settings.under_review,
+    }
+}
+
+/// The findings with the `[rules]` levels applied, sorted, and what the engine read.
+fn report(findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) -> Report {
+    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
     report.sort();
-    (report, cache_use)
+    report
+}
+
+/// The schema cache's part in a lint: the snapshot the replay resumes from and the one it
+/// stores, just before the first checked migration.
+struct Snapshots<'a> {
+    settings: &'a Settings,
+    first_checked: usize,
+    /// `None`: nothing to resume or store.
+    chain: Option<cache::Chain>,
+    cache_use: cache::Use,
+}
+
+impl<'a> Snapshots<'a> {
+    /// The schema to start from: the longest cached prefix before `first_checked`, else the
+    /// schema dump's. When `first_checked` is the first migration there is nothing to resume
+    /// from or to store, and no reason to hash the history (on a whole small history, 10–16%
+    /// of the work).
+    fn resume(sources: &Sources, settings: &'a Settings, first_checked: usize) -> (Snapshots<'a>, Schema) {
+        let chain = (settings.cache.is_enabled() && first_checked > 0).then(|| chain(sources, settings));
+        if chain.is_none() {
+            settings.cache.forget_read_ahead();
+        }
+        let resumed = chain.as_ref().and_then(|chain| settings.cache.resume(chain, first_checked));
+        let cache_use = cache::Use { resumed_at: resumed.as_ref().map_or(0, |(at, _)| *at), stored_at: None };
+        let schema = resumed.map(|(_, schema)| schema).unwrap_or_else(|| initial_schema(sources.schema_dump.as_ref()));
+        (Snapshots { settings, first_checked, chain, cache_use }, schema)
+    }
+
+    /// Stores the schema before migration `count` when that is the first checked one.
+    fn reached(&mut self, count: usize, schema: &Schema) {
+        if count != self.first_checked {
+            return;
+        }
+        if let Some(chain) = self.chain.as_ref().filter(|_| count > self.cache_use.resumed_at) {
+            if self.settings.cache.store(chain, count, schema) {
+                self.cache_use.stored_at = Some(count);
+            }
+        }
+    }
+}
+
+/// Replays the migrations from where `snapshots` resumed onto `schema`, checking those
+/// `selected` accepts.
+fn check_migrations(
+    sources: &Sources,
+    facts: &Facts,
+    selected: Selector,
+    snapshots: &mut Snapshots,
+    schema: &mut Schema,
+) -> (Vec<Finding>, Coverage) {
+    let migrations = &sources.migrations;
+    let layout_has_down = migrations.iter().any(|m| m.down.is_some());
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut coverage = Coverage::default();
+    parse_in_order(migrations, snapshots.cache_use.resumed_at..migrations.len(), |index, parsed| {
+        snapshots.reached(index, schema);
+        let source = &migrations[index];
+        let replay = MigrationReplay { index, source, layout_has_down, check: selected(&source.display), facts };
+        findings.extend(replay.run(parsed, schema, &mut coverage));
+    });
+    snapshots.reached(migrations.len(), schema);
+    (findings, coverage)
 }
 
 /// The schema after the first `count` migrations of `sources`, from the cache when it has it
@@ -559,12 +599,7 @@ fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selecte
 /// as it stands after that migration (from the schema cache when it has it), where everything
 /// the history created already exists.
 pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report {
-    let facts = Facts {
-        postgres_version: settings.postgres_version,
-        policies: &settings.policies,
-        queries: &sources.queries,
-        under_review: settings.under_review,
-    };
+    let facts = facts(sources, settings);
     let source = &sources.migrations[index];
     let Some(file) = &source.rollback() else { return Report::default() };
     let mut schema = schema_after(sources, settings, index + 1);
@@ -588,7 +623,5 @@ pub fn lint_down(sources: &Sources, settings: &Settings, index: usize) -> Report
     let mut findings = suppress::apply(file, found);
     // After suppression: nothing hides what was not read.
     findings.extend(unread_text::findings(file));
-    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
-    report.sort();
-    report
+    report(findings, &coverage, settings)
 }
