@@ -203,33 +203,73 @@ async fn head_facts(client: &Client, base: Option<&Value>, head: &Value) -> Head
     facts
 }
 
+/// The comparison's stages: the base fixture, the queries, their plans on base, the head's
+/// database and their plans there, one finding per query that got worse, the pool's load.
 async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Report> {
     let mut report = Report::default();
     let cache = (server.is_ephemeral() && !options.server.no_cache) || options.keep;
-    let base_template = fixture::template(server, &options.base, &options.spec, cache, options.build_timeout).await?;
-    report.notes.push(if base_template.cached {
-        format!("fixture: reused cached {} on {}", base_template.name, server.location)
-    } else {
-        format!("fixture: built {} in {:.1} s on {}", base_template.name, base_template.build_seconds, server.location)
-    });
-
-    let mut queries = Vec::new();
-    for q in &options.queries {
-        queries.extend(explain::parse_queries(std::path::Path::new(&q.file), &q.file, &q.text)?);
-    }
-    let at_base: Vec<bool> =
-        queries.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();
-    let all = vec![true; queries.len()];
-
+    let base_template = base_fixture(server, options, cache, &mut report.notes).await?;
+    let queries = Queries::parse(options)?;
     let base = {
-        let client = server.connect(&base_template.name).await?;
-        plan_side(&client, &queries, &at_base, options, server.version_num).await?
+        let client = server.connect(&base_template).await?;
+        plan_side(&client, &queries.list, &queries.at_base, options, server.version_num).await?
     };
-
-    let head_db = head_database(server, options, &base_template.name, cache, &mut report.notes).await?;
+    let head_db = head_database(server, options, &base_template, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
-    let head = plan_side(&client, &queries, &all, options, server.version_num).await?;
+    let head = plan_side(&client, &queries.list, &vec![true; queries.list.len()], options, server.version_num).await?;
+    report.findings.extend(
+        compare_sides(&client, &queries.list, &base, &head, server.version_num, options, &mut report.notes).await,
+    );
+    report.findings.extend(pool_findings(options, &queries.list, &base, &head, &mut report.notes)?);
+    Ok(report)
+}
 
+/// The fixture the base migrations build at the scale spec's size (reused from the cache when
+/// it has it); its template database's name.
+async fn base_fixture(
+    server: &mut server::Server,
+    options: &PlanOptions,
+    cache: bool,
+    notes: &mut Vec<String>,
+) -> Result<String> {
+    let template = fixture::template(server, &options.base, &options.spec, cache, options.build_timeout).await?;
+    notes.push(if template.cached {
+        format!("fixture: reused cached {} on {}", template.name, server.location)
+    } else {
+        format!("fixture: built {} in {:.1} s on {}", template.name, template.build_seconds, server.location)
+    });
+    Ok(template.name)
+}
+
+/// The queries of every query file, and which of them exist at base.
+struct Queries {
+    list: Vec<Query>,
+    at_base: Vec<bool>,
+}
+
+impl Queries {
+    fn parse(options: &PlanOptions) -> Result<Queries> {
+        let mut list = Vec::new();
+        for q in &options.queries {
+            list.extend(explain::parse_queries(std::path::Path::new(&q.file), &q.file, &q.text)?);
+        }
+        let at_base =
+            list.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();
+        Ok(Queries { list, at_base })
+    }
+}
+
+/// One finding per query whose plan got worse on head (or that does not plan there).
+async fn compare_sides(
+    client: &Client,
+    queries: &[Query],
+    base: &Side,
+    head: &Side,
+    version: u32,
+    options: &PlanOptions,
+    notes: &mut Vec<String>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
     let mut planned = 0;
     for (i, query) in queries.iter().enumerate() {
         let base_plan = base.plans[i].clone();
@@ -237,24 +277,34 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
             continue;
         };
         planned += 1;
-        report.findings.extend(
-            findings_for(&client, query, base_plan, head_plan, &base.measured[i], &head.measured[i], options).await,
+        findings.extend(
+            findings_for(client, query, base_plan, head_plan, &base.measured[i], &head.measured[i], options).await,
         );
     }
-    report.notes.push(format!(
+    notes.push(format!(
         "{planned} queries planned on base and head ({} generic plans{})",
-        if server.version_num >= 160000 { "EXPLAIN (GENERIC_PLAN)" } else { "PREPARE + force_generic_plan" },
+        if version >= 160000 { "EXPLAIN (GENERIC_PLAN)" } else { "PREPARE + force_generic_plan" },
         if options.analyze { format!(", EXPLAIN ANALYZE median of {}", options.repeat) } else { String::new() }
     ));
+    findings
+}
 
-    if let Some(workload) = &options.workload {
-        if options.analyze {
-            report.findings.extend(pool_check(workload, &options.root, &queries, &base.measured, &head.measured)?);
-        } else {
-            report.notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
-        }
+/// `pool-capacity` when a workload is given: it needs measured latencies (`--analyze`).
+fn pool_findings(
+    options: &PlanOptions,
+    queries: &[Query],
+    base: &Side,
+    head: &Side,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Finding>> {
+    let Some(workload) = &options.workload else {
+        return Ok(Vec::new());
+    };
+    if !options.analyze {
+        notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
+        return Ok(Vec::new());
     }
-    Ok(report)
+    pool_check(workload, &options.root, queries, &base.measured, &head.measured)
 }
 
 /// The database to plan the head on: the base fixture itself when the head adds no migration, a
