@@ -5,14 +5,28 @@
 //! a calendar that is there but was not consulted is a note.
 
 use super::gate::Gate;
-use super::Deploy;
+use super::options::Deploy;
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Severity};
 use crate::freeze::{self, overrides::Overrides, time::utc_string};
+use crate::lint;
 use chrono::Utc;
 
-/// The `change-freeze` findings and the notes saying what was (not) checked.
-pub(super) fn check(gate: &Gate, deploy: &Deploy) -> Result<(Vec<Finding>, Vec<String>)> {
+/// What the change-freeze calendar says about the deployment.
+pub(super) struct FreezeVerdict {
+    /// `change-freeze` findings, with the trusted `[rules]` levels applied.
+    pub findings: Vec<Finding>,
+    /// What was (not) checked.
+    pub notes: Vec<String>,
+}
+
+/// The freeze verdict on the deployment `deploy` names, by the trusted calendar and overrides.
+pub(super) fn check(gate: &Gate, deploy: &Deploy) -> Result<FreezeVerdict> {
+    let (findings, notes) = decide(gate, deploy)?;
+    Ok(FreezeVerdict { findings: lint::apply_levels(findings, &gate.loaded().config.rules), notes })
+}
+
+fn decide(gate: &Gate, deploy: &Deploy) -> Result<(Vec<Finding>, Vec<String>)> {
     let options = gate.freeze_options(&gate.trusted, deploy);
     let shown = gate.shown(&options.calendar);
     let (env, service) =

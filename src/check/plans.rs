@@ -3,25 +3,43 @@
 //! whose plans got worse. Fails closed: when `[plan] required = true` and no PostgreSQL can be
 //! had, that is an error, not a pass.
 
-use super::PlanRun;
-use crate::config::Loaded;
+use super::gate::Gate;
+use super::options::PlanRun;
+use super::revisions::Revisions;
 use crate::error::{Error, Result};
 use crate::finding::Finding;
-use crate::git::{Oid, Repo, Side};
-use crate::plan::{self, scale::ScaleSpec, server, sources, PlanOptions};
+use crate::lint;
+use crate::plan::{self, server, sources, PlanOptions};
+use std::collections::BTreeSet;
 
-/// Plan findings and notes; `changed` says whether any migration or query file changed.
-/// `spec` loads the trusted scale spec (with the head's tables for new tables), only when the
-/// comparison runs.
+/// The plan comparison's findings (with the trusted `[rules]` levels applied) and notes.
+pub(super) struct PlanReview {
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
+/// Compares the plans when `[plan] scale` asks for it; `changed` says whether any migration or
+/// query file changed. `existing` lists the base schema's tables, for the trusted scale spec's
+/// entries for new tables (asked only when the comparison runs).
 pub(super) fn compare(
-    repo: &Repo,
-    loaded: &Loaded,
-    base: Oid,
-    head: &Side,
+    revisions: &Revisions,
+    gate: &Gate,
     run: &PlanRun,
     changed: bool,
-    spec: &dyn Fn() -> Result<Option<ScaleSpec>>,
+    existing: &dyn Fn() -> Result<BTreeSet<String>>,
+) -> Result<PlanReview> {
+    let (findings, notes) = compare_plans(revisions, gate, run, changed, existing)?;
+    Ok(PlanReview { findings: lint::apply_levels(findings, &gate.loaded().config.rules), notes })
+}
+
+fn compare_plans(
+    revisions: &Revisions,
+    gate: &Gate,
+    run: &PlanRun,
+    changed: bool,
+    existing: &dyn Fn() -> Result<BTreeSet<String>>,
 ) -> Result<(Vec<Finding>, Vec<String>)> {
+    let loaded = gate.loaded();
     let config = &loaded.config.plan;
     if config.scale.is_none() {
         return Ok((Vec::new(), Vec::new()));
@@ -59,11 +77,11 @@ pub(super) fn compare(
         }
     }
 
-    let Some(spec) = spec()? else {
+    let Some(spec) = gate.scale_spec(existing)? else {
         return Ok((Vec::new(), Vec::new()));
     };
-    let base_side = Side::Rev(base);
-    let sides = sources::from_git(repo, &base_side, head, loaded, &loaded.query_dirs())?;
+    let repo = &revisions.repo;
+    let sides = sources::from_git(repo, &revisions.base_side(), &revisions.head, loaded, &loaded.query_dirs())?;
     if sides.queries.is_empty() {
         return Ok((Vec::new(), vec!["Plans not compared: there are no query files to plan.".into()]));
     }

@@ -6,7 +6,7 @@
 
 use super::item::{FileChange, How, Item};
 use super::{config_diff, freeze_diff, policy_diff, scale_diff, Gate, GatePolicies, SpecOn};
-use crate::check::Deploy;
+use crate::check::options::Deploy;
 use crate::error::Result;
 use crate::finding::Finding;
 use crate::freeze::{calendar::Calendar, overrides::Overrides};

@@ -21,7 +21,8 @@ mod scale_diff;
 
 pub(super) use item::describe_trust;
 
-use super::Options;
+use super::options::{Deploy, Options};
+use super::revisions::Revisions;
 use crate::config::{self, Loaded};
 use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
@@ -77,7 +78,8 @@ pub(super) struct GatePolicies {
 
 impl<'r> Gate<'r> {
     /// Finds both sides' `sluice.toml` and decides which one the review applies.
-    pub fn load(repo: &'r Repo, base: Oid, head: Side, changes: &[Change], options: &Options) -> Result<Gate<'r>> {
+    pub fn load(revisions: &'r Revisions, options: &Options) -> Result<Gate<'r>> {
+        let (repo, base, head, changes) = (&revisions.repo, revisions.base, revisions.head, &revisions.changes);
         let proposed = find_config(repo, &head, options, None)?;
         let trusted = if options.trust_head_config {
             proposed.clone()
@@ -232,7 +234,7 @@ impl<'r> Gate<'r> {
     /// Where the freeze files are for a configuration, with the flags winning. The overrides
     /// default (`overrides.toml` beside the calendar) is decided by the side that is read, not
     /// by what is on disk.
-    pub fn freeze_options(&self, config: &ConfigFile, flags: &super::Deploy) -> FreezeOptions {
+    pub fn freeze_options(&self, config: &ConfigFile, flags: &Deploy) -> FreezeOptions {
         let mut options = FreezeOptions::resolve(
             &config.loaded,
             flags.calendar.as_deref(),
@@ -285,7 +287,7 @@ impl<'r> Gate<'r> {
         &self,
         changes: &[Change],
         policies: &GatePolicies,
-        flags: &super::Deploy,
+        flags: &Deploy,
     ) -> Result<Vec<Finding>> {
         changes::findings(self, changes, policies, flags)
     }
