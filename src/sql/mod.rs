@@ -14,4 +14,5 @@ pub mod plpgsql;
 pub mod query;
 pub mod recognize;
 pub mod split;
+pub mod statement;
 pub mod types;
