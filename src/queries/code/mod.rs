@@ -12,8 +12,8 @@
 //! of another file of the package is reported as not read, never guessed).
 
 mod go;
-// mod java;
-// mod kotlin;
+mod java;
+mod kotlin;
 // mod mybatis;
 // mod python;
 mod rust;
@@ -103,6 +103,8 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     Ok(match language {
         Language::Go => go::extract(text),
         Language::Rust => rust::extract(text),
+        Language::Java => java::extract(text),
+        Language::Kotlin => kotlin::extract(text),
         _ => todo!(),
     })
 }

@@ -85,6 +85,58 @@ impl SqlText {
         self.sql.push_str(&other.sql);
     }
 
+    /// Bytes `start..end` of the SQL, with their positions.
+    pub fn slice(&self, start: usize, end: usize) -> SqlText {
+        let mut sliced = SqlText::default();
+        if start >= end {
+            return sliced;
+        }
+        sliced.map.push(0, self.map.position(&self.sql, start));
+        for run in self.map.runs.iter().filter(|r| r.sql_start > start && r.sql_start < end) {
+            sliced.map.push(run.sql_start - start, run.start);
+        }
+        sliced.sql.push_str(&self.sql[start..end]);
+        sliced
+    }
+
+    /// Kotlin's `trimIndent()` (`margin` None) or `trimMargin(margin)`: the first and last lines
+    /// dropped when blank, and the common indentation (or the blanks and the margin prefix) of
+    /// every line removed, blank lines emptied.
+    pub fn trim_indent(&self, margin: Option<&str>) -> SqlText {
+        let mut lines: Vec<(usize, &str)> = Vec::new();
+        let mut at = 0;
+        for line in self.sql.split('\n') {
+            lines.push((at, line));
+            at += line.len() + 1;
+        }
+        if lines.first().is_some_and(|(_, l)| l.trim().is_empty()) {
+            lines.remove(0);
+        }
+        if lines.len() > 1 && lines.last().is_some_and(|(_, l)| l.trim().is_empty()) {
+            lines.pop();
+        }
+        let indent = |line: &str| line.len() - line.trim_start().len();
+        let common = lines.iter().filter(|(_, l)| !l.trim().is_empty()).map(|(_, l)| indent(l)).min().unwrap_or(0);
+        let mut out = SqlText::default();
+        for (i, (start, line)) in lines.iter().enumerate() {
+            if i > 0 {
+                out.sql.push('\n');
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let cut = match margin {
+                None => common,
+                Some(prefix) => {
+                    let blank = indent(line);
+                    if line[blank..].starts_with(prefix) { blank + prefix.len() } else { 0 }
+                }
+            };
+            out.append(self.slice(start + cut, start + line.len()));
+        }
+        out
+    }
+
     pub fn into_query(self, source: String) -> EmbeddedQuery {
         EmbeddedQuery { sql: self.sql, source, map: self.map }
     }
@@ -93,7 +145,6 @@ impl SqlText {
 /// What an escape sequence stands for.
 pub enum Escape {
     Char(char),
-    Text(String),
     /// A backslash before a line break: nothing; `skip_blanks` also drops the next line's leading
     /// blanks (Rust's string continuation).
     LineContinuation { skip_blanks: bool },
@@ -120,7 +171,6 @@ pub fn decode_body(
         at = range.end;
         match decode(&host.text[range.clone()]) {
             Escape::Char(c) => out.stand_in(host, range.start, c.encode_utf8(&mut [0; 4])),
-            Escape::Text(text) => out.stand_in(host, range.start, &text),
             Escape::LineContinuation { skip_blanks } => {
                 if skip_blanks {
                     let rest = &host.text[at..end];
@@ -218,6 +268,9 @@ pub fn concat(operands: impl IntoIterator<Item = Eval>) -> Eval {
 pub struct Names<'t> {
     definitions: HashMap<(usize, &'t str), Vec<Node<'t>>>,
     changes: HashMap<(usize, &'t str), Vec<Node<'t>>>,
+    /// Definitions in class bodies, by name: a constant of another class of the file
+    /// (`Queries.FIND`, a companion object's `const val`) resolves when it is the only one.
+    fields: HashMap<&'t str, Vec<Node<'t>>>,
 }
 
 pub enum Resolved<'t> {
@@ -232,6 +285,12 @@ pub enum Resolved<'t> {
 impl<'t> Names<'t> {
     pub fn define(&mut self, scope: Node<'t>, name: &'t str, value: Node<'t>) {
         self.definitions.entry((scope.id(), name)).or_default().push(value);
+    }
+
+    /// A definition in a class body: also found from outside that class (see `fields`).
+    pub fn define_field(&mut self, scope: Node<'t>, name: &'t str, value: Node<'t>) {
+        self.define(scope, name, value);
+        self.fields.entry(name).or_default().push(value);
     }
 
     pub fn change(&mut self, scope: Node<'t>, name: &'t str, at: Node<'t>) {
@@ -265,7 +324,10 @@ impl<'t> Names<'t> {
             }
             scope = node.parent();
         }
-        Resolved::NotFound
+        match self.fields.get(name).map(Vec::as_slice) {
+            Some([value]) => Resolved::Value(*value),
+            _ => Resolved::NotFound,
+        }
     }
 }
 
