@@ -15,14 +15,14 @@ mod go;
 mod java;
 mod kotlin;
 // mod mybatis;
-// mod python;
+mod python;
 mod rust;
 mod sql_like;
 // mod sqlx_offline;
 mod syntax;
 #[cfg(test)]
 mod testing;
-// mod typescript;
+mod typescript;
 
 pub use sql_like::looks_like_sql;
 
@@ -105,6 +105,8 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
         Language::Rust => rust::extract(text),
         Language::Java => java::extract(text),
         Language::Kotlin => kotlin::extract(text),
+        Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text),
+        Language::Python => python::extract(text),
         _ => todo!(),
     })
 }
