@@ -64,10 +64,10 @@ pub fn run(options: &Options) -> Result<Report> {
     }
     let sides = Sides::order(&revisions, gate.loaded())?;
     let history = sides.history_findings(&revisions)?;
-    let sources = ChangeSources::load(&revisions, gate.loaded(), &sides, &changed, options)?;
+    let mut sources = ChangeSources::load(&revisions, gate.loaded(), &sides, &changed, options)?;
     let policies = gate.policies(&|| Ok(sources.base_tables()))?;
     let settings = lint_change::settings(gate.loaded(), &policies, options);
-    let queries = QueryFiles::select(&sources, &settings, changed.changed_queries());
+    let queries = QueryFiles::select(&mut sources, &revisions, &settings, changed.changed_queries())?;
     let linted = lint_change::lint(sources, &settings, &queries);
     let gate_review = gate_review::review(&gate, &revisions.changes, &policies, options)?;
     let existing = || Ok(linted.sources.base_tables());
