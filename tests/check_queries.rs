@@ -52,6 +52,14 @@ fn a_changed_query_in_code_is_linted_on_its_code_line() {
     assert_eq!((hit["line"].as_u64(), hit["column"].as_u64()), (Some(5), Some(9)));
     assert!(hit["message"].as_str().unwrap().ends_with("(in pgx Exec)"), "{hit}");
     assert!(notes(&report)[0].contains("1 changed query file(s)"), "{:?}", notes(&report));
+    assert!(
+        notes(&report)
+            .iter()
+            .any(|n| n
+                == "Queries this change adds, edits or removes: pgx Exec #1 at internal/store/riders.go:4 (edited)."),
+        "{:?}",
+        notes(&report)
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
 use crate::git::{self, FileKind, GitTree, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
+use crate::queries::changes::{self, QueryChange};
 use crate::queries::{code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
@@ -250,5 +251,35 @@ impl ChangeSources {
         self.sources.queries.extend(queries.into_par_iter().map(ParsedQuery::parse).collect::<Vec<_>>());
         self.sources.query_notes.extend(notes);
         Ok(())
+    }
+}
+
+impl ChangeSources {
+    /// The base and head text of every query the change adds, edits or removes, whatever its
+    /// source (a query file, sqlc's, SQL in code): the head side's from what was loaded, the
+    /// base side's read from the base revision for the changed files only.
+    pub fn query_changes(&self, revisions: &Revisions, changed: &ChangedFiles) -> Result<Vec<QueryChange>> {
+        let (repo, base) = (&revisions.repo, revisions.base_side());
+        let files: BTreeSet<String> = changed
+            .files
+            .iter()
+            .filter(|c| c.kind == FileKind::Query || c.from_kind == Some(FileKind::Query))
+            .map(|c| c.change.path.clone())
+            .collect();
+        let head: Vec<&ParsedQuery> = self.sources.queries.iter().filter(|q| files.contains(&q.query.file)).collect();
+        let mut base_queries = Vec::new();
+        for file in &files {
+            let Some(text) = git::read_file(repo, &base, file)? else { continue };
+            let source = head.iter().find(|q| &q.query.file == file).map(|q| q.query.source.clone());
+            match source {
+                Some(Source::Code(_)) | None if crate::queries::code::language_of(Path::new(file)).is_some() => {
+                    base_queries.extend(code_scan::scan(file.clone(), Path::new(file), text.into())?.0)
+                }
+                Some(source) => base_queries.push(Query::whole_file(file.clone(), text, source)),
+                None => base_queries.push(Query::whole_file(file.clone(), text, Source::QueryFile)),
+            }
+        }
+        let base_parsed: Vec<ParsedQuery> = base_queries.into_par_iter().map(ParsedQuery::parse).collect();
+        Ok(changes::changed(&base_parsed, head))
     }
 }
