@@ -163,12 +163,11 @@ fn read_queries(
     for (path, config) in &changed.sqlc_paths {
         let relative = repo.relative(path).unwrap_or_default();
         let listed = if git::is_dir(repo, head, &relative)? {
+            // sqlc reads a directory's own files, not its subdirectories'.
+            let own = |f: &str| f.rsplit_once('/').map_or("", |(dir, _)| dir) == relative;
             git::list_files(repo, head, path)?
                 .into_iter()
-                .filter(|f| {
-                    f.rsplit_once('/').map_or(f.as_str(), |(dir, name)| if dir == relative { name } else { "" }) != ""
-                })
-                .filter(|f| sqlc::reads(f.rsplit('/').next().unwrap_or(f)))
+                .filter(|f| own(f) && sqlc::reads(f.rsplit('/').next().unwrap_or(f)))
                 .collect()
         } else {
             vec![relative.clone()]

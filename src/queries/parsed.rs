@@ -122,6 +122,21 @@ impl ParsedQuery {
         finding
     }
 
+    /// A finding already placed in the query's file, given the file's lines as its excerpt.
+    pub fn host_excerpt(&self, mut finding: Finding) -> Finding {
+        if self.positions_are_the_file() {
+            return finding;
+        }
+        let host = match &self.query.place {
+            Place::WholeFile => &self.query.sql,
+            Place::Embedded { host, .. } => host,
+        };
+        if let Some(snippet) = lines(host, finding.line, finding.end_line) {
+            finding.snippet = Some(snippet);
+        }
+        finding
+    }
+
     /// A statement's text as the application wrote it (placeholders in its style).
     pub fn written(&self, statement: &Statement) -> &str {
         let start = self.rewrite.original(statement.span.start);
