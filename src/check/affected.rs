@@ -16,21 +16,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// history and the head side's queries; `added` the migrations the change adds, in order.
 pub fn queries(
     sources: &Sources,
-    settings: &Settings,
-    added: &[MigrationSource],
+    touched: &BTreeMap<Name, BTreeSet<String>>,
     changed: &BTreeSet<String>,
 ) -> BTreeMap<String, BTreeSet<String>> {
-    let touched = touched_tables(sources, settings, added);
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if touched.is_empty() {
         return out;
     }
-    for file in sources.queries.iter().filter(|f| !changed.contains(&f.display)) {
+    for query in sources.queries.iter().filter(|q| !changed.contains(&q.query.file)) {
         let read: BTreeSet<String> =
-            file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
+            query.file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
         for table in &read {
             if let Some(by) = touched.get(table) {
-                out.entry(file.display.clone()).or_default().extend(by.iter().cloned());
+                out.entry(query.query.file.clone()).or_default().extend(by.iter().cloned());
             }
         }
     }
@@ -105,7 +103,7 @@ pub fn fold_into_migrations(findings: Vec<Finding>, affected: &BTreeMap<String, 
 /// Table → the added migrations that change it. Index names are resolved to their table with
 /// the schema as it stands just before the statement: the base history's (from the schema
 /// cache when it has it), then each added migration's.
-fn touched_tables(
+pub fn touched_tables(
     sources: &Sources,
     settings: &Settings,
     added: &[MigrationSource],
@@ -162,7 +160,7 @@ fn touched(ddl: &Ddl, schema: &Schema) -> Vec<Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::SourceFile;
+    use crate::queries::{ParsedQuery, Query, Source};
     use crate::schema::migrations::Migration;
     use std::path::PathBuf;
 
@@ -184,14 +182,14 @@ mod tests {
                  CREATE TABLE sites (id bigint PRIMARY KEY, name text);
                  CREATE INDEX users_email ON users (email);",
             )],
-            queries: vec![
-                SourceFile::parse("q/users.sql", "SELECT id FROM users WHERE email = $1;".into()),
-                SourceFile::parse(
-                    "q/join.sql",
-                    "SELECT s.name FROM sites s WHERE s.id IN (SELECT id FROM public.users);".into(),
-                ),
-                SourceFile::parse("q/sites.sql", "SELECT name FROM sites;".into()),
-            ],
+            queries: [
+                ("q/users.sql", "SELECT id FROM users WHERE email = $1;"),
+                ("q/join.sql", "SELECT s.name FROM sites s WHERE s.id IN (SELECT id FROM public.users);"),
+                ("q/sites.sql", "SELECT name FROM sites;"),
+            ]
+            .into_iter()
+            .map(|(file, sql)| ParsedQuery::parse(Query::whole_file(file, sql, Source::QueryFile)))
+            .collect(),
             ..Sources::default()
         }
     }
@@ -199,10 +197,8 @@ mod tests {
     fn affected(added: &[(&str, &str)], changed: &[&str]) -> Vec<(String, Vec<String>)> {
         let added: Vec<MigrationSource> = added.iter().map(|(n, s)| migration(n, s)).collect();
         let changed = changed.iter().map(|s| s.to_string()).collect();
-        queries(&sources(), &Settings::default(), &added, &changed)
-            .into_iter()
-            .map(|(q, by)| (q, by.into_iter().collect()))
-            .collect()
+        let touched = touched_tables(&sources(), &Settings::default(), &added);
+        queries(&sources(), &touched, &changed).into_iter().map(|(q, by)| (q, by.into_iter().collect())).collect()
     }
 
     #[test]

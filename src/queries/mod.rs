@@ -5,8 +5,47 @@
 //! and knows nothing of rules; the lint engine checks what the sources yield against the
 //! replayed schema.
 //!
+//! - [`sql_files`]: `.sql` files in the query directories (`[queries] dirs`), in any
+//!   placeholder style.
+//! - [`sqlc`]: the query paths a `sqlc.yaml` / `sqlc.yml` / `sqlc.json` names (versions 1 and 2).
 //! - [`code`]: SQL passed to known database calls in application code (Go, Rust, Java/Kotlin,
 //!   TypeScript/JavaScript, Python) and in framework files (MyBatis mappers, sqlx offline
 //!   data), each read with a real parser of its language.
+//!
+//! Every source yields [`Query`] values; [`ParsedQuery`] is one parsed for the rules, with
+//! its placeholders read as parameters and the way back from a position in what the rules
+//! read to the line and column in the file where the query is written.
 
+pub mod changes;
 pub mod code;
+pub mod code_scan;
+mod parsed;
+mod query;
+pub mod sql_files;
+pub mod sqlc;
+
+pub use parsed::ParsedQuery;
+pub use query::{Place, Query, QueryName, Source};
+
+/// "3 query file(s)", or "2 query file(s), 41 queries in 12 code file(s)": what a run read.
+pub fn describe_counts(queries: &[ParsedQuery]) -> String {
+    let mut files = std::collections::BTreeSet::new();
+    let mut code_files = std::collections::BTreeSet::new();
+    let mut in_code = 0;
+    for q in queries {
+        match q.query.source {
+            Source::Code(_) => {
+                in_code += 1;
+                code_files.insert(q.query.file.as_str());
+            }
+            _ => {
+                files.insert(q.query.file.as_str());
+            }
+        }
+    }
+    let mut out = format!("{} query file(s)", files.len());
+    if in_code > 0 {
+        out.push_str(&format!(", {in_code} queries in {} code file(s)", code_files.len()));
+    }
+    out
+}
