@@ -96,13 +96,10 @@ pub struct MigrationsConfig {
     #[serde(default)]
     pub layout: Layout,
     /// A `pg_dump --schema-only` file to start the schema from, instead of (or before) the history.
-    #[serde(default)]
     pub schema_dump: Option<PathBuf>,
     /// Whether the migration runner wraps each file in a transaction. Unset: decided by the layout.
-    #[serde(default)]
     pub transaction_per_file: Option<bool>,
     /// `sluice lint` reports migrations from this version on (earlier ones are replayed only).
-    #[serde(default)]
     pub since: Option<String>,
 }
 
@@ -169,14 +166,10 @@ impl Default for PoliciesConfig {
 #[serde(deny_unknown_fields)]
 pub struct FreezeConfig {
     /// Default `policies/freeze.toml`.
-    #[serde(default)]
     pub calendar: Option<PathBuf>,
     /// Default `overrides.toml` beside the calendar, when present.
-    #[serde(default)]
     pub overrides: Option<PathBuf>,
-    #[serde(default)]
     pub audit_log: Option<PathBuf>,
-    #[serde(default)]
     pub max_override_hours: Option<u32>,
 }
 
@@ -184,16 +177,11 @@ pub struct FreezeConfig {
 #[serde(deny_unknown_fields)]
 pub struct PlanConfig {
     /// The scale spec; when set, `sluice check` also compares plans.
-    #[serde(default)]
     pub scale: Option<PathBuf>,
     /// Whether `check` must fail when no plans can be obtained (no PostgreSQL).
-    #[serde(default)]
     pub required: Option<bool>,
-    #[serde(default)]
     pub seq_scan_rows: Option<u64>,
-    #[serde(default)]
     pub cost_ratio_error: Option<f64>,
-    #[serde(default)]
     pub cost_ratio_warning: Option<f64>,
 }
 

@@ -1,6 +1,6 @@
 //! Sluice: the deployment-safety and migration-review gate.
 //!
-//! The library does the work; `main.rs` only calls [`cli::main`].
+//! The library does the work; `main.rs` only calls [`cli::command::main`].
 
 pub mod cache;
 pub mod check;

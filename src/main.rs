@@ -71,7 +71,7 @@ fn out_of_memory(size: usize) -> ! {
 }
 
 fn main() -> std::process::ExitCode {
-    let code = sluice::cli::main();
+    let code = sluice::cli::command::main();
     exit_without_freeing(code)
 }
 
@@ -80,7 +80,7 @@ fn main() -> std::process::ExitCode {
 /// `madvise` per range: 5–10% of a warm `lint` of a large history), when the exit is about to
 /// release the whole address space anyway. Sluice registers none of its own, and what it writes
 /// is flushed here: stdout, the only stream it buffers; its files are flushed and closed when they
-/// are dropped, before `cli::main` returns.
+/// are dropped, before `cli::command::main` returns.
 fn exit_without_freeing(code: std::process::ExitCode) -> std::process::ExitCode {
     use std::io::Write;
     let Some(status) = (0..=u8::MAX).find(|&status| std::process::ExitCode::from(status) == code) else {

@@ -3,7 +3,8 @@
 mod support;
 
 use git2::Oid;
-use sluice::git::{self, history, Change, ChangeKind, Classifier, FileKind, Side};
+use sluice::git::classify::{Classifier, FileKind};
+use sluice::git::{self, history, Change, ChangeKind, Side};
 use std::path::{Path, PathBuf};
 use support::git::TestRepo;
 

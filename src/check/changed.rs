@@ -4,7 +4,8 @@
 use super::revisions::Revisions;
 use crate::config::Loaded;
 use crate::error::{Error, Result};
-use crate::git::{ChangeKind, Classified, Classifier, FileKind};
+use crate::git::classify::{Classified, Classifier, FileKind};
+use crate::git::ChangeKind;
 use std::collections::BTreeSet;
 
 /// Every changed file with what it is to the gate.

@@ -3,7 +3,7 @@
 //! arguments, stdout). The library does the work.
 
 mod check;
-mod command;
+pub mod command;
 mod completions;
 mod freeze;
 mod init;
@@ -20,7 +20,6 @@ use crate::finding::Report;
 use crate::freeze::cache::CalendarCache;
 use crate::report::{self, FailOn, Format, RenderOptions};
 use crate::schema::cache::SchemaCache;
-pub use command::{main, Cli, Command};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

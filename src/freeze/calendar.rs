@@ -23,7 +23,6 @@ use toml::Spanned;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCalendar {
-    #[serde(default)]
     timezone: Option<Spanned<String>>,
     #[serde(default)]
     event: Vec<Spanned<RawEvent>>,
@@ -34,8 +33,6 @@ struct RawCalendar {
 }
 
 /// The keys that say when something happens, shared by events and self-scheduled windows.
-/// (Repeated in each raw struct rather than `#[serde(flatten)]`ed: flatten disables
-/// `deny_unknown_fields`.)
 /// Borrowed from the raw entry: a 10,000-event calendar would otherwise copy every string.
 #[derive(Debug, Clone, Copy)]
 struct RawWhen<'a> {
@@ -52,96 +49,60 @@ struct RawWhen<'a> {
     duration: Option<&'a str>,
 }
 
-macro_rules! when_of {
-    ($raw:expr) => {
-        RawWhen {
-            timezone: $raw.timezone.as_deref(),
-            start: $raw.start.as_deref(),
-            end: $raw.end.as_deref(),
-            rrule: $raw.rrule.as_ref(),
-            rdate: $raw.rdate.as_ref(),
-            exdate: $raw.exdate.as_ref(),
-            instances: $raw.instances.as_ref(),
-            from: $raw.from.as_deref(),
-            start_time: $raw.start_time.as_deref(),
-            end_time: $raw.end_time.as_deref(),
-            duration: $raw.duration.as_deref(),
+/// An entry as written: its own keys, then the timing keys of [`RawWhen`], declared once here.
+/// `#[serde(flatten)]` would share them too, but serde cannot combine it with
+/// `deny_unknown_fields`, and a typo in a freeze entry must be an error.
+macro_rules! raw_entry {
+    ($name:ident { $($field:ident: $ty:ty,)* }) => {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct $name {
+            $($field: $ty,)*
+            timezone: Option<String>,
+            start: Option<String>,
+            end: Option<String>,
+            rrule: Option<OneOrMany>,
+            rdate: Option<Vec<String>>,
+            exdate: Option<Vec<String>>,
+            instances: Option<Vec<RawInstance>>,
+            from: Option<String>,
+            start_time: Option<String>,
+            end_time: Option<String>,
+            duration: Option<String>,
+        }
+
+        impl $name {
+            fn when(&self) -> RawWhen<'_> {
+                RawWhen {
+                    timezone: self.timezone.as_deref(),
+                    start: self.start.as_deref(),
+                    end: self.end.as_deref(),
+                    rrule: self.rrule.as_ref(),
+                    rdate: self.rdate.as_ref(),
+                    exdate: self.exdate.as_ref(),
+                    instances: self.instances.as_ref(),
+                    from: self.from.as_deref(),
+                    start_time: self.start_time.as_deref(),
+                    end_time: self.end_time.as_deref(),
+                    duration: self.duration.as_deref(),
+                }
+            }
         }
     };
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEvent {
-    id: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    timezone: Option<String>,
-    #[serde(default)]
-    start: Option<String>,
-    #[serde(default)]
-    end: Option<String>,
-    #[serde(default)]
-    rrule: Option<OneOrMany>,
-    #[serde(default)]
-    rdate: Option<Vec<String>>,
-    #[serde(default)]
-    exdate: Option<Vec<String>>,
-    #[serde(default)]
-    instances: Option<Vec<RawInstance>>,
-    #[serde(default)]
-    from: Option<String>,
-    #[serde(default)]
-    start_time: Option<String>,
-    #[serde(default)]
-    end_time: Option<String>,
-    #[serde(default)]
-    duration: Option<String>,
-}
+raw_entry!(RawEvent { id: String, name: Option<String>, });
 
-// The timing keys repeat RawEvent's on purpose: `#[serde(flatten)]` would share them, but serde
-// cannot combine it with `deny_unknown_fields`, and a typo in a freeze window must be an error.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWindow {
+raw_entry!(RawWindow {
     id: String,
     kind: String,
-    #[serde(default)]
     event: Option<String>,
-    #[serde(default)]
     lead: Option<String>,
-    #[serde(default)]
     lag: Option<String>,
-    #[serde(default)]
     environments: Option<Vec<String>>,
-    #[serde(default)]
     services: Option<Vec<String>>,
-    #[serde(default)]
     reason: Option<String>,
-    #[serde(default)]
-    timezone: Option<String>,
-    #[serde(default)]
-    start: Option<String>,
-    #[serde(default)]
-    end: Option<String>,
-    #[serde(default)]
-    rrule: Option<OneOrMany>,
-    #[serde(default)]
-    rdate: Option<Vec<String>>,
-    #[serde(default)]
-    exdate: Option<Vec<String>>,
-    #[serde(default)]
-    instances: Option<Vec<RawInstance>>,
-    #[serde(default)]
-    from: Option<String>,
-    #[serde(default)]
-    start_time: Option<String>,
-    #[serde(default)]
-    end_time: Option<String>,
-    #[serde(default)]
-    duration: Option<String>,
-}
+});
 
 /// One RRULE, or several (an imported event may have more than one).
 #[derive(Debug, Clone, Deserialize)]
@@ -165,7 +126,6 @@ impl OneOrMany {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawInstance {
-    #[serde(default)]
     replaces: Option<String>,
     start: String,
     end: String,
@@ -175,10 +135,8 @@ struct RawInstance {
 #[serde(deny_unknown_fields)]
 struct RawImport {
     file: String,
-    #[serde(default)]
     id_prefix: Option<String>,
     /// Zone for floating (zone-less) times in the file; default the calendar's.
-    #[serde(default)]
     timezone: Option<String>,
 }
 
@@ -388,7 +346,7 @@ pub(super) fn parse_with_digest(
     for spanned in &raw.event {
         let at = line(spanned.span());
         let e = spanned.get_ref();
-        let when = when_of!(e);
+        let when = e.when();
         note_id(&e.id, path, at, "[[event]]")?;
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[event]] `{}`: {m}", e.id));
         let tz = match when.timezone {
@@ -440,7 +398,7 @@ pub(super) fn parse_with_digest(
     for spanned in &raw.window {
         let at = line(spanned.span());
         let w = spanned.get_ref();
-        let when = when_of!(w);
+        let when = w.when();
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[window]] `{}`: {m}", w.id));
         if w.id.trim().is_empty() {
             return Err(Error::invalid(path, Some(at), "[[window]] with an empty `id`"));

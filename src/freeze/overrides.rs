@@ -28,21 +28,13 @@ struct RawOverride {
     id: String,
     #[serde(default)]
     windows: Vec<String>,
-    #[serde(default)]
     services: Option<Vec<String>>,
-    #[serde(default)]
     environments: Option<Vec<String>>,
-    #[serde(default)]
     requested_by: Option<String>,
-    #[serde(default)]
     approved_by: Option<String>,
-    #[serde(default)]
     reason: Option<String>,
-    #[serde(default)]
     ticket: Option<String>,
-    #[serde(default)]
     not_before: Option<String>,
-    #[serde(default)]
     expires_at: Option<String>,
 }
 

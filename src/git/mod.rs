@@ -5,16 +5,14 @@
 //! either side with [`read_file`] / [`list_files`]. [`history`] turns the migration lists of
 //! both sides into the history-only findings (`migration-edited`, …).
 
-mod classify;
+pub mod classify;
 pub mod history;
 mod paths;
-mod tree;
+pub mod tree;
 
 pub(crate) use crate::source::slash;
-pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
 pub(crate) use paths::{join_dir, relative_dir, strip_dir};
-pub use tree::GitTree;
 
 use crate::error::{check_size, text_from_bytes, Error, Result};
 use rayon::prelude::*;

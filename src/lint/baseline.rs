@@ -1,7 +1,7 @@
 //! Adopting Sluice on a long history, the way teams adopt ruff or eugene: `--write-baseline FILE`
 //! records today's findings, `--baseline FILE` reports the recorded ones as info and keeps the
 //! severity of new ones. A finding is recognised by its rule, its file and the fingerprint of its
-//! statement ([`crate::report::fingerprint`]), never its line, so edits that shift lines keep it
+//! statement ([`crate::finding::fingerprint`]), never its line, so edits that shift lines keep it
 //! recognised.
 
 use crate::error::{line_of_offset, read_text, Error, Result};

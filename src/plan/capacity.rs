@@ -14,7 +14,6 @@ struct RawWorkload {
     #[serde(default)]
     queries: Vec<Spanned<RawQuery>>,
     /// Fraction of the pool that may be busy at peak before it is an error (default 0.8).
-    #[serde(default)]
     max_utilisation: Option<f64>,
 }
 

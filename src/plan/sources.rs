@@ -3,10 +3,11 @@
 //! --base-dir/--head-dir`) or from two git revisions (`sluice plan --base/--head`, `sluice
 //! check`), read through git without a checkout.
 
-use super::MigrationSql;
+use super::fixture::MigrationSql;
 use crate::config::{Layout, Loaded};
 use crate::error::{read_text, Error, Result};
-use crate::git::{self, GitTree, Repo, Side};
+use crate::git::tree::GitTree;
+use crate::git::{self, Repo, Side};
 use crate::lint::load::tool_options;
 use crate::schema::migrations::{self, Loaded as LoadedMigration};
 use crate::schema::tools::{self, DiskTree, Tree};

@@ -13,7 +13,6 @@ pub const FILE: &str = "identity.toml";
 #[serde(deny_unknown_fields)]
 struct File {
     /// Domain reviewers of every table that names none of its own.
-    #[serde(default)]
     reviewers: Option<toml::Spanned<Vec<String>>>,
     #[serde(default)]
     table: Vec<toml::Spanned<Entry>>,

@@ -30,12 +30,7 @@ BEGIN;
 SET LOCAL lock_timeout = '5s';
 CREATE INDEX CONCURRENTLY orders_customer_id ON orders (customer_id);
 COMMIT;",
-    good: "\
--- migration: 001_orders.sql
-CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL);
--- migration: 002_index_customer.sql
-SET lock_timeout = '5s';
-CREATE INDEX CONCURRENTLY orders_customer_id ON orders (customer_id);",
+    good: super::create_index_non_concurrently::BUILT_CONCURRENTLY,
     equivalents: "squawk: ban-concurrent-index-creation-in-transaction; strong_migrations: disable_ddl_transaction!; eugene: none",
 };
 

@@ -1,6 +1,6 @@
 //! What a rule sees when it checks a statement.
 
-use super::RuleMeta;
+use super::meta::RuleMeta;
 use crate::finding::{Finding, Severity, Snippet};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;

@@ -5,6 +5,15 @@ use crate::sql::ddl::Ddl;
 
 pub struct CreateIndexNonConcurrently;
 
+/// The index built the safe way, outside a transaction: this rule's fix, and
+/// `concurrently-in-transaction`'s.
+pub(super) const BUILT_CONCURRENTLY: &str = "\
+-- migration: 001_orders.sql
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL);
+-- migration: 002_index_customer.sql
+SET lock_timeout = '5s';
+CREATE INDEX CONCURRENTLY orders_customer_id ON orders (customer_id);";
+
 pub static META: RuleMeta = RuleMeta {
     id: "create-index-non-concurrently",
     severity: Severity::Error,
@@ -22,12 +31,7 @@ If the build fails it leaves an INVALID index: drop it with `DROP INDEX CONCURRE
 CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL);
 -- migration: 002_index_customer.sql
 CREATE INDEX orders_customer_id ON orders (customer_id);",
-    good: "\
--- migration: 001_orders.sql
-CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint NOT NULL);
--- migration: 002_index_customer.sql
-SET lock_timeout = '5s';
-CREATE INDEX CONCURRENTLY orders_customer_id ON orders (customer_id);",
+    good: BUILT_CONCURRENTLY,
     equivalents: "squawk: require-concurrent-index-creation; strong_migrations: add_index; eugene: E6",
 };
 

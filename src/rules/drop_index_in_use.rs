@@ -1,6 +1,8 @@
-use super::{Context, Rule, RuleMeta};
+use super::context::Context;
+use super::meta::Category;
+use super::meta::RuleMeta;
+use super::rule::Rule;
 use crate::finding::{Finding, Severity};
-use crate::rules::Category;
 use crate::schema::Index;
 use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
 use crate::sql::query::{canonical_expression, predicate_uses};

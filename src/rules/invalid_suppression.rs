@@ -1,6 +1,7 @@
-use super::{Rule, RuleMeta};
+use super::meta::Category;
+use super::meta::RuleMeta;
+use super::rule::Rule;
 use crate::finding::Severity;
-use crate::rules::Category;
 
 /// Findings come from the lint engine, which reads the directives (src/lint/suppress.rs).
 pub struct InvalidSuppression;

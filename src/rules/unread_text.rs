@@ -1,6 +1,8 @@
-use super::{Rule, RuleMeta};
+use super::meta::Category;
+use super::meta::RuleMeta;
+use super::rule::Rule;
 use crate::finding::{Finding, Severity};
-use crate::rules::{Category, SourceFile};
+use crate::sql::source::SourceFile;
 
 /// Findings come from the lint engine, from what the splitter could not read
 /// (`sql::split::Unread`); no directive or severity override hides them.

@@ -1,5 +1,5 @@
 //! The files a migration tool sees: the migrations directory and the project around it, read
-//! from disk ([`DiskTree`]) or from a git revision (`git::GitTree`).
+//! from disk ([`DiskTree`]) or from a git revision (`git::tree::GitTree`).
 
 use crate::error::{read_text, Error, Result};
 use std::collections::HashMap;
