@@ -1,5 +1,6 @@
 //! Policies: what the team declares about its domain and its data, under `policies/`.
 
+pub mod csv_export;
 pub mod identity;
 pub mod tables;
 

@@ -10,3 +10,4 @@
 //!   data), each read with a real parser of its language.
 
 pub mod code;
+pub mod workload;
