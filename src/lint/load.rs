@@ -5,6 +5,7 @@ use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policies;
+use crate::queries::{sql_files, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
 use crate::schema::tools::{DiskTree, Options};
@@ -99,7 +100,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
     let tool = describe_tool(&history);
     let (migrations, notices) = sources_of(history);
 
-    let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
+    let mut query_paths = sql_files::list(&loaded.query_dirs())?;
     // Named files are told apart from the history by a set: `sluice lint migrations/*.sql` names
     // every migration, and comparing each with each was quadratic (6.6 s for 2,500 files).
     let dir = std::path::absolute(&dir).unwrap_or(dir);
@@ -114,7 +115,13 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             query_paths.push(path.clone());
         }
     }
-    let queries = query_paths.par_iter().map(|p| read(p, root)).collect::<Result<Vec<_>>>()?;
+    let queries = query_paths
+        .par_iter()
+        .map(|path| {
+            let query = sql_files::read(path, display_path(path, root), Source::QueryFile)?;
+            Ok(ParsedQuery::parse(query))
+        })
+        .collect::<Result<Vec<_>>>()?;
 
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;

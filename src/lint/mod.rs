@@ -10,6 +10,7 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
+use crate::queries::ParsedQuery;
 use crate::rules::{
     self, constraint_without_rollback, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction,
     SourceFile,
@@ -113,7 +114,8 @@ impl MigrationSource {
 pub struct Sources {
     pub schema_dump: Option<SourceFile>,
     pub migrations: Vec<MigrationSource>,
-    pub queries: Vec<SourceFile>,
+    /// What the application runs: query files, sqlc's, SQL in code (see `crate::queries`).
+    pub queries: Vec<ParsedQuery>,
     /// Files the migration tool skips or refuses, and what could not be checked (reported
     /// when their file is selected).
     pub notices: Vec<Finding>,
@@ -578,19 +580,27 @@ impl MigrationReplay<'_> {
     }
 }
 
-/// Query files, checked in parallel against the final schema.
-fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
+/// The application's queries, checked in parallel against the final schema. Rules and
+/// directives see the SQL with its parameters written `$n`; what they find is then moved to
+/// where the query is written (its file, line and column, the query's name or call).
+fn check_queries(queries: &[ParsedQuery], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
     queries
         .par_iter()
-        .filter(|file| selected(&file.display))
-        .flat_map_iter(|file| {
+        .filter(|query| selected(&query.query.file))
+        .flat_map_iter(|query| {
+            let file = &query.file;
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
                 check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
             }
             let mut out = suppress::apply(file, out);
             out.extend(unread_text::findings(file));
-            out
+            out.into_iter()
+                .map(|finding| {
+                    let statement = query.statement_at(finding.line);
+                    query.locate(finding, statement)
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }

@@ -82,11 +82,13 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
             }
     };
     let mut out = Vec::new();
-    for file in cx.facts.queries {
-        for statement in &file.parsed.statements {
+    for query in cx.facts.queries {
+        for statement in &query.file.parsed.statements {
             let Some(ast) = &statement.ast else { continue };
             if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
-                out.push(User { place: format!("{}:{}", file.display, u.position.line), what: "query".into() });
+                let line = query.host_line(u.position.line, u.position.column);
+                let what = query.describe(statement).unwrap_or_else(|| "query".into());
+                out.push(User { place: format!("{}:{line}", query.query.file), what });
             }
         }
     }
