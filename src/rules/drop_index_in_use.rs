@@ -3,7 +3,7 @@ use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::schema::Index;
 use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
-use crate::sql::query::predicate_uses;
+use crate::sql::query::{canonical_expression, predicate_uses};
 
 pub struct DropIndexInUse;
 
@@ -78,7 +78,9 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
         u.table == table
             && match leading {
                 IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,
-                IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| &w.expression == e),
+                IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| {
+                    canonical_expression(&w.expression, table, cx.schema) == canonical_expression(e, table, cx.schema)
+                }),
             }
     };
     let mut out = Vec::new();
