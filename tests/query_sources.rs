@@ -65,3 +65,67 @@ fn query_files_in_every_placeholder_style_are_checked() {
         "{findings:#?}"
     );
 }
+
+fn run(dir: &Path, args: &[&str]) -> String {
+    let output = Command::cargo_bin("sluice").unwrap().current_dir(dir).args(args).output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn sql_in_application_code_is_checked_where_it_is_written() {
+    let dir = fixture("code");
+    let (code, findings) = lint(&dir);
+    assert_eq!(code, 1);
+    let found = on_queries(&findings, "fixtures/queries/code/app/")
+        .into_iter()
+        .chain(on_queries(&findings, "fixtures/queries/code/internal/"))
+        .collect::<Vec<_>>();
+    let rule = "function-on-indexed-column".to_string();
+    // The Go constant's third line (the literal starts on the line after `const … = \``) and
+    // the second of two concatenated Python literals; `tenant_id::uuid` on a uuid column is
+    // the bare column.
+    assert_eq!(found, [("riders.py".to_string(), 8, 20, rule.clone()), ("departures.go".to_string(), 16, 8, rule)]);
+    let go = findings.iter().find(|f| f["file"].as_str().unwrap().ends_with("departures.go")).unwrap();
+    assert!(go["message"].as_str().unwrap().ends_with("(in pgx Query)"), "{go}");
+    let facts: Vec<(&str, &str)> = go["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["value"].as_str().unwrap()))
+        .collect();
+    assert!(facts.contains(&("query", "pgx Query in fixtures/queries/code/internal/store/departures.go")), "{facts:?}");
+    assert!(facts
+        .iter()
+        .any(|(name, sql)| *name == "sql" && sql.starts_with("SELECT trip_id, departure_time FROM stop_times")));
+
+    // Annotations land on the code line.
+    let github = run(&dir, &["lint", "--format", "github"]);
+    assert!(
+        github.contains("::error file=fixtures/queries/code/internal/store/departures.go,line=16,endLine=16,col=8,"),
+        "{github}"
+    );
+    let sarif: Value = serde_json::from_str(&run(&dir, &["lint", "--format", "sarif"])).unwrap();
+    let regions: Vec<(String, u64)> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let location = &r["locations"][0]["physicalLocation"];
+            (
+                location["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                location["region"]["startLine"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(regions.contains(&("fixtures/queries/code/app/riders.py".to_string(), 8)), "{regions:?}");
+
+    // What is built at run time is said, with its line, and raises nothing.
+    let table = run(&dir, &["lint"]);
+    assert!(
+        table.contains(
+            "departures.go: 1 SQL string(s) at database calls are built at run time and were not checked: line 33"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("3 queries in 2 code file(s)"), "{table}");
+}

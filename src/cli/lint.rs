@@ -102,16 +102,16 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         .migrations
         .iter()
         .map(|m| &m.display)
-        .chain(sources.queries.iter().map(|q| &q.query.file))
+        .chain(sources.queries.iter().map(|q| &q.query.file).collect::<BTreeSet<_>>())
         .filter(|display| selected(display))
         .count()
         + downs.len();
     report.notes.insert(
         0,
         format!(
-            "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
+            "Checked {checked} file(s): {} migration(s) replayed, {}.",
             sources.migrations.len(),
-            sources.queries.len()
+            crate::queries::describe_counts(&sources.queries)
         ),
     );
     if args.output.explain {

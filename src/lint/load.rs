@@ -5,7 +5,7 @@ use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policies;
-use crate::queries::{sql_files, sqlc, ParsedQuery, Source};
+use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
 use crate::schema::tools::{DiskTree, Options};
@@ -114,13 +114,13 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
             query_paths.push((path.clone(), Source::QueryFile));
         }
     }
-    let queries = query_paths
+    let mut queries = query_paths
         .into_par_iter()
-        .map(|(path, source)| {
-            let query = sql_files::read(&path, display_path(&path, root), source)?;
-            Ok(ParsedQuery::parse(query))
-        })
+        .map(|(path, source)| sql_files::read(&path, display_path(&path, root), source))
         .collect::<Result<Vec<_>>>()?;
+    let code = code_scan::on_disk(&loaded.code_dirs(), &|path| display_path(path, root))?;
+    queries.extend(code.queries);
+    let queries = queries.into_par_iter().map(ParsedQuery::parse).collect();
 
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
@@ -132,7 +132,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
         under_review: false,
         ..Settings::default()
     };
-    Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))
+    Ok((Sources { schema_dump, migrations, queries, query_notes: code.notes, notices, tool }, settings))
 }
 
 /// The query files of the sqlc configurations `[queries] sqlc` names, or of the one at the

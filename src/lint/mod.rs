@@ -116,6 +116,8 @@ pub struct Sources {
     pub migrations: Vec<MigrationSource>,
     /// What the application runs: query files, sqlc's, SQL in code (see `crate::queries`).
     pub queries: Vec<ParsedQuery>,
+    /// What the query sources could not read exactly, as (file, note): one note per file.
+    pub query_notes: Vec<(String, String)>,
     /// Files the migration tool skips or refuses, and what could not be checked (reported
     /// when their file is selected).
     pub notices: Vec<Finding>,
@@ -333,7 +335,9 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
     rayon::spawn(move || drop(schema));
-    (report(findings, &coverage, settings), snapshots.cache_use)
+    let mut report = report(findings, &coverage, settings);
+    report.notes.extend(sources.query_notes.iter().filter(|(file, _)| selected(file)).map(|(_, note)| note.clone()));
+    (report, snapshots.cache_use)
 }
 
 /// What every rule may read besides the statement and the schema.

@@ -17,6 +17,7 @@
 //! read to the line and column in the file where the query is written.
 
 pub mod code;
+pub mod code_scan;
 mod parsed;
 pub mod sql_files;
 pub mod sqlc;
@@ -74,4 +75,27 @@ impl Query {
             (Source::QueryFile, None) => None,
         }
     }
+}
+
+/// "3 query file(s)", or "2 query file(s), 41 queries in 12 code file(s)": what a run read.
+pub fn describe_counts(queries: &[ParsedQuery]) -> String {
+    let mut files = std::collections::BTreeSet::new();
+    let mut code_files = std::collections::BTreeSet::new();
+    let mut in_code = 0;
+    for q in queries {
+        match q.query.source {
+            Source::Code(_) => {
+                in_code += 1;
+                code_files.insert(q.query.file.as_str());
+            }
+            _ => {
+                files.insert(q.query.file.as_str());
+            }
+        }
+    }
+    let mut out = format!("{} query file(s)", files.len());
+    if in_code > 0 {
+        out.push_str(&format!(", {in_code} queries in {} code file(s)", code_files.len()));
+    }
+    out
 }
