@@ -30,6 +30,9 @@ pub struct Config {
     /// The directories named explicitly, in sluice.toml or on the command line: they must exist.
     #[serde(skip)]
     pub named_dirs: Vec<NamedDir>,
+    /// The files named the same way (`[queries] sqlc`): they must exist too.
+    #[serde(skip)]
+    pub named_files: Vec<NamedDir>,
 }
 
 /// A directory the configuration or the command line names explicitly. It must exist: a typo in
@@ -59,6 +62,7 @@ impl Default for Config {
             freeze: FreezeConfig::default(),
             plan: PlanConfig::default(),
             named_dirs: Vec::new(),
+            named_files: Vec::new(),
         }
     }
 }
@@ -143,11 +147,20 @@ impl Default for MigrationsConfig {
     }
 }
 
+/// Where the application's queries are (see `crate::queries`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueriesConfig {
+    /// Directories of `.sql` query files, any placeholder style.
     #[serde(default = "default_query_dirs")]
     pub dirs: Vec<PathBuf>,
+    /// sqlc configurations (`sqlc.yaml`, `sqlc.yml`, `sqlc.json`): their query paths. Unset: the
+    /// one at the project's root, when there is one; `[]`: none.
+    #[serde(default)]
+    pub sqlc: Option<Vec<PathBuf>>,
+    /// Directories of application code scanned for SQL at known database calls.
+    #[serde(default)]
+    pub code: Vec<PathBuf>,
 }
 
 fn default_query_dirs() -> Vec<PathBuf> {
@@ -156,7 +169,7 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig { dirs: default_query_dirs() }
+        QueriesConfig { dirs: default_query_dirs(), sqlc: None, code: Vec::new() }
     }
 }
 
@@ -236,6 +249,17 @@ impl Loaded {
         self.config.queries.dirs.iter().map(|d| self.resolve(d)).collect()
     }
 
+    /// The sqlc configurations named, resolved; `None` when `[queries] sqlc` is unset (the
+    /// caller looks for one at the root).
+    pub fn sqlc_configs(&self) -> Option<Vec<PathBuf>> {
+        self.config.queries.sqlc.as_ref().map(|files| files.iter().map(|f| self.resolve(f)).collect())
+    }
+
+    /// The application code directories, resolved.
+    pub fn code_dirs(&self) -> Vec<PathBuf> {
+        self.config.queries.code.iter().map(|d| self.resolve(d)).collect()
+    }
+
     pub fn policies_dir(&self) -> PathBuf {
         self.resolve(&self.config.policies.dir)
     }
@@ -244,7 +268,17 @@ impl Loaded {
     /// wrong with a resolved path, `None` when it is a directory). The error names the key, the
     /// path as written and as resolved, and the line of sluice.toml.
     pub fn check_named_dirs(&self, problem: &dyn Fn(&Path) -> Result<Option<&'static str>>) -> Result<()> {
-        for named in &self.config.named_dirs {
+        self.check_named(&self.config.named_dirs, problem)
+    }
+
+    /// [`check_named_dirs`](Self::check_named_dirs) for the files named (`problem` says what is
+    /// wrong with a file).
+    pub fn check_named_files(&self, problem: &dyn Fn(&Path) -> Result<Option<&'static str>>) -> Result<()> {
+        self.check_named(&self.config.named_files, problem)
+    }
+
+    fn check_named(&self, list: &[NamedDir], problem: &dyn Fn(&Path) -> Result<Option<&'static str>>) -> Result<()> {
+        for named in list {
             let resolved = self.resolve(&named.path);
             let Some(what) = problem(&resolved)? else { continue };
             let mut message = format!("{} {}: {what}", named.key, named.path.display());
@@ -260,6 +294,16 @@ impl Loaded {
     }
 }
 
+/// What is wrong with a file on disk, if anything.
+pub fn disk_file_problem(path: &Path) -> Result<Option<&'static str>> {
+    Ok(match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => None,
+        Ok(_) => Some("not a file"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such file"),
+        Err(e) => return Err(Error::io(path, e)),
+    })
+}
+
 /// What is wrong with a directory on disk, if anything.
 pub fn disk_dir_problem(path: &Path) -> Result<Option<&'static str>> {
     Ok(match std::fs::metadata(path) {
@@ -273,20 +317,20 @@ pub fn disk_dir_problem(path: &Path) -> Result<Option<&'static str>> {
 impl Config {
     /// Applies the command-line directories, which replace the configured ones (and must exist too).
     pub fn override_dirs(&mut self, migrations: Option<&PathBuf>, queries: &[PathBuf], policies: Option<&PathBuf>) {
-        let mut replace = |section: &str, flag: &'static str, paths: Vec<PathBuf>| {
-            self.named_dirs.retain(|d| !d.key.starts_with(section));
+        let mut replace = |key: &str, flag: &'static str, paths: Vec<PathBuf>| {
+            self.named_dirs.retain(|d| d.key != key);
             self.named_dirs.extend(paths.into_iter().map(|path| NamedDir { key: flag, path, line: None }));
         };
         if let Some(dir) = migrations {
-            replace("[migrations]", "--migrations", vec![dir.clone()]);
+            replace("[migrations] dir", "--migrations", vec![dir.clone()]);
             self.migrations.dir = dir.clone();
         }
         if !queries.is_empty() {
-            replace("[queries]", "--queries", queries.to_vec());
+            replace("[queries] dirs", "--queries", queries.to_vec());
             self.queries.dirs = queries.to_vec();
         }
         if let Some(dir) = policies {
-            replace("[policies]", "--policies", vec![dir.clone()]);
+            replace("[policies] dir", "--policies", vec![dir.clone()]);
             self.policies.dir = dir.clone();
         }
     }
@@ -307,6 +351,24 @@ struct DirKeys {
 struct DirSection {
     dir: Option<toml::Spanned<PathBuf>>,
     dirs: Option<Vec<toml::Spanned<PathBuf>>>,
+    code: Option<Vec<toml::Spanned<PathBuf>>>,
+    sqlc: Option<Vec<toml::Spanned<PathBuf>>>,
+}
+
+/// The files sluice.toml names (`[queries] sqlc`), with their lines.
+fn named_files(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
+    let keys: DirKeys = parse_toml(path, text)?;
+    Ok(keys
+        .queries
+        .sqlc
+        .into_iter()
+        .flatten()
+        .map(|file| NamedDir {
+            key: "[queries] sqlc",
+            line: Some(line_of_offset(text, file.span().start)),
+            path: file.into_inner(),
+        })
+        .collect())
 }
 
 fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
@@ -319,6 +381,7 @@ fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
     let mut out = Vec::new();
     out.extend(keys.migrations.dir.map(|d| named("[migrations] dir", d)));
     out.extend(keys.queries.dirs.into_iter().flatten().map(|d| named("[queries] dirs", d)));
+    out.extend(keys.queries.code.into_iter().flatten().map(|d| named("[queries] code", d)));
     out.extend(keys.policies.dir.map(|d| named("[policies] dir", d)));
     Ok(out)
 }
@@ -327,6 +390,7 @@ fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
 pub fn parse(path: &Path, text: &str) -> Result<Config> {
     let mut config: Config = parse_toml(path, text)?;
     config.named_dirs = named_dirs(path, text)?;
+    config.named_files = named_files(path, text)?;
     for (id, level) in &config.rules {
         let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
         if crate::rules::find(id).is_none() {

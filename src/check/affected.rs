@@ -25,12 +25,12 @@ pub fn queries(
     if touched.is_empty() {
         return out;
     }
-    for file in sources.queries.iter().filter(|f| !changed.contains(&f.display)) {
+    for query in sources.queries.iter().filter(|q| !changed.contains(&q.query.file)) {
         let read: BTreeSet<String> =
-            file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
+            query.file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
         for table in &read {
             if let Some(by) = touched.get(table) {
-                out.entry(file.display.clone()).or_default().extend(by.iter().cloned());
+                out.entry(query.query.file.clone()).or_default().extend(by.iter().cloned());
             }
         }
     }
@@ -162,7 +162,7 @@ fn touched(ddl: &Ddl, schema: &Schema) -> Vec<Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::SourceFile;
+    use crate::queries::{ParsedQuery, Query, Source};
     use crate::schema::migrations::Migration;
     use std::path::PathBuf;
 
@@ -184,14 +184,14 @@ mod tests {
                  CREATE TABLE sites (id bigint PRIMARY KEY, name text);
                  CREATE INDEX users_email ON users (email);",
             )],
-            queries: vec![
-                SourceFile::parse("q/users.sql", "SELECT id FROM users WHERE email = $1;".into()),
-                SourceFile::parse(
-                    "q/join.sql",
-                    "SELECT s.name FROM sites s WHERE s.id IN (SELECT id FROM public.users);".into(),
-                ),
-                SourceFile::parse("q/sites.sql", "SELECT name FROM sites;".into()),
-            ],
+            queries: [
+                ("q/users.sql", "SELECT id FROM users WHERE email = $1;"),
+                ("q/join.sql", "SELECT s.name FROM sites s WHERE s.id IN (SELECT id FROM public.users);"),
+                ("q/sites.sql", "SELECT name FROM sites;"),
+            ]
+            .into_iter()
+            .map(|(file, sql)| ParsedQuery::parse(Query::whole_file(file, sql, Source::QueryFile)))
+            .collect(),
             ..Sources::default()
         }
     }

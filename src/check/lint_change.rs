@@ -85,6 +85,6 @@ pub(super) fn lint(mut sources: ChangeSources, settings: &Settings, queries: &Qu
         findings.push(finding);
     }
     let checked_queries =
-        queries.changed.iter().filter(|q| sources.sources.queries.iter().any(|f| &f.display == *q)).count();
+        queries.changed.iter().filter(|q| sources.sources.queries.iter().any(|f| &f.query.file == *q)).count();
     Linted { findings, sources, added_migrations, checked_queries }
 }

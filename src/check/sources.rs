@@ -11,6 +11,7 @@ use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
 use crate::git::{self, FileKind, GitTree, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
+use crate::queries::{ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
 use crate::schema::tools::{self, Tree};
@@ -114,7 +115,7 @@ fn read_schema_dump(repo: &Repo, loaded: &Loaded, base: &Side, head: &Side) -> R
 }
 
 /// Every query file on the head side, parsed in parallel.
-fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, changed: &ChangedFiles) -> Result<Vec<SourceFile>> {
+fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, changed: &ChangedFiles) -> Result<Vec<ParsedQuery>> {
     let mut files: BTreeMap<String, String> = BTreeMap::new();
     for dir in loaded.query_dirs() {
         for (path, text) in git::read_files(repo, head, &dir)? {
@@ -123,5 +124,8 @@ fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, changed: &ChangedFile
             }
         }
     }
-    Ok(files.into_par_iter().map(|(path, text)| SourceFile::parse(path, text)).collect())
+    Ok(files
+        .into_par_iter()
+        .map(|(path, text)| ParsedQuery::parse(Query::whole_file(path, text, Source::QueryFile)))
+        .collect())
 }

@@ -85,7 +85,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         .collect();
     let down_displays: HashSet<String> =
         downs.iter().filter_map(|&i| sources.migrations[i].down.as_ref().map(|(display, _)| display.clone())).collect();
-    sources.queries.retain(|q| !down_displays.contains(&q.display));
+    sources.queries.retain(|q| !down_displays.contains(&q.query.file));
     let replayed_only = match &since {
         Some(since) => since::replayed_only(&sources.migrations, since)?,
         None => BTreeSet::new(),
@@ -102,16 +102,16 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         .migrations
         .iter()
         .map(|m| &m.display)
-        .chain(sources.queries.iter().map(|q| &q.display))
+        .chain(sources.queries.iter().map(|q| &q.query.file).collect::<BTreeSet<_>>())
         .filter(|display| selected(display))
         .count()
         + downs.len();
     report.notes.insert(
         0,
         format!(
-            "Checked {checked} file(s): {} migration(s) replayed, {} query file(s).",
+            "Checked {checked} file(s): {} migration(s) replayed, {}.",
             sources.migrations.len(),
-            sources.queries.len()
+            crate::queries::describe_counts(&sources.queries)
         ),
     );
     if args.output.explain {

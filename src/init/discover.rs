@@ -181,7 +181,7 @@ pub fn query_dirs(root: &Path, explicit: &[PathBuf], migrations: &Path) -> Resul
         if nested || candidate.starts_with(migrations) || !absolute.is_dir() {
             continue;
         }
-        let files = migrations::query_files(std::slice::from_ref(&absolute))?;
+        let files = crate::queries::sql_files::list(std::slice::from_ref(&absolute))?;
         let (inside, outside): (Vec<&PathBuf>, Vec<&PathBuf>) =
             files.iter().partition(|f| f.starts_with(root.join(migrations)));
         match (inside.is_empty(), outside.is_empty()) {

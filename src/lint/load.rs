@@ -5,6 +5,7 @@ use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policies;
+use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
 use crate::schema::tools::{DiskTree, Options};
@@ -99,22 +100,27 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
     let tool = describe_tool(&history);
     let (migrations, notices) = sources_of(history);
 
-    let mut query_paths = migrations::query_files(&loaded.query_dirs())?;
+    // sqlc's query files first: listed in a query directory too, they are sqlc's.
+    let mut query_paths: Vec<(PathBuf, Source)> = sqlc_query_files(loaded, root)?;
+    query_paths.extend(sql_files::list(&loaded.query_dirs())?.into_iter().map(|p| (p, Source::QueryFile)));
     // Named files are told apart from the history by a set: `sluice lint migrations/*.sql` names
     // every migration, and comparing each with each was quadratic (6.6 s for 2,500 files).
     let dir = std::path::absolute(&dir).unwrap_or(dir);
-    let mut known: HashSet<PathBuf> = migrations
-        .iter()
-        .map(|m| dir.join(&m.migration.up))
-        .chain(query_paths.iter().cloned())
-        .map(|path| absolute_or_as_is(&path))
-        .collect();
+    let mut known: HashSet<PathBuf> =
+        migrations.iter().map(|m| absolute_or_as_is(&dir.join(&m.migration.up))).collect();
+    query_paths.retain(|(path, _)| known.insert(absolute_or_as_is(path)));
     for path in extra {
         if path.extension().is_some_and(|e| e == "sql") && known.insert(absolute_or_as_is(path)) {
-            query_paths.push(path.clone());
+            query_paths.push((path.clone(), Source::QueryFile));
         }
     }
-    let queries = query_paths.par_iter().map(|p| read(p, root)).collect::<Result<Vec<_>>>()?;
+    let mut queries = query_paths
+        .into_par_iter()
+        .map(|(path, source)| sql_files::read(&path, display_path(&path, root), source))
+        .collect::<Result<Vec<_>>>()?;
+    let code = code_scan::on_disk(&loaded.code_dirs(), &|path| display_path(path, root))?;
+    queries.extend(code.queries);
+    let queries = queries.into_par_iter().map(ParsedQuery::parse).collect();
 
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
@@ -126,7 +132,21 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
         under_review: false,
         ..Settings::default()
     };
-    Ok((Sources { schema_dump, migrations, queries, notices, tool }, settings))
+    Ok((Sources { schema_dump, migrations, queries, query_notes: code.notes, notices, tool }, settings))
+}
+
+/// The query files of the sqlc configurations `[queries] sqlc` names, or of the one at the
+/// project's root when it names none.
+fn sqlc_query_files(loaded: &Loaded, root: &Path) -> Result<Vec<(PathBuf, Source)>> {
+    loaded.check_named_files(&crate::config::disk_file_problem)?;
+    let configs = loaded.sqlc_configs().unwrap_or_else(|| sqlc::find_in(&loaded.root).into_iter().collect());
+    let mut out = Vec::new();
+    for config in configs {
+        let parsed = sqlc::parse(&config, &read_text(&config)?)?;
+        let source = Source::Sqlc { config: display_path(&config, root) };
+        out.extend(sqlc::files_on_disk(&config, &parsed.queries)?.into_iter().map(|file| (file, source.clone())));
+    }
+    Ok(out)
 }
 
 fn absolute_or_as_is(path: &Path) -> PathBuf {

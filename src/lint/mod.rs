@@ -10,6 +10,7 @@ mod suppress;
 use crate::config::RuleLevel;
 use crate::finding::{Finding, Report};
 use crate::policy::Policies;
+use crate::queries::ParsedQuery;
 use crate::rules::{
     self, constraint_without_rollback, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction,
     SourceFile,
@@ -113,7 +114,10 @@ impl MigrationSource {
 pub struct Sources {
     pub schema_dump: Option<SourceFile>,
     pub migrations: Vec<MigrationSource>,
-    pub queries: Vec<SourceFile>,
+    /// What the application runs: query files, sqlc's, SQL in code (see `crate::queries`).
+    pub queries: Vec<ParsedQuery>,
+    /// What the query sources could not read exactly, as (file, note): one note per file.
+    pub query_notes: Vec<(String, String)>,
     /// Files the migration tool skips or refuses, and what could not be checked (reported
     /// when their file is selected).
     pub notices: Vec<Finding>,
@@ -331,7 +335,9 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
     rayon::spawn(move || drop(schema));
-    (report(findings, &coverage, settings), snapshots.cache_use)
+    let mut report = report(findings, &coverage, settings);
+    report.notes.extend(sources.query_notes.iter().filter(|(file, _)| selected(file)).map(|(_, note)| note.clone()));
+    (report, snapshots.cache_use)
 }
 
 /// What every rule may read besides the statement and the schema.
@@ -578,19 +584,27 @@ impl MigrationReplay<'_> {
     }
 }
 
-/// Query files, checked in parallel against the final schema.
-fn check_queries(queries: &[SourceFile], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
+/// The application's queries, checked in parallel against the final schema. Rules and
+/// directives see the SQL with its parameters written `$n`; what they find is then moved to
+/// where the query is written (its file, line and column, the query's name or call).
+fn check_queries(queries: &[ParsedQuery], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
     queries
         .par_iter()
-        .filter(|file| selected(&file.display))
-        .flat_map_iter(|file| {
+        .filter(|query| selected(&query.query.file))
+        .flat_map_iter(|query| {
+            let file = &query.file;
             let mut out = Vec::new();
             for statement in &file.parsed.statements {
                 check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
             }
             let mut out = suppress::apply(file, out);
             out.extend(unread_text::findings(file));
-            out
+            out.into_iter()
+                .map(|finding| {
+                    let statement = query.statement_at(finding.line);
+                    query.locate(finding, statement)
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }

@@ -106,7 +106,7 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
     for path in query_paths {
         let Some(relative) = repo.relative(path) else {
             // Shared queries kept outside the repository are the same on both sides.
-            for file in migrations::query_files(std::slice::from_ref(path))?
+            for file in crate::queries::sql_files::list(std::slice::from_ref(path))?
                 .into_iter()
                 .chain(Some(path.clone()).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "sql")))
             {

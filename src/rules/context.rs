@@ -38,8 +38,8 @@ impl SourceFile {
 pub struct Facts<'a> {
     pub postgres_version: u32,
     pub policies: &'a Policies,
-    /// Every query file, parsed: the queries the application runs.
-    pub queries: &'a [SourceFile],
+    /// The queries the application runs (query files, sqlc's, SQL in code), parsed.
+    pub queries: &'a [crate::queries::ParsedQuery],
     /// Checking a change under review (`sluice check`) rather than a whole project.
     pub under_review: bool,
 }

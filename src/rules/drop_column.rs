@@ -41,13 +41,15 @@ pub fn mentions(cx: &Context, column: &str) -> Vec<String> {
         .queries
         .iter()
         .filter(|q| {
-            let text = q.parsed.text.to_lowercase();
+            let text = q.file.parsed.text.to_lowercase();
             text.match_indices(column).any(|(i, _)| {
                 !text[..i].chars().next_back().is_some_and(is_word)
                     && !text[i + column.len()..].chars().next().is_some_and(is_word)
             })
         })
-        .map(|q| q.display.clone())
+        .map(|q| q.query.file.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 

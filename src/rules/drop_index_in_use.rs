@@ -3,7 +3,7 @@ use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::schema::Index;
 use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
-use crate::sql::query::predicate_uses;
+use crate::sql::query::{canonical_expression, predicate_uses};
 
 pub struct DropIndexInUse;
 
@@ -78,15 +78,19 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
         u.table == table
             && match leading {
                 IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,
-                IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| &w.expression == e),
+                IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| {
+                    canonical_expression(&w.expression, table, cx.schema) == canonical_expression(e, table, cx.schema)
+                }),
             }
     };
     let mut out = Vec::new();
-    for file in cx.facts.queries {
-        for statement in &file.parsed.statements {
+    for query in cx.facts.queries {
+        for statement in &query.file.parsed.statements {
             let Some(ast) = &statement.ast else { continue };
             if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
-                out.push(User { place: format!("{}:{}", file.display, u.position.line), what: "query".into() });
+                let line = query.host_line(u.position.line, u.position.column);
+                let what = query.describe(statement).unwrap_or_else(|| "query".into());
+                out.push(User { place: format!("{}:{line}", query.query.file), what });
             }
         }
     }

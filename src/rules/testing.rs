@@ -36,7 +36,8 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
     let mut sources = Sources::default();
     for (name, sql) in files {
         if name.starts_with("queries/") {
-            sources.queries.push(SourceFile::parse(*name, sql.to_string()));
+            let query = crate::queries::Query::whole_file(*name, *sql, crate::queries::Source::QueryFile);
+            sources.queries.push(crate::queries::ParsedQuery::parse(query));
         } else {
             let version = format!("{:03}", sources.migrations.len() + 1);
             let down =

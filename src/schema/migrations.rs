@@ -106,23 +106,6 @@ pub fn deployed_statements(loaded: &Loaded) -> script::Deployed {
     script::deployed_statements(&loaded.text, &loaded.script)
 }
 
-/// Every `.sql` file under the query directories that exist, sorted.
-pub fn query_files(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        let walker = ignore::WalkBuilder::new(dir).hidden(true).git_ignore(true).build();
-        for entry in walker {
-            let entry = entry.map_err(|e| crate::error::Error::Other(format!("{}: {e}", dir.display())))?;
-            if entry.file_type().is_some_and(|t| t.is_file()) && entry.path().extension().is_some_and(|e| e == "sql") {
-                files.push(entry.into_path());
-            }
-        }
-    }
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

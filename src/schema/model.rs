@@ -331,6 +331,10 @@ impl Catalog for Schema {
     fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|t| t.column(column).is_some())
     }
+
+    fn column_type(&self, table: &str, column: &str) -> Option<&str> {
+        self.tables.get(table)?.column(column).map(|c| c.data_type.as_str())
+    }
 }
 
 #[cfg(test)]

@@ -164,9 +164,23 @@ fn figure_colname(expr: &Expr) -> Option<(String, u8)> {
 
 /// The last part of a type's internal name, as a cast's fallback column name uses it.
 fn type_name(data_type: &DataType) -> String {
-    let written = data_type.to_string().to_ascii_lowercase();
-    let base = written.split(['(', '[']).next().unwrap_or("").trim();
-    let internal = match base {
+    type_parts(&data_type.to_string()).0
+}
+
+/// A type as written (`character varying(20)`, `INT`, `timestamp(3) with time zone`) → its
+/// internal name and its modifiers and array brackets as written: (`varchar`, `(20)`).
+pub fn type_parts(written: &str) -> (String, String) {
+    let written = written.trim().to_ascii_lowercase();
+    let cut = written.find(['(', '[']).unwrap_or(written.len());
+    let (base, rest) = written.split_at(cut);
+    // `timestamp(3) with time zone`: the modifier sits inside the name.
+    let (base, modifier) = match rest.find(')') {
+        Some(close) if rest.starts_with('(') && rest[close + 1..].trim_start().starts_with("with") => {
+            (format!("{} {}", base.trim(), rest[close + 1..].trim()), rest[..=close].to_string())
+        }
+        _ => (base.trim().to_string(), rest.trim().to_string()),
+    };
+    let internal = match base.as_str() {
         "int" | "integer" | "int4" => "int4",
         "bigint" | "int8" => "int8",
         "smallint" | "int2" => "int2",
@@ -182,7 +196,7 @@ fn type_name(data_type: &DataType) -> String {
         "time without time zone" | "time" => "time",
         other => other.rsplit('.').next().unwrap_or(other).trim_matches('"'),
     };
-    internal.to_string()
+    (internal.to_string(), modifier)
 }
 
 /// `public.Users` → `users`; `audit.Log` → `audit.log`.

@@ -12,6 +12,62 @@ use sqlparser::ast::{
 /// Answers what the schema knows, so this module does not depend on it.
 pub trait Catalog {
     fn has_column(&self, table: &str, column: &str) -> bool;
+    /// The column's type as declared (`character varying(100)`), when known.
+    fn column_type(&self, table: &str, column: &str) -> Option<&str>;
+}
+
+/// Whether casting a column of `column_type` to `target` leaves it what an index on it
+/// holds, as PostgreSQL plans it (verified on PostgreSQL 15): a cast to the column's own type
+/// (`"tenantId"::uuid` on a uuid column, `name::varchar` on varchar(100)) is dropped, and
+/// `varchar` ↔ `text` is a binary-coercible relabelling that keeps the index's `text_ops`
+/// (`upper((name)::text)` is how pg_dump writes `upper(name)` on a varchar column). A cast
+/// that changes the length (`varchar(50)` on varchar(100)), to `char`, or to another type
+/// (`id::int` on bigint, `uuid::text`) computes a new value: the index cannot serve it.
+pub fn is_transparent_cast(column_type: &str, target: &ast::DataType) -> bool {
+    let (column, column_modifier) = names::type_parts(column_type);
+    let written = target.to_string();
+    let (target, mut target_modifier) = names::type_parts(&written);
+    // `char` alone is char(1) in a cast.
+    if target == "bpchar" && target_modifier.is_empty() && !written.trim().eq_ignore_ascii_case("bpchar") {
+        target_modifier = "(1)".into();
+    }
+    let same_modifier = target_modifier.is_empty() || target_modifier == column_modifier;
+    let arrays = column_modifier.contains('[') || target_modifier.contains('[');
+    if target == column {
+        return same_modifier;
+    }
+    let text_family = |t: &str| t == "text" || t == "varchar";
+    !arrays && target_modifier.is_empty() && text_family(&column) && text_family(&target)
+}
+
+/// `expression` (normalized text, as [`names::expression`] writes it; its columns are
+/// `table`'s) with the casts PostgreSQL makes invisible dropped (see
+/// [`is_transparent_cast`]): the form in which an index expression and a query's compare
+/// equal when PostgreSQL's would (`upper(name::text)` and `upper(name)` on varchar).
+pub fn canonical_expression(expression: &str, table: &str, catalog: &dyn Catalog) -> String {
+    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(expression)
+        .and_then(|mut p| p.parse_expr());
+    let Ok(mut expr) = parsed else { return expression.to_string() };
+    let mut changed = false;
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        if let Expr::Cast { kind: ast::CastKind::Cast | ast::CastKind::DoubleColon, expr: inner, data_type, .. } = e {
+            let column = column_parts(strip(inner)).and_then(|parts| parts.last().cloned());
+            let transparent = column
+                .and_then(|c| catalog.column_type(table, &c))
+                .is_some_and(|column_type| is_transparent_cast(column_type, data_type));
+            if transparent {
+                *e = strip(inner).clone();
+                changed = true;
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    if changed {
+        names::expression(&expr)
+    } else {
+        expression.to_string()
+    }
 }
 
 /// How a column is hidden from an index.
@@ -232,6 +288,10 @@ impl Walker<'_> {
         match statement {
             ast::Statement::Query(q) => self.query(q, &root),
             ast::Statement::CreateView(v) => self.query(&v.query, &root),
+            // What runs is the statement inside.
+            ast::Statement::Prepare { statement, .. } | ast::Statement::Explain { statement, .. } => {
+                self.statement(statement)
+            }
             ast::Statement::Insert(i) => {
                 if let Some(source) = &i.source {
                     self.query(source, &root)
@@ -418,7 +478,7 @@ impl Walker<'_> {
     }
 
     fn side(&mut self, side: &Expr, scope: &Scope) {
-        let side = strip(side);
+        let side = self.without_transparent_casts(strip(side), scope);
         if let Expr::Tuple(items) = side {
             for item in items {
                 self.side(item, scope);
@@ -455,6 +515,22 @@ impl Walker<'_> {
     }
 }
 
+impl Walker<'_> {
+    /// A column under casts that leave it as it is (see [`is_transparent_cast`]): the column.
+    fn without_transparent_casts<'e>(&self, mut side: &'e Expr, scope: &Scope) -> &'e Expr {
+        while let Expr::Cast { kind: ast::CastKind::Cast | ast::CastKind::DoubleColon, expr, data_type, .. } = side {
+            let inner = strip(expr);
+            let Some(parts) = column_parts(inner) else { break };
+            let column_type = scope.resolve(&parts, self.catalog).and_then(|(t, c)| self.catalog.column_type(&t, &c));
+            if !column_type.is_some_and(|column_type| is_transparent_cast(column_type, data_type)) {
+                break;
+            }
+            side = inner;
+        }
+        side
+    }
+}
+
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
@@ -484,6 +560,15 @@ mod tests {
     impl Catalog for Tables {
         fn has_column(&self, table: &str, column: &str) -> bool {
             self.0.iter().any(|(t, cols)| *t == table && cols.contains(&column))
+        }
+
+        fn column_type(&self, table: &str, column: &str) -> Option<&str> {
+            self.has_column(table, column).then_some(match column {
+                "email" => "text",
+                "id" | "route_id" => "bigint",
+                "created_at" => "timestamptz",
+                _ => "text",
+            })
         }
     }
 
@@ -519,11 +604,70 @@ mod tests {
     #[test]
     fn resolves_in_ctes_subqueries_updates_and_deletes() {
         assert_eq!(wrapped("WITH x AS (SELECT id FROM users WHERE lower(email) = $1) SELECT * FROM x").len(), 1);
-        assert_eq!(wrapped("SELECT 1 FROM trips WHERE id IN (SELECT id FROM users WHERE email::text = $1)").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM trips WHERE id IN (SELECT id FROM users WHERE email::citext = $1)").len(), 1);
         assert_eq!(wrapped("UPDATE users SET email = 'x' WHERE created_at::date = $1").len(), 1);
         assert_eq!(wrapped("DELETE FROM users u WHERE u.created_at AT TIME ZONE 'UTC' < $1").len(), 1);
         assert_eq!(wrapped("SELECT 1 FROM users WHERE email COLLATE \"C\" = $1").len(), 1);
         assert_eq!(wrapped("SELECT 1 FROM users WHERE id + 1 = $1").len(), 1);
+    }
+
+    #[test]
+    fn a_cast_that_leaves_the_column_as_it_is_does_not_wrap_it() {
+        // PostgreSQL 15 plans each of these as the bare column (an Index Scan on its index).
+        assert!(
+            wrapped("SELECT 1 FROM users WHERE id::bigint = $1 AND CAST(created_at AS timestamptz) > $2").is_empty()
+        );
+        assert!(wrapped("SELECT 1 FROM users WHERE email::text = $1 AND email::varchar = $2").is_empty());
+        // These compute a new value: a Seq Scan.
+        assert_eq!(wrapped("SELECT 1 FROM users WHERE id::int = $1").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM users WHERE email::varchar(20) = $1").len(), 1);
+        assert_eq!(wrapped("SELECT 1 FROM users WHERE created_at::date = $1").len(), 1);
+    }
+
+    #[test]
+    fn casts_follow_postgresql() {
+        let cast = |column: &str, target: &str| {
+            let expr = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+                .try_with_sql(&format!("x::{target}"))
+                .unwrap()
+                .parse_expr()
+                .unwrap();
+            let Expr::Cast { data_type, .. } = expr else { panic!("{target}") };
+            is_transparent_cast(column, &data_type)
+        };
+        assert!(cast("uuid", "uuid") && cast("character varying(100)", "text") && cast("text", "varchar"));
+        assert!(cast("varchar(100)", "character varying(100)") && cast("varchar(100)", "varchar"));
+        assert!(
+            cast("character(8)", "bpchar") && cast("bigint", "int8") && cast("timestamptz", "timestamp with time zone")
+        );
+        assert!(!cast("varchar(100)", "varchar(50)") && !cast("character(8)", "char") && !cast("character(8)", "text"));
+        assert!(!cast("bigint", "int") && !cast("uuid", "text") && !cast("timestamptz", "date"));
+        assert!(!cast("text", "text[]") && !cast("timestamp(3)", "timestamp(6)"));
+    }
+
+    #[test]
+    fn canonical_expressions_drop_what_postgresql_drops() {
+        struct Varchar;
+        impl Catalog for Varchar {
+            fn has_column(&self, _: &str, column: &str) -> bool {
+                column == "name"
+            }
+            fn column_type(&self, _: &str, column: &str) -> Option<&str> {
+                (column == "name").then_some("character varying(100)")
+            }
+        }
+        let canonical = |e: &str| canonical_expression(e, "users", &Varchar);
+        assert_eq!(canonical("upper(name::text)"), "upper(name)");
+        assert_eq!(canonical("upper(name)"), "upper(name)");
+        assert_eq!(canonical("lower(name::varchar(10))"), "lower(name::varchar(10))");
+        assert_eq!(canonical("lower(other::text)"), "lower(other::text)");
+    }
+
+    #[test]
+    fn looks_inside_prepare_and_explain() {
+        assert_eq!(wrapped("PREPARE q AS SELECT 1 FROM users WHERE lower(email) = $1").len(), 1);
+        assert_eq!(wrapped("EXPLAIN SELECT 1 FROM users WHERE lower(email) = $1").len(), 1);
+        assert_eq!(wrapped("EXPLAIN (ANALYZE, BUFFERS) DELETE FROM users WHERE created_at::date = $1").len(), 1);
     }
 
     #[test]

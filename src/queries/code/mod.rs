@@ -6,6 +6,110 @@
 //! What cannot be read exactly (identifiers interpolated with `format!`, `fmt.Sprintf`,
 //! f-strings, builders appending clauses) is returned as [`Unreadable`], never guessed at:
 //! the engine reports it in one note per file and raises no finding on it.
+//!
+//! [`extract`] reads one file; [`language_of`] says which files it reads. Every extractor is
+//! given the whole text and returns what it found in it; none reads another file (a Go constant
+//! of another file of the package is reported as not read, never guessed).
+
+mod go;
+mod java;
+mod kotlin;
+// mod mybatis;
+mod python;
+mod rust;
+mod sql_like;
+// mod sqlx_offline;
+mod syntax;
+#[cfg(test)]
+mod testing;
+mod typescript;
+
+pub use sql_like::looks_like_sql;
+
+use crate::error::Result;
+use std::path::Path;
+
+/// The host languages and formats SQL is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    Go,
+    Rust,
+    Java,
+    Kotlin,
+    TypeScript,
+    /// TypeScript with JSX (`.tsx`): its own grammar.
+    Tsx,
+    /// JavaScript, JSX included.
+    JavaScript,
+    Python,
+    /// A MyBatis XML mapper (any `.xml` file whose root element is `<mapper>`).
+    MyBatis,
+    /// sqlx's offline data: `.sqlx/query-*.json` (sqlx 0.7 on) or `sqlx-data.json` (before).
+    SqlxOffline,
+}
+
+impl Language {
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Go => "Go",
+            Language::Rust => "Rust",
+            Language::Java => "Java",
+            Language::Kotlin => "Kotlin",
+            Language::TypeScript => "TypeScript",
+            Language::Tsx => "TSX",
+            Language::JavaScript => "JavaScript",
+            Language::Python => "Python",
+            Language::MyBatis => "MyBatis XML",
+            Language::SqlxOffline => "sqlx offline data",
+        }
+    }
+}
+
+/// The language of a file by its name, for the files Sluice reads SQL from. An `.xml` file is a
+/// candidate mapper: [`extract`] returns nothing for XML that is not one. Declaration files
+/// (`.d.ts`) and minified scripts hold no queries.
+pub fn language_of(path: &Path) -> Option<Language> {
+    let name = path.file_name()?.to_str()?;
+    let in_sqlx_dir = path.parent().and_then(Path::file_name).is_some_and(|dir| dir == ".sqlx");
+    if (in_sqlx_dir && name.starts_with("query-") && name.ends_with(".json")) || name == "sqlx-data.json" {
+        return Some(Language::SqlxOffline);
+    }
+    if name.ends_with(".d.ts") || name.ends_with(".min.js") {
+        return None;
+    }
+    let extension = name.rsplit_once('.')?.1;
+    Some(match extension {
+        "go" => Language::Go,
+        "rs" => Language::Rust,
+        "java" => Language::Java,
+        "kt" | "kts" => Language::Kotlin,
+        "ts" | "mts" | "cts" => Language::TypeScript,
+        "tsx" => Language::Tsx,
+        "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+        "py" => Language::Python,
+        "xml" => Language::MyBatis,
+        _ => return None,
+    })
+}
+
+/// The SQL at known database calls in `text`, the content of `path` (whose name picks the
+/// language; a file of no language Sluice reads yields nothing). Errors only for a mapper or
+/// an offline-data file that is not well-formed: a source file the grammar cannot fully read
+/// yields what it could and one note per unreadable region that holds SQL.
+pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
+    let Some(language) = language_of(path) else {
+        return Ok(Extraction::default());
+    };
+    Ok(match language {
+        Language::Go => go::extract(text),
+        Language::Rust => rust::extract(text),
+        Language::Java => java::extract(text),
+        Language::Kotlin => kotlin::extract(text),
+        Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text),
+        Language::Python => python::extract(text),
+        _ => todo!(),
+    })
+}
 
 /// What one host file yielded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +143,12 @@ pub struct HostPosition {
     pub column: usize,
 }
 
+impl Extraction {
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty() && self.unreadable.is_empty() && self.skipped.is_empty()
+    }
+}
+
 /// The host positions of a query's text: a list of runs, each a range of the SQL whose bytes
 /// stand one for one on the host's text from `start` on (a literal's text between escapes).
 /// A byte outside every run (an escape's result, a joined `+`) takes the position of the run
@@ -60,6 +170,11 @@ impl SourceMap {
     pub fn push(&mut self, sql_start: usize, start: HostPosition) {
         debug_assert!(self.runs.last().is_none_or(|r| r.sql_start <= sql_start));
         self.runs.push(Run { sql_start, start });
+    }
+
+    /// The host position of the query's first byte.
+    pub fn start(&self) -> HostPosition {
+        self.runs.first().map_or(HostPosition { line: 1, column: 1 }, |run| run.start)
     }
 
     /// The host position of byte `offset` of `sql` (the text the map was built for).

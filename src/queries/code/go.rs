@@ -1,0 +1,264 @@
+//! Go: the SQL passed to database/sql, pgx and sqlx calls.
+//!
+//! Methods (on any receiver; see [`super::sql_like`] for how a non-database `Get` or `Query` is
+//! told apart): `Query`, `QueryRow`, `Exec`, `Prepare` and their `Context` forms (database/sql,
+//! sqlx; pgx's take the context first without the suffix), sqlx's `Get`, `Select`, `NamedExec`,
+//! `NamedQuery`, `MustExec`, `Queryx`, `QueryRowx` and their `Context` forms, scany's
+//! `pgxscan.Get`/`Select(ctx, db, &dst, sql)`, and pgx's `Batch.Queue`.
+//!
+//! The SQL argument is read when it is a string literal (interpreted or raw), a `+` of them, or
+//! a name with a single definition in the file (a package-level or local `const`, a `var` or
+//! `:=` never assigned again) whose value is one of these. `fmt.Sprintf` and names changed at
+//! run time are reported as unreadable when a literal part of them looks like SQL. A constant
+//! of another file of the package is not read (each file is read on its own).
+
+use super::syntax::{
+    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
+    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+};
+use super::Extraction;
+use tree_sitter::Node;
+
+/// Method names whose SQL argument is read, with where it stands.
+fn sql_argument(method: &str, arguments: &[Node], context_first: bool) -> Option<usize> {
+    Some(match method {
+        "Query" | "QueryRow" | "Exec" | "Prepare" => usize::from(context_first && arguments.len() > 1),
+        "QueryContext" | "QueryRowContext" | "ExecContext" | "PrepareContext" => 1,
+        "Queryx" | "QueryRowx" | "MustExec" | "NamedExec" | "NamedQuery" | "Preparex" | "PrepareNamed" => 0,
+        "QueryxContext"
+        | "QueryRowxContext"
+        | "MustExecContext"
+        | "NamedExecContext"
+        | "NamedQueryContext"
+        | "PreparexContext"
+        | "PrepareNamedContext" => 1,
+        // sqlx's `Get(&dest, sql, …)`; scany's `pgxscan.Get(ctx, db, &dest, sql, …)`.
+        "Get" | "Select" if context_first => 3,
+        "Get" | "Select" => 1,
+        "GetContext" | "SelectContext" => 2,
+        "Queue" => 0,
+        _ => return None,
+    })
+}
+
+const STRINGS: [&str; 2] = ["interpreted_string_literal", "raw_string_literal"];
+
+fn is_scope(kind: &str) -> bool {
+    matches!(kind, "source_file" | "function_declaration" | "method_declaration" | "func_literal")
+}
+
+pub fn extract(text: &str) -> Extraction {
+    let mut out = Extraction::default();
+    if !["Query", "Exec", "Get", "Select", "Queue", "Prepare"].iter().any(|m| text.contains(m)) {
+        return out;
+    }
+    let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
+    let host = Host::new(text);
+    let root = tree.root_node();
+    let file = GoFile { host: &host, names: names(root, &host), libraries: libraries(root, &host) };
+    walk(root, |node| {
+        if node.kind() == "call_expression" {
+            file.call(node, &mut out);
+        }
+    });
+    syntax_errors(root, &host, "Go", &STRINGS, &mut out);
+    out
+}
+
+struct GoFile<'a, 't> {
+    host: &'a Host<'a>,
+    names: Names<'t>,
+    libraries: Vec<&'static str>,
+}
+
+impl<'t> GoFile<'_, 't> {
+    fn call(&self, call: Node<'t>, out: &mut Extraction) {
+        let Some(function) = call.child_by_field_name("function").filter(|f| f.kind() == "selector_expression") else {
+            return;
+        };
+        let Some(method) = function.child_by_field_name("field").map(|f| self.host.text_of(f)) else { return };
+        let Some(list) = call.child_by_field_name("arguments") else { return };
+        let args = arguments(list);
+        let context_first = args.first().is_some_and(|first| {
+            let text = self.host.text_of(*first).to_ascii_lowercase();
+            text.contains("ctx") || text.contains("context")
+        });
+        let Some(index) = sql_argument(method, &args, context_first) else { return };
+        let Some(&argument) = args.get(index) else { return };
+        let value = self.eval(argument, 0);
+        let source = format!("{} {method}", self.library(method, context_first));
+        record(out, self.host, source, value, Certainty::IfSqlLike);
+    }
+
+    /// The library a call belongs to: pgx's methods take the context first without a `Context`
+    /// suffix, sqlx adds its own, and the file's imports decide the rest.
+    fn library(&self, method: &str, context_first: bool) -> &'static str {
+        let has = |library| self.libraries.contains(&library);
+        let plain = matches!(method, "Query" | "QueryRow" | "Exec" | "Prepare");
+        match method {
+            "Queue" => "pgx",
+            "Get" | "Select" if context_first => "scany",
+            _ if plain && context_first => "pgx",
+            _ if has("sqlx") => "sqlx",
+            _ if has("database/sql") => "database/sql",
+            _ if has("pgx") => "pgx",
+            _ => "Go",
+        }
+    }
+
+    fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
+        match node.kind() {
+            "interpreted_string_literal" => {
+                let mut text = SqlText::default();
+                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
+                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), go_escape);
+                Eval::Text(text)
+            }
+            "raw_string_literal" => {
+                // Carriage returns are dropped from raw strings (the Go specification, "String literals").
+                let mut text = SqlText::default();
+                let (start, end) =
+                    (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
+                let mut at = start;
+                for (i, _) in self.host.text[start..end].match_indices('\r') {
+                    text.verbatim(self.host, at, start + i);
+                    at = start + i + 1;
+                }
+                text.verbatim(self.host, at, end);
+                Eval::Text(text)
+            }
+            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                concat([operand("left"), operand("right")])
+            }
+            "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
+            "identifier" => {
+                let name = self.host.text_of(node);
+                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+            }
+            "call_expression" => {
+                let function = node.child_by_field_name("function").map_or("", |f| self.host.text_of(f));
+                let first = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied());
+                let sql_like = first.is_some_and(|f| self.eval(f, depth + 1).sql_like());
+                Eval::runtime(node.start_byte(), format!("built at run time with {function}"), sql_like)
+            }
+            "selector_expression" => Eval::runtime(
+                node.start_byte(),
+                format!("`{}` is defined in another package", self.host.text_of(node)),
+                false,
+            ),
+            _ => Eval::NotText,
+        }
+    }
+}
+
+/// Go's escapes: the C-like ones, octal bytes (`\101`) and no line continuation.
+fn go_escape(escape: &str) -> Escape {
+    let body = &escape[1..];
+    if body.len() == 3 && body.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return u8::from_str_radix(body, 8)
+            .ok()
+            .filter(u8::is_ascii)
+            .map_or(Escape::Unknown, |b| Escape::Char(b as char));
+    }
+    match c_like_escape(escape) {
+        Escape::LineContinuation { .. } => Escape::Unknown,
+        other => other,
+    }
+}
+
+/// Package-level and local `const`, `var` and `:=` definitions; assignments are changes.
+fn names<'t>(root: Node<'t>, host: &Host<'t>) -> Names<'t> {
+    let mut names = Names::default();
+    walk(root, |node| match node.kind() {
+        "const_spec" | "var_spec" => {
+            let Some(scope) = scope_of(node, is_scope) else { return };
+            let mut cursor = node.walk();
+            let declared: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
+            let values = node.child_by_field_name("value").map(arguments).unwrap_or_default();
+            for (name, value) in declared.iter().zip(values) {
+                names.define(scope, host.text_of(*name), value);
+            }
+        }
+        "short_var_declaration" | "assignment_statement" => {
+            let Some(scope) = scope_of(node, is_scope) else { return };
+            let left = node.child_by_field_name("left").map(arguments).unwrap_or_default();
+            let right = node.child_by_field_name("right").map(arguments).unwrap_or_default();
+            let defines = node.kind() == "short_var_declaration";
+            for (i, name) in left.iter().enumerate().filter(|(_, n)| n.kind() == "identifier") {
+                match right.get(i).filter(|_| defines && left.len() == right.len()) {
+                    Some(value) => names.define(scope, host.text_of(*name), *value),
+                    None => names.change(scope, host.text_of(*name), *name),
+                }
+            }
+        }
+        _ => {}
+    });
+    names
+}
+
+/// The database libraries the file imports.
+fn libraries(root: Node, host: &Host) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    walk(root, |node| {
+        if node.kind() == "import_spec" {
+            let path = node.child_by_field_name("path").map_or("", |p| host.text_of(p)).trim_matches('"');
+            let library = match path {
+                "database/sql" => Some("database/sql"),
+                p if p.starts_with("github.com/jackc/pgx") => Some("pgx"),
+                p if p.starts_with("github.com/jmoiron/sqlx") => Some("sqlx"),
+                _ => None,
+            };
+            if let Some(library) = library.filter(|l| !found.contains(l)) {
+                found.push(library);
+            }
+        }
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{assert_query, unreadable_lines};
+    use super::extract;
+
+    const FIXTURE: &str = include_str!("../../../fixtures/queries/go/store.go");
+
+    #[test]
+    fn literals_constants_and_concatenations_at_database_calls() {
+        let found = extract(FIXTURE);
+        assert_query(&found, FIXTURE, "pgx QueryRow", "SELECT id, name FROM users WHERE id = $1", (12, 19));
+        assert_query(&found, FIXTURE, "pgx Exec", "UPDATE users SET name = $1 WHERE id = $2", (14, 21));
+        assert_query(
+            &found,
+            FIXTURE,
+            "pgx Query",
+            "SELECT id, total\n\t  FROM orders\n\t WHERE user_id = $1\n\t   AND total > 100",
+            (33, 28),
+        );
+        assert_query(&found, FIXTURE, "pgx Queue", "DELETE FROM sessions WHERE user_id = $1", (41, 15));
+        assert_query(&found, FIXTURE, "sqlx Get", "SELECT count(*) FROM \"orders\"\nWHERE user_id = $1", (46, 22));
+        assert_query(&found, FIXTURE, "sqlx NamedExec", "INSERT INTO audit (who, what) VALUES (:who, :what)", (52, 28));
+    }
+
+    #[test]
+    fn what_is_built_at_run_time_is_unreadable_and_other_calls_are_not_sql() {
+        let found = extract(FIXTURE);
+        assert_eq!(
+            unreadable_lines(&found),
+            vec![
+                (57, "built at run time with fmt.Sprintf".into()),
+                (66, "`q` is changed at run time (line 64)".into())
+            ]
+        );
+        // gin's c.Query("page") and cache.Get(key) are not database calls.
+        assert!(found.queries.iter().all(|q| q.sql != "page"));
+        assert_eq!(found.queries.len(), 6);
+    }
+
+    #[test]
+    fn a_file_without_database_calls_is_not_parsed() {
+        assert!(extract("package main\nfunc main() { println(\"SELECT 1\") }\n").is_empty());
+    }
+}

@@ -1,0 +1,188 @@
+//! The query rules against PostgreSQL 15's own plans (an ephemeral server Sluice starts): for
+//! each query, what Sluice says (`function-on-indexed-column`, `drop-index-in-use`) and whether
+//! PostgreSQL can search the index for the predicate. The planner is asked with sequential
+//! scans disabled, so an index it can use for a predicate shows in an `Index Cond`; one it
+//! cannot use leaves the predicate in a `Filter` (or a Seq Scan).
+
+mod plan_support;
+
+use plan_support::require_postgres;
+use sluice::finding::{Finding, Severity};
+use sluice::lint::{lint, MigrationSource, Settings, Sources};
+use sluice::plan::server::{Server, ServerOptions};
+use sluice::queries::{ParsedQuery, Query, Source};
+use sluice::schema::migrations::Migration;
+use std::path::PathBuf;
+
+/// How pg_dump (and Rails' schema.rb) write an expression index on a varchar column:
+/// `upper((name)::text)`.
+const SCHEMA: &str = "
+CREATE TABLE users (id bigint PRIMARY KEY, name varchar(100), code char(8), email text, tenant_id uuid,
+    org_id int, kind text, created_at timestamptz);
+CREATE INDEX users_name ON users (name);
+CREATE INDEX users_upper_name ON users USING btree (upper((name)::text));
+CREATE INDEX users_tenant ON users (tenant_id);
+CREATE INDEX users_code ON users (code);
+CREATE INDEX users_email ON users (email);
+CREATE INDEX users_org_kind_created ON users (org_id, kind, created_at);
+";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+}
+
+/// What Sluice reports on `query` (a query file) after `migrations`, for the query rules.
+fn sluice(migrations: &[&str], query: &str) -> Vec<Finding> {
+    let migrations = migrations
+        .iter()
+        .enumerate()
+        .map(|(i, sql)| {
+            let name = format!("{:03}.sql", i + 1);
+            let migration = Migration {
+                version: name.clone(),
+                name: name.clone(),
+                up: PathBuf::from(&name),
+                ..Migration::default()
+            };
+            MigrationSource::whole_text(migration, name, sql, false)
+        })
+        .collect();
+    let queries = vec![ParsedQuery::parse(Query::whole_file("queries/q.sql", query, Source::QueryFile))];
+    let sources = Sources { migrations, queries, ..Sources::default() };
+    lint(&sources, &Settings::default(), &|_| true)
+        .findings
+        .into_iter()
+        .filter(|f| f.rule == "function-on-indexed-column" || f.rule == "drop-index-in-use")
+        .collect()
+}
+
+/// The `Index Cond`s of every index scan in the plan PostgreSQL makes for `query` with
+/// sequential scans disabled, as (index, condition).
+async fn index_conditions(client: &tokio_postgres::Client, query: &str) -> Vec<(String, String)> {
+    let messages = client.simple_query(&format!("EXPLAIN (FORMAT JSON) {query}")).await.expect("explain");
+    let text = messages
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        })
+        .expect("a plan");
+    let plan: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut out = Vec::new();
+    let mut pending = vec![&plan[0]["Plan"]];
+    while let Some(node) = pending.pop() {
+        if let (Some(index), Some(cond)) = (node["Index Name"].as_str(), node["Index Cond"].as_str()) {
+            out.push((index.to_string(), cond.to_string()));
+        }
+        pending.extend(node["Plans"].as_array().into_iter().flatten());
+    }
+    out
+}
+
+/// Whether PostgreSQL searches `index` with a condition that mentions `what`.
+async fn searches(client: &tokio_postgres::Client, query: &str, index: &str, what: &str) -> bool {
+    index_conditions(client, query).await.iter().any(|(i, cond)| i == index && cond.contains(what))
+}
+
+fn errors(found: &[Finding]) -> Vec<&Finding> {
+    found.iter().filter(|f| f.severity == Severity::Error).collect()
+}
+
+#[test]
+fn query_rules_agree_with_postgresql_plans() {
+    require_postgres();
+    runtime().block_on(async {
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_precision", None).await.expect("create");
+        let client = server.connect("sluice_test_precision").await.expect("connect");
+        client.batch_execute(SCHEMA).await.expect("schema");
+        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+        let indexdef: String = client
+            .query_one("SELECT pg_get_indexdef('users_upper_name'::regclass)", &[])
+            .await
+            .expect("indexdef")
+            .get(0);
+        assert!(indexdef.ends_with("USING btree (upper((name)::text))"), "{indexdef}");
+
+        // 1. The expression index written `upper((name)::text)` serves `upper(name)`.
+        let query = "SELECT id FROM users WHERE upper(name) = 'ADA'";
+        assert!(searches(&client, query, "users_upper_name", "upper((name)::text)").await);
+        assert!(sluice(&[SCHEMA], query).is_empty(), "{:#?}", sluice(&[SCHEMA], query));
+        // … and dropping it while the query needs it is `drop-index-in-use`.
+        let dropped = sluice(&[SCHEMA, "DROP INDEX users_upper_name;"], query);
+        assert!(dropped.iter().any(|f| f.rule == "drop-index-in-use" && f.file == "002.sql"), "{dropped:#?}");
+        client.batch_execute("BEGIN; DROP INDEX users_upper_name").await.expect("drop");
+        assert!(index_conditions(&client, query).await.is_empty(), "no index serves it once dropped");
+        client.batch_execute("ROLLBACK").await.expect("rollback");
+
+        // 2. A cast to the column's own type, or varchar ↔ text, leaves the column as it is.
+        for (query, index, cond) in [
+            (
+                "SELECT id FROM users WHERE tenant_id::uuid = '6f1c1fb7-1c52-4a45-94a9-6cd9a7d0d001'",
+                "users_tenant",
+                "tenant_id =",
+            ),
+            ("SELECT id FROM users WHERE name::text = 'ada'", "users_name", "(name)::text ="),
+            ("SELECT id FROM users WHERE CAST(name AS varchar) = 'ada'", "users_name", "(name)::text ="),
+            ("SELECT id FROM users WHERE code::bpchar = 'c1'", "users_code", "(code)::bpchar ="),
+            ("SELECT id FROM users WHERE id::bigint = 5", "users_pkey", "id ="),
+        ] {
+            assert!(searches(&client, query, index, cond).await, "PostgreSQL: {query}");
+            assert!(sluice(&[SCHEMA], query).is_empty(), "{query}: {:#?}", sluice(&[SCHEMA], query));
+        }
+        // A cast that computes a new value defeats the index: PostgreSQL and Sluice agree.
+        for (query, index) in [
+            ("SELECT id FROM users WHERE id::int = 5", "users_pkey"),
+            ("SELECT id FROM users WHERE name::varchar(50) = 'ada'", "users_name"),
+            ("SELECT id FROM users WHERE tenant_id::text = 'x'", "users_tenant"),
+            ("SELECT id FROM users WHERE code::text = 'c1'", "users_code"),
+        ] {
+            assert!(index_conditions(&client, query).await.is_empty(), "PostgreSQL: {query}");
+            let found = sluice(&[SCHEMA], query);
+            assert!(errors(&found).iter().any(|f| f.message.contains(index)), "{query}: {found:#?}");
+        }
+
+        // 3. A function on a non-leading key: the leading columns constrained, the wrap is
+        // what keeps the third key out of the index search …
+        let constrained =
+            "SELECT id FROM users WHERE org_id = 3 AND kind = 'k' AND date_trunc('day', created_at) = '2024-01-01'";
+        let bare = "SELECT id FROM users WHERE org_id = 3 AND kind = 'k' AND created_at = '2024-01-01'";
+        assert!(!searches(&client, constrained, "users_org_kind_created", "created_at").await);
+        assert!(searches(&client, bare, "users_org_kind_created", "created_at =").await);
+        let found = sluice(&[SCHEMA], constrained);
+        assert_eq!(errors(&found).len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("users_org_kind_created"), "{}", found[0].message);
+        // … but with the leading column free, the index could not be searched for the bare
+        // column either: an Index Cond on created_at alone, and no bound on org_id, reads the
+        // whole index (PostgreSQL's documentation, 11.3 Multicolumn Indexes). Not an error:
+        // the finding says what keeps the index from serving.
+        let free = "SELECT id FROM users WHERE date_trunc('day', created_at) = '2024-01-01'";
+        let bare = "SELECT id FROM users WHERE created_at = '2024-01-01'";
+        assert!(searches(&client, bare, "users_org_kind_created", "created_at =").await);
+        let conditions = index_conditions(&client, bare).await;
+        assert!(
+            conditions.iter().all(|(i, c)| i != "users_org_kind_created" || !c.contains("org_id")),
+            "{conditions:?}"
+        );
+        let found = sluice(&[SCHEMA], free);
+        assert!(errors(&found).is_empty(), "{found:#?}");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].message.contains("does not constrain its leading column(s) org_id, kind"),
+            "{}",
+            found[0].message
+        );
+
+        // 4. The statement inside PREPARE and EXPLAIN is the one analysed.
+        let inner = "SELECT id FROM users WHERE lower(email) = 'ada'";
+        assert!(index_conditions(&client, inner).await.is_empty());
+        for query in [format!("PREPARE by_email AS {inner}"), format!("EXPLAIN {inner}")] {
+            let found = sluice(&[SCHEMA], &query);
+            assert!(errors(&found).iter().any(|f| f.message.contains("users_email")), "{query}: {found:#?}");
+        }
+
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}
