@@ -48,6 +48,9 @@ pub enum Source {
     Sqlc { config: String },
     /// A database call in application code: `sqlx query!`, `MyBatis select byName`.
     Code(String),
+    /// An entry of production's workload (`[queries] workload`): its record, `queryid` and
+    /// traffic.
+    Workload(Box<workload::Origin>),
 }
 
 /// Where the SQL stands in its file.
@@ -57,6 +60,9 @@ pub enum Place {
     WholeFile,
     /// The SQL is read out of the file's text (`host`) where `map` says.
     Embedded { map: SourceMap, host: Arc<str> },
+    /// The SQL is a field of the CSV record that starts on `line` (a workload export), as the
+    /// source prepared it for the rules: every position in it is that line.
+    Record { line: usize },
 }
 
 impl Query {
@@ -70,6 +76,7 @@ impl Query {
     pub fn describe(&self, name: Option<&QueryName>) -> Option<String> {
         match (&self.source, name) {
             (Source::Code(call), _) => Some(call.clone()),
+            (Source::Workload(origin), _) => Some(origin.describe()),
             (Source::Sqlc { .. }, Some(name)) => Some(format!("sqlc query {}", name.name)),
             (Source::QueryFile, Some(name)) => Some(format!("query {}", name.name)),
             (Source::Sqlc { .. }, None) => Some("sqlc query".into()),
@@ -83,12 +90,14 @@ pub fn describe_counts(queries: &[ParsedQuery]) -> String {
     let mut files = std::collections::BTreeSet::new();
     let mut code_files = std::collections::BTreeSet::new();
     let mut in_code = 0;
+    let mut in_workload = 0;
     for q in queries {
         match q.query.source {
             Source::Code(_) => {
                 in_code += 1;
                 code_files.insert(q.query.file.as_str());
             }
+            Source::Workload(_) => in_workload += 1,
             _ => {
                 files.insert(q.query.file.as_str());
             }
@@ -97,6 +106,9 @@ pub fn describe_counts(queries: &[ParsedQuery]) -> String {
     let mut out = format!("{} query file(s)", files.len());
     if in_code > 0 {
         out.push_str(&format!(", {in_code} queries in {} code file(s)", code_files.len()));
+    }
+    if in_workload > 0 {
+        out.push_str(&format!(", {in_workload} workload entries"));
     }
     out
 }

@@ -140,6 +140,9 @@ pub struct Origin {
     pub per_second: Option<f64>,
 }
 
+// Every figure is finite (the reader refuses NaN and infinities), so equality is total.
+impl Eq for Origin {}
+
 impl Origin {
     pub fn describe(&self) -> String {
         format!("workload entry at {}:{} ({})", self.file, self.line, self.traffic())
@@ -232,6 +235,23 @@ pub struct Reading {
     pub interval: Option<std::time::Duration>,
     pub now: DateTime<FixedOffset>,
     pub max_age_days: u32,
+}
+
+impl Reading {
+    /// Now, with no interval given and the age limit `max_age_days`.
+    pub fn now(max_age_days: u32) -> Reading {
+        Reading { interval: None, now: chrono::Utc::now().fixed_offset(), max_age_days }
+    }
+}
+
+/// Reads the snapshots `files` names (each a path to read and the name findings use) through
+/// `read` (the disk, or a git revision for `sluice check`).
+pub fn load(files: &[(std::path::PathBuf, String)], read: &dyn Fn(&Path) -> Result<String>, reading: &Reading) -> Result<Workload> {
+    let snapshots = files
+        .iter()
+        .map(|(path, shown)| Snapshot::parse(Path::new(shown), shown.clone(), &read(path)?))
+        .collect::<Result<Vec<_>>>()?;
+    Workload::from_snapshots(snapshots, reading)
 }
 
 /// Counters of one fingerprint, summed over the rows that share it.
@@ -369,6 +389,19 @@ impl Workload {
         Ok(workload)
     }
 
+    /// The entries as queries for the rules, busiest first.
+    pub fn queries(&self) -> Vec<super::Query> {
+        self.entries
+            .iter()
+            .map(|e| super::Query {
+                file: e.origin.file.clone(),
+                sql: e.sql.as_str().into(),
+                source: super::Source::Workload(Box::new(e.origin.clone())),
+                place: super::Place::Record { line: e.origin.line },
+            })
+            .collect()
+    }
+
     fn add(&mut self, key: String, t: Totals, file: &str, calls: u64, mean_ms: f64, per_second: Option<f64>) {
         if let Some(what) = t.prepared.skipped {
             *self.skipped.entry(what).or_default() += 1;
@@ -383,6 +416,21 @@ impl Workload {
             per_second,
         };
         self.entries.push(Entry { fingerprint: key, sql: t.prepared.sql, origin });
+    }
+
+    /// What the run read, for the report's notes: `Workload: 12 entries from policies/w.csv
+    /// (rates from a.csv → b.csv (20 s apart)); 4 not checked (…)`, then the source's notes.
+    pub fn report_notes(&self, files: &[String]) -> Vec<String> {
+        let mut first = format!("Workload: {} entries from {}", self.entries.len(), files.join(", "));
+        match &self.interval {
+            Some(interval) => first.push_str(&format!(" (rates from {})", interval.describe())),
+            None => first.push_str(" (one snapshot: calls since the statistics reset, no rates)"),
+        }
+        if let Some(skipped) = self.describe_skipped() {
+            first.push_str(&format!("; {skipped}"));
+        }
+        first.push('.');
+        std::iter::once(first).chain(self.notes.iter().cloned()).collect()
     }
 
     /// `skipped 14 entries: BEGIN ×4, COMMIT ×4, SET ×6`, or nothing.
