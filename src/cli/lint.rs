@@ -93,6 +93,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let selected =
         |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    report.findings.extend(measured_pool(&loaded, &sources)?.into_iter().filter(|f| selected(&f.file)));
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
         report.findings.extend(down.findings);
@@ -131,6 +132,18 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     }
     adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref())?;
     args.output.emit(&report)
+}
+
+/// `pool-capacity` on production's measured load, when the workload has rates and
+/// `policies/workload.toml` declares the pool.
+fn measured_pool(loaded: &Loaded, sources: &lint::Sources) -> Result<Vec<crate::finding::Finding>> {
+    let Some(workload) = &sources.workload else { return Ok(Vec::new()) };
+    let path = loaded.policies_dir().join("workload.toml");
+    if workload.busy.is_none() || !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let pool = crate::plan::capacity::Workload::load(&path)?;
+    Ok(lint::apply_levels(crate::plan::capacity::measured_load(&pool, workload).into_iter().collect(), &loaded.config.rules))
 }
 
 /// `--since`, else `[migrations] since`.
