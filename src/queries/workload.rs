@@ -485,6 +485,10 @@ struct Prepared {
     skipped: Option<String>,
 }
 
+/// What `pg_stat_statements` shows for another role's statement to a role without
+/// `pg_read_all_stats`.
+const HIDDEN: &str = "<insufficient privilege>";
+
 /// What the rules check: statements that read or write rows.
 const QUERY_WORDS: &[&str] = &["select", "insert", "update", "delete", "with", "values", "table", "merge"];
 
@@ -502,6 +506,9 @@ fn prepare(recorded: &str) -> Prepared {
     let Some(first) = lexemes.first() else {
         return Prepared { sql: recorded.to_string(), skipped: Some("empty".into()) };
     };
+    if recorded.trim() == HIDDEN {
+        return Prepared { sql: recorded.to_string(), skipped: Some(format!("{HIDDEN} (grant pg_read_all_stats to the exporting role)")) };
+    }
     let (body, types) = match unwrap_prepare(recorded, &lexemes) {
         Some((start, types)) => (start, types),
         None => (first.start.byte, Vec::new()),
@@ -640,6 +647,7 @@ mod tests {
             ("/* c */ vacuum t", "VACUUM"),
             ("select pg_stat_statements_reset()", "pg_stat_statements"),
             ("prepare p as begin", "BEGIN"),
+            ("<insufficient privilege>", "<insufficient privilege> (grant pg_read_all_stats to the exporting role)"),
         ] {
             assert_eq!(prepare(text).skipped.as_deref(), Some(what), "{text}");
         }

@@ -18,7 +18,11 @@ pub static META: RuleMeta = RuleMeta {
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
 index on the table leads with it. Names the query's file and line. In `sluice check` this is the one finding \
 for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
-plan regression) is folded into it rather than reported a second time on the query.",
+plan regression) is folded into it rather than reported a second time on the query. With production's \
+workload (`[queries] workload`) its entries are users too, named busiest first with their rate; with its \
+index usage (`[policies] index_usage`) the finding says how often production scanned the index, fires when \
+production used it though no query shows it, and calls an index never scanned since a reset at least 30 days \
+before the snapshot unused (info) (docs/workload.md).",
     why: "The planner silently falls back to scanning the table. In the reporting incident a migration dropped an \
 index a reporting query needed; with no timeouts, the queries piled up and a 20-connection pool was gone in \
 45 seconds.",
