@@ -8,7 +8,7 @@ use crate::freeze::duration::IsoDuration;
 use crate::freeze::overrides::Overrides;
 use crate::freeze::time::{parse_instant_noted, parse_zone, utc_string};
 use crate::freeze::zone::Zone;
-use crate::freeze::{self, audit, ics, FreezeOptions};
+use crate::freeze::{self, audit, export, ics, FreezeOptions};
 use crate::report::freeze as render;
 use crate::report::freeze_calendar as render_calendar;
 use chrono::{DateTime, Duration, Utc};
@@ -345,7 +345,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             let (from, to) =
                 cx.range(from.as_deref(), to.as_deref(), Utc::now() - Duration::days(7), Duration::days(365))?;
             let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
-            let text = ics::export(&cx.calendar, &answer.occurrences, Utc::now());
+            let text = export::export(&cx.calendar, &answer.occurrences, Utc::now());
             let what = format!("{} occurrence(s)", answer.occurrences.len());
             write_out(output.as_deref(), &text, &what)?;
             Ok(ExitCode::SUCCESS)

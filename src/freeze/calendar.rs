@@ -4,7 +4,7 @@
 //! [`Error::Invalid`] naming the file, the line and the entry: the gate fails closed.
 
 use super::duration::IsoDuration;
-use super::ics::ImportNote;
+pub use super::event::{Event, ImportNote, Length, Schedule};
 use super::input::read_regular_text;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
@@ -196,45 +196,6 @@ impl Kind {
             Kind::Allow => "allow",
         }
     }
-}
-
-/// How long each occurrence of a recurring entry lasts.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Length {
-    /// Ends at this wall-clock time: the same day, or the next when it is not after the start time.
-    EndTime(#[serde(with = "super::compact")] NaiveTime),
-    Duration(IsoDuration),
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Schedule {
-    /// One interval, in local wall-clock time.
-    Once {
-        #[serde(with = "super::compact")]
-        start: NaiveDateTime,
-        #[serde(with = "super::compact")]
-        end: NaiveDateTime,
-    },
-    Recurring {
-        rule: Box<Recurrence>,
-        #[serde(with = "super::compact")]
-        start_time: NaiveTime,
-        length: Length,
-        /// Occurrences with their own start and end (moved occurrences, RDATE periods).
-        #[serde(with = "super::compact")]
-        instances: Vec<(NaiveDateTime, NaiveDateTime)>,
-    },
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Event {
-    pub id: String,
-    pub name: String,
-    pub tz: Zone,
-    pub schedule: Schedule,
-    /// The file it was declared in (the calendar, or an imported `.ics`) and its line there.
-    pub file: PathBuf,
-    pub line: usize,
 }
 
 /// Service or environment globs; `None` matches everything.

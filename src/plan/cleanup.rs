@@ -5,7 +5,7 @@
 //! ([`super::postmaster`]).
 
 use super::postmaster;
-use super::server::Target;
+use super::target::Target;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

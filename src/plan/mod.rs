@@ -14,6 +14,7 @@ pub mod postmaster;
 pub mod scale;
 pub mod server;
 pub mod sources;
+pub mod target;
 pub mod tls;
 
 use crate::error::{Error, Result};

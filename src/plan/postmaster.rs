@@ -19,6 +19,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+/// The superuser the ephemeral cluster is initialised with.
+pub(crate) const SUPERUSER: &str = "sluice";
+
 /// The lock file in every cluster directory.
 pub const LOCK_FILE: &str = "sluice.lock";
 /// Throwaway clusters (`--no-cache`) are temporary directories named so.
@@ -104,12 +107,7 @@ pub async fn socket_proof(file: &PidFile, data: &Path) -> bool {
         return false;
     };
     let mut config = tokio_postgres::Config::new();
-    config
-        .host_path(socket_dir)
-        .port(port)
-        .user(super::server::SUPERUSER)
-        .dbname("postgres")
-        .connect_timeout(Duration::from_secs(5));
+    config.host_path(socket_dir).port(port).user(SUPERUSER).dbname("postgres").connect_timeout(Duration::from_secs(5));
     let Ok(Ok((client, connection))) =
         tokio::time::timeout(Duration::from_secs(5), config.connect(tokio_postgres::NoTls)).await
     else {

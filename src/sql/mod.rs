@@ -16,4 +16,5 @@ pub mod plpgsql;
 pub mod query;
 pub mod recognize;
 pub mod split;
+pub mod statement;
 pub mod types;

@@ -5,6 +5,7 @@
 use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
 use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
+pub use super::statement::Statement;
 use super::{from_ast, plpgsql, recognize};
 use rayon::prelude::*;
 use sqlparser::ast;
@@ -12,25 +13,6 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::ParserError;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use std::sync::Arc;
-
-#[derive(Debug, Clone)]
-pub struct Statement {
-    pub span: Span,
-    /// The syntax tree, for statements that contain queries (views, functions, DML, plain
-    /// queries). DDL is described completely by `ddl` and keeps none: see [`Ddl::is_complete`].
-    /// Boxed: sqlparser's statement is kilobytes wide, and most statements keep none.
-    pub ast: Option<Box<ast::Statement>>,
-    /// Why sqlparser rejected it, when it did.
-    pub parse_error: Option<Box<str>>,
-    /// Set when it was refused for its depth: only the recognizer read it, and the gate fails closed.
-    pub too_deep: Option<TooDeep>,
-    pub ddl: Ddl,
-    /// For unparsed statements: the recognizer understood every token.
-    pub fully_recognized: bool,
-    pub leading_comments: Box<[Comment]>,
-    /// For `DO` blocks: the SQL statements of the body, each parsed on its own.
-    pub block: Option<Box<plpgsql::Block>>,
-}
 
 #[derive(Debug)]
 pub struct ParsedFile {
@@ -259,7 +241,8 @@ fn unparsed(
     leading_comments: impl Into<Box<[Comment]>>,
 ) -> Statement {
     let recognized = recognize::recognize(tokens);
-    let block = (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span)).flatten().map(Box::new);
+    let block =
+        (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span, parse_statement)).flatten().map(Box::new);
     let complete =
         recognized.complete && (recognized.ddl != Ddl::Do || block.as_ref().is_some_and(|b| b.fully_checked()));
     Statement {

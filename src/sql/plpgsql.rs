@@ -4,75 +4,11 @@
 //! position. What cannot be checked — `EXECUTE` of SQL built at run time, `CALL` of a procedure —
 //! is listed so the report can say exactly what was not checked.
 
-use super::parse::{parse_statement, Statement};
 use super::split::{RawStatement, Span};
+use super::statement::Statement;
+pub use super::statement::{Block, BlockStatement, Branch, Unchecked};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Word};
-
-/// Under what condition a statement of a DO block runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Branch {
-    /// Every time the block runs.
-    Always,
-    /// Only when an `IF`/`ELSIF`/`ELSE` or `CASE` branch is taken.
-    Conditional,
-    /// Inside a loop: any number of times, maybe none.
-    Loop,
-    /// Only when the block raises an error (an `EXCEPTION` handler).
-    OnError,
-}
-
-impl Branch {
-    /// The stronger condition of an outer and an inner construct.
-    fn within(self, inner: Branch) -> Branch {
-        match (self, inner) {
-            (Branch::Always, inner) => inner,
-            (outer, Branch::Always) => outer,
-            (Branch::OnError, _) | (_, Branch::OnError) => Branch::OnError,
-            (Branch::Loop, _) | (_, Branch::Loop) => Branch::Loop,
-            _ => Branch::Conditional,
-        }
-    }
-
-    /// How a finding on such a statement says so.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Branch::Always => "inside a DO block",
-            Branch::Conditional => "inside a DO block, conditionally: only when its IF/CASE branch is taken",
-            Branch::Loop => "inside a loop of a DO block: it may run many times, or not at all",
-            Branch::OnError => "inside an EXCEPTION handler of a DO block: only when the block fails",
-        }
-    }
-}
-
-/// A SQL statement of a DO block.
-#[derive(Debug, Clone)]
-pub struct BlockStatement {
-    pub statement: Statement,
-    pub branch: Branch,
-}
-
-/// Something in a DO block Sluice cannot check, with where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unchecked {
-    pub line: usize,
-    pub what: String,
-}
-
-/// What a DO block runs.
-#[derive(Debug, Clone, Default)]
-pub struct Block {
-    pub statements: Vec<BlockStatement>,
-    pub unchecked: Vec<Unchecked>,
-}
-
-impl Block {
-    /// Nothing in it escaped the checks: no dynamic SQL, no procedure call, every statement read.
-    pub fn fully_checked(&self) -> bool {
-        self.unchecked.is_empty()
-            && self.statements.iter().all(|s| s.statement.parse_error.is_none() || s.statement.fully_recognized)
-    }
-}
 
 /// Byte offsets of line starts, to turn (line, column) locations into byte offsets.
 struct Lines<'a> {
@@ -113,9 +49,11 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// Reads the body of the DO statement at `span` of `text`. `None` when its body is not a
-/// dollar-quoted string (a single-quoted body stays unchecked).
-pub fn read(text: &str, span: &Span) -> Option<Block> {
+/// Reads the body of the DO statement at `span` of `text`, each statement in it parsed by
+/// `parse` (the statement parser that met the DO statement, so a DO inside is read the same
+/// way). `None` when its body is not a dollar-quoted string (a single-quoted body stays
+/// unchecked).
+pub fn read(text: &str, span: &Span, parse: StatementParser) -> Option<Block> {
     let statement = &text[span.start..span.end];
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, statement).tokenize_with_location().ok()?;
     let (token, body) = tokens.iter().find_map(|t| match &t.token {
@@ -145,10 +83,13 @@ pub fn read(text: &str, span: &Span) -> Option<Block> {
             t
         })
         .collect();
-    let mut reader = Reader { text, lines, tokens: body_tokens, pos: 0, block: Block::default() };
+    let mut reader = Reader { text, lines, tokens: body_tokens, pos: 0, block: Block::default(), parse };
     reader.statements(Branch::Always, &[]);
     Some(reader.block)
 }
+
+/// Parses one statement of `text` from its tokens.
+pub type StatementParser = fn(&str, RawStatement) -> Statement;
 
 struct Reader<'a> {
     text: &'a str,
@@ -156,6 +97,7 @@ struct Reader<'a> {
     tokens: Vec<TokenWithSpan>,
     pos: usize,
     block: Block,
+    parse: StatementParser,
 }
 
 fn word(token: &Token) -> Option<String> {
@@ -389,7 +331,7 @@ impl Reader<'_> {
         let start = self.lines.byte(tokens[0].span.start);
         let end = self.lines.byte(tokens[tokens.len() - 1].span.end);
         let raw = RawStatement { span: self.lines.span(start, end), tokens, leading_comments: Vec::new() };
-        let mut statement = parse_statement(self.text, raw);
+        let mut statement = (self.parse)(self.text, raw);
         // In PL/pgSQL, `SELECT … INTO v` fills a variable: it creates no table.
         if matches!(statement.ddl, super::ddl::Ddl::CreateTable { from_query: true, .. })
             && self.peek_word_at(from).is_some_and(|w| w == "SELECT" || w == "WITH" || w == "PERFORM")

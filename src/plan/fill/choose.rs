@@ -3,9 +3,8 @@
 //! PostgreSQL, [`super::rows`] in Sluice) work from these choices, so they fill the same columns.
 
 use super::schema::{resolve, Column, Table};
-use super::sql;
 use crate::error::{Error, Result};
-use crate::plan::scale::{ColumnSpec, Generator, ScaleSpec};
+use crate::plan::scale::{quote_literal, ColumnSpec, Generator, ScaleSpec};
 use std::collections::BTreeMap;
 
 /// How a filled column's values relate to the row number, so references can be drawn without a lookup.
@@ -30,7 +29,7 @@ pub(super) enum Source<'a> {
         target: &'a Table,
         column: String,
     },
-    /// A value by type, distinct per row ([`sql::default_expr`] lists the types).
+    /// A value by type, distinct per row ([`default_expr`] lists the types).
     Default,
 }
 
@@ -104,7 +103,7 @@ pub(super) fn choose<'a>(
             }
         } else if column.has_default && !column.default_is_sequence {
             continue;
-        } else if sql::default_expr(column).is_some() {
+        } else if default_expr(column).is_some() {
             Source::Default
         } else if column.has_default || !(column.primary_key || column.default_is_sequence || column.not_null) {
             continue;
@@ -143,4 +142,33 @@ fn check_reference(
         )));
     }
     Ok(())
+}
+
+/// A value for a column the spec says nothing about, by type: distinct per row, never NULL.
+pub(super) fn default_expr(column: &Column) -> Option<String> {
+    let t = column.base_type.as_str();
+    let base = t.split('(').next().unwrap_or(t).trim();
+    let expr = match base {
+        "smallint" => "(g % 32767)".into(),
+        "integer" | "bigint" => "g".into(),
+        "numeric" | "real" | "double precision" => "g".into(),
+        "text" | "character varying" | "character" | "citext" | "name" => "('v' || g)".into(),
+        "boolean" => "(g % 2 = 0)".into(),
+        "date" => "(date '2025-01-01' + (g % 3650)::int)".into(),
+        "timestamp without time zone" | "timestamp with time zone" => {
+            "(timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second')".into()
+        }
+        "time without time zone" | "time with time zone" => "(time '00:00' + (g % 86400) * interval '1 second')".into(),
+        "interval" => "(g * interval '1 second')".into(),
+        "uuid" => "md5(g::text)::uuid".into(),
+        "json" | "jsonb" => "'{}'".into(),
+        "bytea" => "decode(md5(g::text), 'hex')".into(),
+        _ if !column.enum_labels.is_empty() => {
+            let labels: Vec<String> = column.enum_labels.iter().map(|l| quote_literal(l)).collect();
+            format!("(ARRAY[{}])[1 + (g % {})::int]", labels.join(", "), labels.len())
+        }
+        _ if base.ends_with("[]") => "'{}'".into(),
+        _ => return None,
+    };
+    Some(expr)
 }

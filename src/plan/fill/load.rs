@@ -3,7 +3,7 @@
 //! minimal`) and, with COPY, writes its rows already frozen, so neither the index builds nor
 //! ANALYZE that read it next have to rewrite every page to set hint bits.
 
-use super::progress::TableProgress;
+use super::progress::{Method, TableProgress};
 use super::rows::RowGen;
 use super::schema::Table;
 use super::sql::SqlPlan;
@@ -17,15 +17,6 @@ use tokio_postgres::Client;
 const COPY_CHUNK: u64 = 65_536;
 /// Rows per INSERT statement on the SQL path.
 const INSERT_CHUNK: u64 = 1_000_000;
-
-/// How a table was loaded, for the progress line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Method {
-    /// Binary COPY of rows drawn by Sluice; `frozen` when written frozen without WAL.
-    Copy { frozen: bool },
-    /// `INSERT … SELECT … FROM generate_series` inside PostgreSQL.
-    Insert,
-}
 
 /// What to truncate first so the load skips the WAL: the table, plus the tables referencing it
 /// (all empty, not yet filled). `None`: the table cannot be truncated alone.

@@ -1,11 +1,19 @@
 //! What the fixture build shows while it runs: on a terminal, a bar per table (rows loaded) and
 //! a spinner per index build; elsewhere (CI logs, pipes) one plain line per finished step.
 
-use super::load::Method;
 use crate::plan::diff::format_count;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+
+/// How a table was loaded, for the progress line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Method {
+    /// Binary COPY of rows drawn by Sluice; `frozen` when written frozen without WAL.
+    Copy { frozen: bool },
+    /// `INSERT … SELECT … FROM generate_series` inside PostgreSQL.
+    Insert,
+}
 
 pub(super) struct Progress {
     /// `None` when stderr is not a terminal: plain lines instead.

@@ -291,7 +291,7 @@ fn value_fits(value: &Value, encoding: Encoding) -> bool {
     }
 }
 
-/// A value for a column the spec says nothing about, as [`super::sql::default_expr`] draws it.
+/// A value for a column the spec says nothing about, as [`super::choose::default_expr`] draws it.
 fn default_draw(column: &Column, encoding: Encoding) -> Option<Draw> {
     if !column.enum_labels.is_empty() {
         return Some(Draw::Labels(column.enum_labels.clone()));

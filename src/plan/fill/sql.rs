@@ -3,8 +3,8 @@
 //! (including `sql = "…"` expressions and references to any type of key), so this is the way
 //! that always works; [`super::rows`] is the faster one where it applies.
 
-use super::choose::{target_rows, Choice, Filled, Shape, Source};
-use super::schema::{resolve, Column, Table};
+use super::choose::{default_expr, target_rows, Choice, Filled, Shape, Source};
+use super::schema::{resolve, Table};
 use crate::error::{Error, Result};
 use crate::plan::scale::{quote_literal, ColumnSpec, Generator};
 use crate::plan::server::quote_ident;
@@ -59,35 +59,6 @@ impl SqlPlan {
             self.from.join(" ")
         )
     }
-}
-
-/// A value for a column the spec says nothing about, by type: distinct per row, never NULL.
-pub(super) fn default_expr(column: &Column) -> Option<String> {
-    let t = column.base_type.as_str();
-    let base = t.split('(').next().unwrap_or(t).trim();
-    let expr = match base {
-        "smallint" => "(g % 32767)".into(),
-        "integer" | "bigint" => "g".into(),
-        "numeric" | "real" | "double precision" => "g".into(),
-        "text" | "character varying" | "character" | "citext" | "name" => "('v' || g)".into(),
-        "boolean" => "(g % 2 = 0)".into(),
-        "date" => "(date '2025-01-01' + (g % 3650)::int)".into(),
-        "timestamp without time zone" | "timestamp with time zone" => {
-            "(timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second')".into()
-        }
-        "time without time zone" | "time with time zone" => "(time '00:00' + (g % 86400) * interval '1 second')".into(),
-        "interval" => "(g * interval '1 second')".into(),
-        "uuid" => "md5(g::text)::uuid".into(),
-        "json" | "jsonb" => "'{}'".into(),
-        "bytea" => "decode(md5(g::text), 'hex')".into(),
-        _ if !column.enum_labels.is_empty() => {
-            let labels: Vec<String> = column.enum_labels.iter().map(|l| quote_literal(l)).collect();
-            format!("(ARRAY[{}])[1 + (g % {})::int]", labels.join(", "), labels.len())
-        }
-        _ if base.ends_with("[]") => "'{}'".into(),
-        _ => return None,
-    };
-    Some(expr)
 }
 
 fn generator_expr(
