@@ -165,6 +165,10 @@ pub struct QueriesConfig {
     /// two taken some time apart for rates. Policy data: `sluice check` reads them from the base.
     #[serde(default)]
     pub workload: Vec<PathBuf>,
+    /// The time between the two workload snapshots, when they carry no `captured_at`
+    /// (`--workload-interval`; never in sluice.toml).
+    #[serde(skip)]
+    pub workload_interval: Option<std::time::Duration>,
 }
 
 fn default_query_dirs() -> Vec<PathBuf> {
@@ -173,7 +177,7 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig { dirs: default_query_dirs(), sqlc: None, code: Vec::new(), workload: Vec::new() }
+        QueriesConfig { dirs: default_query_dirs(), sqlc: None, code: Vec::new(), workload: Vec::new(), workload_interval: None }
     }
 }
 

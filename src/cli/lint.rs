@@ -30,6 +30,10 @@ pub struct LintArgs {
     /// them as recorded.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// The time between the two workload snapshots ([queries] workload), when they have no
+    /// captured_at column: 90s, 5m, 1h.
+    #[arg(long, value_name = "DURATION", value_parser = crate::queries::workload::parse_interval)]
+    pub workload_interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -57,7 +61,8 @@ pub fn describe_cache(cache: &Use, migrations: usize) -> String {
 
 pub fn run(args: LintArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
-    let loaded = args.project.load(&cwd)?;
+    let mut loaded = args.project.load(&cwd)?;
+    loaded.config.queries.workload_interval = args.workload_interval;
     let root = load::display_root(&cwd);
     let selection = load::Selection::of(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;

@@ -152,7 +152,8 @@ fn read_workload(loaded: &Loaded, root: &Path, notes: &mut Vec<(String, String)>
     if files.is_empty() {
         return Ok(None);
     }
-    let reading = workload::Reading::now(loaded.snapshot_max_age_days());
+    let reading =
+        workload::Reading::now(loaded.snapshot_max_age_days()).with_interval(loaded.config.queries.workload_interval);
     let workload = workload::load(&files, &|path| read_text(path), &reading)?;
     let shown: Vec<String> = files.into_iter().map(|(_, shown)| shown).collect();
     notes.extend(workload.report_notes(&shown).into_iter().map(|note| (shown[0].clone(), note)));

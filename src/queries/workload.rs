@@ -242,6 +242,33 @@ impl Reading {
     pub fn now(max_age_days: u32) -> Reading {
         Reading { interval: None, now: chrono::Utc::now().fixed_offset(), max_age_days }
     }
+
+    /// The same, with the time between the snapshots given (`--workload-interval`).
+    pub fn with_interval(self, interval: Option<std::time::Duration>) -> Reading {
+        Reading { interval, ..self }
+    }
+}
+
+/// `--workload-interval`: `90s`, `5m`, `1h`, or seconds alone.
+pub fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds = match unit.trim() {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * seconds)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{text}` is not a time between snapshots; write e.g. 90s, 5m or 1h"))
 }
 
 /// Reads the snapshots `files` names (each a path to read and the name findings use) through
@@ -721,6 +748,23 @@ mod tests {
         let w = Workload::from_snapshots(vec![s], &reading()).unwrap();
         assert_eq!(w.notes.len(), 1);
         assert!(w.notes[0].starts_with("workload snapshot w.csv was taken 63 days ago (on 2026-10-01), more than 30 days"), "{}", w.notes[0]);
+    }
+
+    #[test]
+    fn an_interval_given_replaces_missing_timestamps() {
+        assert_eq!(parse_interval("90s").unwrap().as_secs(), 90);
+        assert_eq!(parse_interval("5m").unwrap().as_secs(), 300);
+        assert_eq!(parse_interval("20").unwrap().as_secs(), 20);
+        assert!(parse_interval("soon").is_err() && parse_interval("0s").is_err());
+        let no_time = "queryid,calls,total_exec_time,mean_exec_time,rows,query\n";
+        let a = Snapshot::parse(Path::new("a.csv"), "a.csv".into(), &format!("{no_time}1,100,100,1,1,select 1\n")).unwrap();
+        let b = Snapshot::parse(Path::new("b.csv"), "b.csv".into(), &format!("{no_time}1,300,300,1,1,select 1\n")).unwrap();
+        let e = Workload::from_snapshots(vec![a.clone(), b.clone()], &reading()).unwrap_err().to_string();
+        assert!(e.starts_with("b.csv:1: the snapshots have no captured_at column"), "{e}");
+        let given = reading().with_interval(Some(std::time::Duration::from_secs(20)));
+        let w = Workload::from_snapshots(vec![a, b], &given).unwrap();
+        assert_eq!(w.entries[0].origin.per_second, Some(10.0));
+        assert_eq!(w.interval.unwrap().describe(), "a.csv → b.csv (20 s apart, as given)");
     }
 
     #[test]

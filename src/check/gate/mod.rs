@@ -67,6 +67,8 @@ pub(super) struct Gate<'r> {
     pub proposed: ConfigFile,
     /// Validated freeze calendars: the base and head often hold the same one.
     calendar_cache: CalendarCache,
+    /// `--workload-interval`.
+    workload_interval: Option<std::time::Duration>,
 }
 
 /// The policies a review applies, and the two sides they were made from.
@@ -102,6 +104,7 @@ impl<'r> Gate<'r> {
             trusted,
             proposed,
             calendar_cache: options.calendar_cache.clone(),
+            workload_interval: options.workload_interval,
         })
     }
 
@@ -318,7 +321,8 @@ impl<'r> Gate<'r> {
                 ))
             })
         };
-        let reading = workload::Reading::now(self.loaded().snapshot_max_age_days());
+        let reading =
+            workload::Reading::now(self.loaded().snapshot_max_age_days()).with_interval(self.workload_interval);
         let workload = workload::load(&files, &read, &reading)?;
         Ok(Some((workload, files.into_iter().map(|(_, shown)| shown).collect())))
     }
