@@ -16,11 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// history and the head side's queries; `added` the migrations the change adds, in order.
 pub fn queries(
     sources: &Sources,
-    settings: &Settings,
-    added: &[MigrationSource],
+    touched: &BTreeMap<Name, BTreeSet<String>>,
     changed: &BTreeSet<String>,
 ) -> BTreeMap<String, BTreeSet<String>> {
-    let touched = touched_tables(sources, settings, added);
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if touched.is_empty() {
         return out;
@@ -105,7 +103,7 @@ pub fn fold_into_migrations(findings: Vec<Finding>, affected: &BTreeMap<String, 
 /// Table → the added migrations that change it. Index names are resolved to their table with
 /// the schema as it stands just before the statement: the base history's (from the schema
 /// cache when it has it), then each added migration's.
-fn touched_tables(
+pub fn touched_tables(
     sources: &Sources,
     settings: &Settings,
     added: &[MigrationSource],
@@ -199,10 +197,8 @@ mod tests {
     fn affected(added: &[(&str, &str)], changed: &[&str]) -> Vec<(String, Vec<String>)> {
         let added: Vec<MigrationSource> = added.iter().map(|(n, s)| migration(n, s)).collect();
         let changed = changed.iter().map(|s| s.to_string()).collect();
-        queries(&sources(), &Settings::default(), &added, &changed)
-            .into_iter()
-            .map(|(q, by)| (q, by.into_iter().collect()))
-            .collect()
+        let touched = touched_tables(&sources(), &Settings::default(), &added);
+        queries(&sources(), &touched, &changed).into_iter().map(|(q, by)| (q, by.into_iter().collect())).collect()
     }
 
     #[test]

@@ -11,6 +11,8 @@ use std::collections::BTreeSet;
 pub(super) struct ChangedFiles {
     pub classifier: Classifier,
     pub files: Vec<Classified>,
+    /// sqlc's query paths (from the base revision's sqlc configuration), with the configuration.
+    pub sqlc_paths: Vec<(std::path::PathBuf, String)>,
 }
 
 impl ChangedFiles {
@@ -19,10 +21,13 @@ impl ChangedFiles {
     pub fn classify(revisions: &Revisions, loaded: &Loaded) -> Result<ChangedFiles> {
         ensure_inside(revisions, loaded)?;
         let repo = &revisions.repo;
+        let sqlc_paths = super::sources::sqlc_query_paths(revisions, loaded)?;
+        let sqlc: Vec<std::path::PathBuf> = sqlc_paths.iter().map(|(path, _)| path.clone()).collect();
         let classifier =
-            Classifier::new(repo.root(), &loaded.migrations_dir(), &loaded.query_dirs(), &loaded.policies_dir());
+            Classifier::new(repo.root(), &loaded.migrations_dir(), &loaded.query_dirs(), &loaded.policies_dir())
+                .with_query_sources(repo.root(), &loaded.code_dirs(), &sqlc);
         let files = classifier.classify_all(&revisions.changes);
-        Ok(ChangedFiles { classifier, files })
+        Ok(ChangedFiles { classifier, files, sqlc_paths })
     }
 
     /// Whether any changed file is one the gate reviews (a migration, a query or a policy).

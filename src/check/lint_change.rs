@@ -5,8 +5,10 @@
 use super::affected;
 use super::gate::GatePolicies;
 use super::options::Options;
+use super::revisions::Revisions;
 use super::sources::ChangeSources;
 use crate::config::Loaded;
+use crate::error::Result;
 use crate::finding::Finding;
 use crate::lint::{self, Settings};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,9 +33,18 @@ pub(super) struct QueryFiles {
 }
 
 impl QueryFiles {
-    pub fn select(sources: &ChangeSources, settings: &Settings, changed: BTreeSet<String>) -> QueryFiles {
-        let affected = affected::queries(&sources.sources, settings, &sources.added, &changed);
-        QueryFiles { changed, affected }
+    /// The changed query files, and the unchanged ones the added migrations affect (reading
+    /// the unchanged code that may be among them first).
+    pub fn select(
+        sources: &mut ChangeSources,
+        revisions: &Revisions,
+        settings: &Settings,
+        changed: BTreeSet<String>,
+    ) -> Result<QueryFiles> {
+        let touched = affected::touched_tables(&sources.sources, settings, &sources.added);
+        sources.add_affected_code(revisions, &touched.keys().cloned().collect())?;
+        let affected = affected::queries(&sources.sources, &touched, &changed);
+        Ok(QueryFiles { changed, affected })
     }
 }
 

@@ -69,12 +69,13 @@ pub fn run(options: &Options) -> Result<Report> {
     let production = production::read(&gate, &mut sources)?;
     let policies = gate.policies(&|| Ok(sources.base_tables()))?;
     let settings = lint_change::settings(gate.loaded(), &policies, options);
-    let queries = QueryFiles::select(&sources, &settings, changed.changed_queries());
+    let queries = QueryFiles::select(&mut sources, &revisions, &settings, changed.changed_queries())?;
+    let query_changes = sources.query_changes(&revisions, &changed)?;
     let linted = lint_change::lint(sources, &settings, &queries);
     let gate_review = gate_review::review(&gate, &revisions.changes, &policies, options)?;
     let existing = || Ok(linted.sources.base_tables());
     let plans = plans::compare(&revisions, &gate, &options.plan, changed.sql_changed(), &existing)?;
-    Ok(report(&revisions, Review { history, linted, queries, gate_review, plans, freeze, production }, options))
+    Ok(report(&revisions, Review { history, linted, queries, query_changes, gate_review, plans, freeze, production }, options))
 }
 
 /// What the stages found, for the report.
@@ -82,6 +83,8 @@ struct Review {
     history: Vec<Finding>,
     linted: Linted,
     queries: QueryFiles,
+    /// The queries the change adds, edits or removes, base and head text.
+    query_changes: Vec<crate::queries::changes::QueryChange>,
     gate_review: GateReview,
     plans: PlanReview,
     freeze: FreezeVerdict,
@@ -91,7 +94,7 @@ struct Review {
 /// The last stage: every finding in one report, an approval from a table's domain reviewers
 /// applied, and the notes saying what was reviewed.
 fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
-    let Review { history, linted, queries, gate_review, plans, freeze, production } = review;
+    let Review { history, linted, queries, query_changes, gate_review, plans, freeze, production } = review;
     let mut findings = linted.findings;
     findings.extend(production.findings);
     findings.extend(history);
@@ -116,6 +119,23 @@ fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
             linted.sources.base_count,
         ),
     );
+    if !query_changes.is_empty() {
+        let shown: Vec<String> = query_changes
+            .iter()
+            .take(10)
+            .map(|c| {
+                let what = match (&c.base, &c.head) {
+                    (None, _) => "new",
+                    (_, None) => "removed",
+                    _ => "edited",
+                };
+                format!("{} at {}:{} ({what})", c.label, c.file, c.line)
+            })
+            .collect();
+        let more = query_changes.len().saturating_sub(shown.len());
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        report.notes.push(format!("Queries this change adds, edits or removes: {}{more}.", shown.join(", ")));
+    }
     for (query, by) in &queries.affected {
         let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
         report.notes.push(format!("{query} re-checked: affected by {by}."));

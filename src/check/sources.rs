@@ -11,13 +11,15 @@ use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
 use crate::git::{self, FileKind, GitTree, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
-use crate::queries::{ParsedQuery, Query, Source};
+use crate::queries::changes::{self, QueryChange};
+use crate::queries::{code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
 use crate::schema::tools::{self, Tree};
 use crate::schema::Schema;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 /// The lint engine's sources for a change, before the added migrations join the history.
 pub(super) struct ChangeSources {
@@ -34,6 +36,8 @@ pub(super) struct ChangeSources {
     pub tool_notices: Vec<Finding>,
     /// How to replay the base history for its tables (through the schema cache).
     replay: Settings,
+    /// The head side's code files the change does not touch, not read yet.
+    unchanged_code: Vec<String>,
 }
 
 impl ChangeSources {
@@ -63,13 +67,15 @@ impl ChangeSources {
             migrations: base_sources,
             ..Sources::default()
         };
-        sources.queries = read_queries(&revisions.repo, &revisions.head, loaded, changed)?;
+        let (queries, query_notes, unchanged_code) = read_queries(revisions, loaded, changed)?;
+        sources.queries = queries;
+        sources.query_notes = query_notes;
         let replay = Settings {
             postgres_version: loaded.config.postgres_version,
             cache: options.cache.clone(),
             ..Settings::default()
         };
-        Ok(ChangeSources { sources, base_count, added, added_paths, tool_notices, replay })
+        Ok(ChangeSources { sources, base_count, added, added_paths, tool_notices, replay, unchanged_code })
     }
 
     /// The tables the base history builds, for policies that name a table: from the schema
@@ -114,18 +120,165 @@ fn read_schema_dump(repo: &Repo, loaded: &Loaded, base: &Side, head: &Side) -> R
     Ok(Some(SourceFile::parse(path, text)))
 }
 
-/// Every query file on the head side, parsed in parallel.
-fn read_queries(repo: &Repo, head: &Side, loaded: &Loaded, changed: &ChangedFiles) -> Result<Vec<ParsedQuery>> {
-    let mut files: BTreeMap<String, String> = BTreeMap::new();
-    for dir in loaded.query_dirs() {
-        for (path, text) in git::read_files(repo, head, &dir)? {
-            if changed.classifier.classify(&path) == FileKind::Query {
-                files.insert(path, text);
+/// sqlc's query paths, from the sqlc configurations the trusted configuration names (or the
+/// one at the project's root), read from the base revision like the rest of the gate's
+/// configuration, each with its configuration's path.
+pub(super) fn sqlc_query_paths(revisions: &Revisions, loaded: &Loaded) -> Result<Vec<(PathBuf, String)>> {
+    let repo = &revisions.repo;
+    let base = revisions.base_side();
+    let named = loaded.sqlc_configs();
+    let candidates =
+        named.clone().unwrap_or_else(|| sqlc::CONFIG_FILES.iter().map(|name| loaded.root.join(name)).collect());
+    let mut out = Vec::new();
+    for config in candidates {
+        let Some(relative) = repo.relative(&config) else { continue };
+        let Some(text) = git::read_file(repo, &base, &relative)? else {
+            if named.is_some() {
+                return Err(Error::Usage(format!(
+                    "[queries] sqlc {relative}: no such file on the base revision (the gate reads its configuration \
+                     from the base)"
+                )));
+            }
+            continue;
+        };
+        let parsed = sqlc::parse(Path::new(&relative), &text)?;
+        out.extend(parsed.queries.into_iter().map(|path| (repo.root().join(path), relative.clone())));
+        if named.is_none() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The head side's queries: every query file and sqlc's (few, and the affected-query rule reads
+/// them all), and the code files the change adds or modifies; the other code files, by path,
+/// are read only if an added migration may affect them ([`ChangeSources::add_affected_code`]).
+fn read_queries(
+    revisions: &Revisions,
+    loaded: &Loaded,
+    changed: &ChangedFiles,
+) -> Result<(Vec<ParsedQuery>, Vec<(String, String)>, Vec<String>)> {
+    let (repo, head) = (&revisions.repo, &revisions.head);
+    let mut files: BTreeMap<String, (String, Source)> = BTreeMap::new();
+    for (path, config) in &changed.sqlc_paths {
+        let relative = repo.relative(path).unwrap_or_default();
+        let listed = if git::is_dir(repo, head, &relative)? {
+            // sqlc reads a directory's own files, not its subdirectories'.
+            let own = |f: &str| f.rsplit_once('/').map_or("", |(dir, _)| dir) == relative;
+            git::list_files(repo, head, path)?
+                .into_iter()
+                .filter(|f| own(f) && sqlc::reads(f.rsplit('/').next().unwrap_or(f)))
+                .collect()
+        } else {
+            vec![relative.clone()]
+        };
+        for file in listed {
+            if let Some(text) = git::read_file(repo, head, &file)? {
+                files.insert(file, (text, Source::Sqlc { config: config.clone() }));
             }
         }
     }
-    Ok(files
+    for dir in loaded.query_dirs() {
+        for (path, text) in git::read_files(repo, head, &dir)? {
+            if changed.classifier.classify(&path) == FileKind::Query {
+                files.entry(path).or_insert((text, Source::QueryFile));
+            }
+        }
+    }
+    let mut queries: Vec<Query> =
+        files.into_iter().map(|(path, (text, source))| Query::whole_file(path, text, source)).collect();
+    let changed_paths = changed.changed_queries();
+    let mut unchanged_code = Vec::new();
+    let mut changed_code = Vec::new();
+    for dir in loaded.code_dirs() {
+        for path in git::list_files(repo, head, &dir)? {
+            if changed.classifier.classify(&path) != FileKind::Query || path.ends_with(".sql") {
+                continue;
+            }
+            if changed_paths.contains(&path) {
+                changed_code.push(path);
+            } else {
+                unchanged_code.push(path);
+            }
+        }
+    }
+    let (code, notes) = scan_code(repo, head, &changed_code)?;
+    queries.extend(code);
+    Ok((queries.into_par_iter().map(ParsedQuery::parse).collect(), notes, unchanged_code))
+}
+
+/// The queries of code files on `side`, and their notes.
+fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, Vec<(String, String)>)> {
+    let texts: Vec<(String, String)> = paths
+        .iter()
+        .filter_map(|path| git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t))))
+        .collect::<Result<_>>()?;
+    let scanned: Vec<(Vec<Query>, Option<(String, String)>)> = texts
         .into_par_iter()
-        .map(|(path, text)| ParsedQuery::parse(Query::whole_file(path, text, Source::QueryFile)))
-        .collect())
+        .map(|(path, text)| code_scan::scan(path.clone(), Path::new(&path), text.into()))
+        .collect::<Result<_>>()?;
+    let mut queries = Vec::new();
+    let mut notes = Vec::new();
+    for (found, note) in scanned {
+        queries.extend(found);
+        notes.extend(note);
+    }
+    Ok((queries, notes))
+}
+
+impl ChangeSources {
+    /// Reads the unchanged code files that may read a table an added migration changes (those
+    /// whose text names one of `tables`), and adds their queries: what the affected-query rule
+    /// needs, and no more.
+    pub fn add_affected_code(&mut self, revisions: &Revisions, tables: &BTreeSet<String>) -> Result<()> {
+        if tables.is_empty() || self.unchanged_code.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> =
+            tables.iter().map(|t| t.rsplit('.').next().unwrap_or(t).to_ascii_lowercase()).collect();
+        let (repo, head) = (&revisions.repo, &revisions.head);
+        let mut mentioning = Vec::new();
+        for path in std::mem::take(&mut self.unchanged_code) {
+            if let Some(text) = git::read_file(repo, head, &path)? {
+                let lower = text.to_ascii_lowercase();
+                if names.iter().any(|name| lower.contains(name.as_str())) {
+                    mentioning.push(path);
+                }
+            }
+        }
+        let (queries, notes) = scan_code(repo, head, &mentioning)?;
+        self.sources.queries.extend(queries.into_par_iter().map(ParsedQuery::parse).collect::<Vec<_>>());
+        self.sources.query_notes.extend(notes);
+        Ok(())
+    }
+}
+
+impl ChangeSources {
+    /// The base and head text of every query the change adds, edits or removes, whatever its
+    /// source (a query file, sqlc's, SQL in code): the head side's from what was loaded, the
+    /// base side's read from the base revision for the changed files only.
+    pub fn query_changes(&self, revisions: &Revisions, changed: &ChangedFiles) -> Result<Vec<QueryChange>> {
+        let (repo, base) = (&revisions.repo, revisions.base_side());
+        let files: BTreeSet<String> = changed
+            .files
+            .iter()
+            .filter(|c| c.kind == FileKind::Query || c.from_kind == Some(FileKind::Query))
+            .map(|c| c.change.path.clone())
+            .collect();
+        let head: Vec<&ParsedQuery> = self.sources.queries.iter().filter(|q| files.contains(&q.query.file)).collect();
+        let mut base_queries = Vec::new();
+        for file in &files {
+            let Some(text) = git::read_file(repo, &base, file)? else { continue };
+            let source = head.iter().find(|q| &q.query.file == file).map(|q| q.query.source.clone());
+            match source {
+                Some(Source::Code(_)) | None if crate::queries::code::language_of(Path::new(file)).is_some() => {
+                    base_queries.extend(code_scan::scan(file.clone(), Path::new(file), text.into())?.0)
+                }
+                Some(source) => base_queries.push(Query::whole_file(file.clone(), text, source)),
+                None => base_queries.push(Query::whole_file(file.clone(), text, Source::QueryFile)),
+            }
+        }
+        let base_parsed: Vec<ParsedQuery> = base_queries.into_par_iter().map(ParsedQuery::parse).collect();
+        Ok(changes::changed(&base_parsed, head))
+    }
 }

@@ -59,12 +59,23 @@ fn summary(outcome: &Outcome) -> String {
         [] => "none found (set [queries] dirs)".to_string(),
         dirs => dirs.iter().map(|d| format!("{}/", display(d))).collect::<Vec<_>>().join(", "),
     };
+    let found = |sources: &[crate::init::discover::FoundSource], what: &str| match sources {
+        [] => format!("none found (set [queries] {what})"),
+        found => found
+            .iter()
+            .map(|f| format!("{} ({} quer(ies))", display(&f.path), f.queries))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let (sqlc, code) = (found(&outcome.sqlc, "sqlc"), found(&outcome.code, "code"));
     let policies = display(&outcome.policies);
     format!(
         "\
 Wrote {written}.
   migrations: {migrations}/ ({summary})
   queries:    {queries}
+  sqlc:       {sqlc}
+  code:       {code}
 
 Next steps:
   1. Declare what identifies a row in {policies}/identity.toml: {tables} table(s) with a primary key

@@ -78,7 +78,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         identity.extend(since.as_ref().map(|since| since.version.as_bytes()));
         cache = cache.prefetching_for(&identity);
     }
-    let (mut sources, mut settings) = load::load(&loaded, &root, &args.paths)?;
+    let (mut sources, mut settings) = load::load_with(&loaded, &root, &args.paths, &args.cache.scan_cache())?;
     settings.cache = cache;
     // A down file named on the command line is linted as the rollback it is, not as a query file.
     let downs: Vec<usize> = sources

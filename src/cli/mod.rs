@@ -149,6 +149,14 @@ impl CacheArgs {
         }
     }
 
+    pub fn scan_cache(&self) -> crate::queries::code_scan::ScanCache {
+        if self.no_cache {
+            crate::queries::code_scan::ScanCache::disabled()
+        } else {
+            crate::queries::code_scan::ScanCache::in_cache_dir(self.cache_dir.as_deref())
+        }
+    }
+
     pub fn calendar_cache(&self) -> CalendarCache {
         if self.no_cache {
             CalendarCache::disabled()

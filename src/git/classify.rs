@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 pub enum FileKind {
     /// A `.sql` file under the migrations directory.
     Migration,
-    /// A `.sql` file under one of the query directories.
+    /// A file holding application queries: a `.sql` file under a query directory or among
+    /// sqlc's query paths, a source file under an application code directory.
     Query,
     /// Any file under the policies directory.
     Policy,
@@ -39,6 +40,10 @@ pub struct Classifier {
     migrations: String,
     queries: Vec<String>,
     policies: String,
+    /// Application code directories: their source files hold queries.
+    code: Vec<String>,
+    /// sqlc's query paths: a file, or a directory whose own `.sql` files sqlc reads.
+    sqlc: Vec<String>,
 }
 
 impl Classifier {
@@ -47,7 +52,29 @@ impl Classifier {
             migrations: relative_dir(repo_root, migrations_dir),
             queries: query_dirs.iter().map(|d| relative_dir(repo_root, d)).collect(),
             policies: relative_dir(repo_root, policies_dir),
+            code: Vec::new(),
+            sqlc: Vec::new(),
         }
+    }
+
+    /// Also classifies as queries the source files below `code_dirs` that hold SQL Sluice
+    /// reads (`crate::queries::code::language_of`) and the query files of sqlc's `sqlc_paths`.
+    pub fn with_query_sources(mut self, repo_root: &Path, code_dirs: &[PathBuf], sqlc_paths: &[PathBuf]) -> Self {
+        self.code = code_dirs.iter().map(|d| relative_dir(repo_root, d)).collect();
+        self.sqlc = sqlc_paths.iter().map(|d| relative_dir(repo_root, d)).collect();
+        self
+    }
+
+    /// A file one of the query sources reads.
+    fn holds_queries(&self, path: &str, sql: bool) -> bool {
+        let sqlc = || {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+            self.sqlc.iter().any(|p| p == path || (p == dir && crate::queries::sqlc::reads(name)))
+        };
+        (sql && self.queries.iter().any(|dir| under(path, dir)))
+            || (sql && sqlc())
+            || (self.code.iter().any(|dir| under(path, dir))
+                && crate::queries::code::language_of(Path::new(path)).is_some())
     }
 
     /// The kind of a repository-relative `/` path. A directory configured for two purposes
@@ -56,7 +83,7 @@ impl Classifier {
         let sql = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("sql"));
         if sql && under(path, &self.migrations) {
             FileKind::Migration
-        } else if sql && self.queries.iter().any(|dir| under(path, dir)) {
+        } else if self.holds_queries(path, sql) {
             FileKind::Query
         } else if under(path, &self.policies) {
             FileKind::Policy

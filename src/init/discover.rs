@@ -211,3 +211,84 @@ pub fn display(path: &Path) -> String {
         shown => shown,
     }
 }
+
+/// A query source `sluice init` found, with what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundSource {
+    /// Relative to the root.
+    pub path: PathBuf,
+    pub files: usize,
+    pub queries: usize,
+    /// "Go 30, Python 11" for code; the query files' directory for sqlc.
+    pub detail: String,
+}
+
+/// Directories no one keeps their own queries or configuration in.
+const NOT_SOURCES: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__"];
+
+/// The sqlc configurations below `root` (three levels deep at most), each with the query files
+/// it names and the queries in them.
+pub fn sqlc_configs(root: &Path) -> Result<Vec<FoundSource>> {
+    let walker = ignore::WalkBuilder::new(root)
+        .max_depth(Some(3))
+        .hidden(true)
+        .git_ignore(true)
+        .require_git(false)
+        .filter_entry(|e| !NOT_SOURCES.iter().any(|skip| e.file_name() == *skip))
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", root.display())))?;
+        let is_config = entry.file_name().to_str().is_some_and(|n| crate::queries::sqlc::CONFIG_FILES.contains(&n));
+        if !is_config || !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let config = crate::queries::sqlc::parse(entry.path(), &crate::error::read_text(entry.path())?)?;
+        let files = crate::queries::sqlc::files_on_disk(entry.path(), &config.queries)?;
+        let mut queries = 0;
+        for file in &files {
+            let text = crate::error::read_text(file)?;
+            let query = crate::queries::Query::whole_file("", text, crate::queries::Source::QueryFile);
+            queries += crate::queries::ParsedQuery::parse(query).file.parsed.statements.len();
+        }
+        let detail = config.queries.iter().map(|q| display(&relative_to(root, q))).collect::<Vec<_>>().join(", ");
+        found.push(FoundSource { path: relative_to(root, entry.path()), files: files.len(), queries, detail });
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// The top-level directories of `root` whose code passes SQL to known database calls, each with
+/// the queries found and their languages; the migrations directory and what holds it are not
+/// application code.
+pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
+    let mut candidates = Vec::new();
+    for entry in std::fs::read_dir(root).map_err(|e| Error::io(root, e))? {
+        let entry = entry.map_err(|e| Error::io(root, e))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let relative = PathBuf::from(&name);
+        let skipped =
+            name.starts_with('.') || NOT_SOURCES.contains(&name.as_str()) || migrations.starts_with(&relative);
+        if !skipped && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            candidates.push(relative);
+        }
+    }
+    candidates.sort();
+    let mut found = Vec::new();
+    for dir in candidates {
+        let scanned = crate::queries::code_scan::on_disk(&[root.join(&dir)], &|p| p.display().to_string())?;
+        if scanned.queries.is_empty() {
+            continue;
+        }
+        let mut by_language: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut files = std::collections::BTreeSet::new();
+        for query in &scanned.queries {
+            let language = crate::queries::code::language_of(Path::new(&query.file)).map_or("other", |l| l.name());
+            *by_language.entry(language).or_default() += 1;
+            files.insert(query.file.clone());
+        }
+        let detail = by_language.iter().map(|(l, n)| format!("{l} {n}")).collect::<Vec<_>>().join(", ");
+        found.push(FoundSource { path: dir, files: files.len(), queries: scanned.queries.len(), detail });
+    }
+    Ok(found)
+}

@@ -34,6 +34,9 @@ pub struct Options {
 pub struct Outcome {
     pub migrations: MigrationDir,
     pub queries: Vec<PathBuf>,
+    /// sqlc configurations and application code directories found.
+    pub sqlc: Vec<discover::FoundSource>,
+    pub code: Vec<discover::FoundSource>,
     pub policies: PathBuf,
     /// Tables listed in the identity skeleton.
     pub keyed_tables: usize,
@@ -55,12 +58,16 @@ pub fn init(options: &Options) -> Result<Outcome> {
             migrations.summary()
         ));
     }
+    let sqlc = discover::sqlc_configs(root)?;
+    let code = discover::code_dirs(root, &migrations.path)?;
     let postgres_version = options.postgres_version.unwrap_or(Config::default().postgres_version);
     let keyed = keys::keyed_tables(&replay(root, &migrations, postgres_version)?);
     let config = templates::ConfigInputs {
         postgres_version,
         migrations: &migrations,
         queries: &queries,
+        sqlc: &sqlc,
+        code: &code,
         policies: &options.policies,
     };
     let contents = [
@@ -73,6 +80,8 @@ pub fn init(options: &Options) -> Result<Outcome> {
     Ok(Outcome {
         migrations,
         queries,
+        sqlc,
+        code,
         policies: options.policies.clone(),
         keyed_tables: keyed.len(),
         written: files.into_iter().map(|(path, _)| path).collect(),
@@ -143,6 +152,18 @@ mod tests {
             postgres_version: 16,
             migrations: &odd_dir(),
             queries: &queries,
+            sqlc: &[discover::FoundSource {
+                path: PathBuf::from("sqlc.yaml"),
+                files: 2,
+                queries: 9,
+                detail: "db/query".into(),
+            }],
+            code: &[discover::FoundSource {
+                path: PathBuf::from("internal"),
+                files: 3,
+                queries: 12,
+                detail: "Go 12".into(),
+            }],
             policies: Path::new("policies"),
         };
         let config: Config = toml::from_str(&templates::sluice_toml(&inputs)).unwrap();
@@ -150,13 +171,23 @@ mod tests {
         assert_eq!(config.migrations.dir, PathBuf::from("db/\"odd\" migrations"));
         assert_eq!(config.migrations.layout, Layout::GolangMigrate);
         assert_eq!(config.queries.dirs, queries);
+        assert_eq!(config.queries.sqlc, Some(vec![PathBuf::from("sqlc.yaml")]));
+        assert_eq!(config.queries.code, [PathBuf::from("internal")]);
+        let text = templates::sluice_toml(&inputs);
+        assert!(
+            text.contains(
+                "# Found by `sluice init`: sqlc.yaml names 2 query file(s) (db/query) holding 9 quer(ies).\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("#   internal/: 12 quer(ies) in 3 file(s) (Go 12)\n"), "{text}");
         assert!(config.rules.is_empty());
 
         let nothing = MigrationDir { migrations: 0, ..odd_dir() };
-        let inputs = templates::ConfigInputs { migrations: &nothing, queries: &[], ..inputs };
+        let inputs = templates::ConfigInputs { migrations: &nothing, queries: &[], sqlc: &[], code: &[], ..inputs };
         let config: Config = toml::from_str(&templates::sluice_toml(&inputs)).unwrap();
         assert_eq!(config.migrations.layout, Layout::Auto, "an unrecognised history is left to detection");
-        assert!(config.queries.dirs.is_empty());
+        assert!(config.queries.dirs.is_empty() && config.queries.sqlc.is_none() && config.queries.code.is_empty());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The files `sluice init` writes, as commented TOML a person reads before committing.
 //! Each parses with the loader the linter uses (tested in `super::tests`).
 
-use super::discover::{display, MigrationDir};
+use super::discover::{display, FoundSource, MigrationDir};
 use super::keys::UniqueKey;
 use crate::policy::{identity, tables};
 use std::collections::BTreeMap;
@@ -24,7 +24,56 @@ pub struct ConfigInputs<'a> {
     pub postgres_version: u32,
     pub migrations: &'a MigrationDir,
     pub queries: &'a [PathBuf],
+    pub sqlc: &'a [FoundSource],
+    pub code: &'a [FoundSource],
     pub policies: &'a Path,
+}
+
+/// The `sqlc` and `code` keys of `[queries]`, each with a comment saying what was found.
+fn query_sources(inputs: &ConfigInputs) -> String {
+    let list = |found: &[FoundSource]| found.iter().map(|f| quoted_path(&f.path)).collect::<Vec<_>>().join(", ");
+    let mut out = String::new();
+    if inputs.sqlc.is_empty() {
+        out.push_str(
+            "# sqlc configurations whose query paths are checked (none found; a sqlc.yaml at the root is\n\
+             # read when this is unset):\n# sqlc = [\"sqlc.yaml\"]\n",
+        );
+    } else {
+        for found in inputs.sqlc {
+            let _ = writeln!(
+                out,
+                "# Found by `sluice init`: {} names {} query file(s) ({}) holding {} quer(ies).",
+                display(&found.path),
+                found.files,
+                found.detail,
+                found.queries
+            );
+        }
+        let _ = writeln!(out, "sqlc = [{}]", list(inputs.sqlc));
+    }
+    if inputs.code.is_empty() {
+        out.push_str(
+            "# Application code scanned for SQL at database calls (Go, Rust, Java, Kotlin, TypeScript,\n\
+             # JavaScript, Python; MyBatis mappers, sqlx offline data). None found:\n# code = [\"src\"]\n",
+        );
+    } else {
+        out.push_str(
+            "# Application code scanned for SQL at database calls. Found by `sluice init`:
+",
+        );
+        for found in inputs.code {
+            let _ = writeln!(
+                out,
+                "#   {}/: {} quer(ies) in {} file(s) ({})",
+                display(&found.path),
+                found.queries,
+                found.files,
+                found.detail
+            );
+        }
+        let _ = writeln!(out, "code = [{}]", list(inputs.code));
+    }
+    out
 }
 
 pub fn sluice_toml(inputs: &ConfigInputs) -> String {
@@ -65,7 +114,7 @@ layout = {layout}
 
 [queries]
 {queries_note}dirs = [{queries}]
-
+{sources}
 [policies]
 # identity.toml (what identifies a row) and tables.toml (production table sizes).
 dir = {policies}
@@ -78,6 +127,7 @@ dir = {policies}
         dir = quoted_path(&migrations.path),
         layout = quoted(layout),
         policies = quoted_path(inputs.policies),
+        sources = query_sources(inputs),
     )
 }
 

@@ -95,6 +95,16 @@ pub fn describe_tool(history: &History) -> String {
 /// Reads everything the configuration names, plus `extra` files (linted as query files when
 /// they are neither migrations nor configured queries).
 pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources, Settings)> {
+    load_with(loaded, root, extra, &code_scan::ScanCache::disabled())
+}
+
+/// [`load`], skipping the code files `scan_cache` knows hold no query.
+pub fn load_with(
+    loaded: &Loaded,
+    root: &Path,
+    extra: &[PathBuf],
+    scan_cache: &code_scan::ScanCache,
+) -> Result<(Sources, Settings)> {
     loaded.check_named_dirs(&crate::config::disk_dir_problem)?;
     let dir = loaded.migrations_dir();
     let tree = DiskTree::open_to_load(&dir, &loaded.root, root)?;
@@ -120,7 +130,7 @@ pub fn load(loaded: &Loaded, root: &Path, extra: &[PathBuf]) -> Result<(Sources,
         .into_par_iter()
         .map(|(path, source)| sql_files::read(&path, display_path(&path, root), source))
         .collect::<Result<Vec<_>>>()?;
-    let code = code_scan::on_disk(&loaded.code_dirs(), &|path| display_path(path, root))?;
+    let code = code_scan::on_disk_cached(&loaded.code_dirs(), &|path| display_path(path, root), scan_cache)?;
     queries.extend(code.queries);
     let mut query_notes = code.notes;
     let workload = read_workload(loaded, root, &mut query_notes)?;

@@ -600,14 +600,18 @@ fn check_queries(queries: &[ParsedQuery], schema: &Schema, facts: &Facts, select
             for statement in &file.parsed.statements {
                 check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
             }
-            let mut out = suppress::apply(file, out);
-            out.extend(unread_text::findings(file));
-            out.into_iter()
+            let out = suppress::apply(file, out);
+            let mut out: Vec<Finding> = out
+                .into_iter()
                 .map(|finding| {
                     let statement = query.statement_at(finding.line);
                     query.locate(finding, statement)
                 })
-                .collect::<Vec<_>>()
+                .collect();
+            // After suppression: nothing hides what was not read.
+            let at = |line, column| query.host_position(line, column);
+            out.extend(unread_text::findings_at(file, &at).map(|finding| query.host_excerpt(finding)));
+            out
         })
         .collect()
 }

@@ -5,8 +5,10 @@
 
 use super::code::{self, Extraction};
 use super::{Place, Query, Source};
+use crate::cache::{self, BlobStore, Key};
 use crate::error::{read_text, Error, Result};
 use rayon::prelude::*;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -53,20 +55,82 @@ pub fn list(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
 /// findings show it.
 pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> Result<Scanned> {
+    on_disk_cached(dirs, display, &ScanCache::disabled())
+}
+
+/// [`on_disk`], skipping the files `cache` knows hold no SQL at a database call (most of an
+/// application's code): a warm run parses only the files that hold queries, and those that
+/// changed.
+pub fn on_disk_cached(
+    dirs: &[PathBuf],
+    display: &(dyn Fn(&Path) -> String + Sync),
+    cache: &ScanCache,
+) -> Result<Scanned> {
     let files = list(dirs)?;
-    let each: Vec<(Vec<Query>, Option<(String, String)>)> = files
+    let known = cache.load(dirs);
+    let each: Vec<(Vec<Query>, Option<(String, String)>, Option<Key>)> = files
         .par_iter()
         .map(|path| {
-            let text: Arc<str> = read_text(path)?.into();
-            scan(display(path), path, text)
+            let shown = display(path);
+            let text = read_text(path)?;
+            let key = cache::digest(&[shown.as_bytes(), text.as_bytes()]);
+            if known.contains(&key) {
+                return Ok((Vec::new(), None, Some(key)));
+            }
+            let (queries, note) = scan(shown, path, text.into())?;
+            let empty = queries.is_empty() && note.is_none();
+            Ok((queries, note, empty.then_some(key)))
         })
         .collect::<Result<_>>()?;
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
-    for (queries, note) in each {
+    let mut empty = HashSet::new();
+    for (queries, note, nothing) in each {
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
+        empty.extend(nothing);
+    }
+    if empty != known {
+        cache.save(dirs, &empty);
     }
     Ok(scanned)
+}
+
+/// The code files known to hold no query, by a digest of their path and text, per set of code
+/// directories and build (`crate::cache::build_id`: another build may read more).
+#[derive(Debug, Clone, Default)]
+pub struct ScanCache {
+    store: Option<BlobStore>,
+}
+
+const MAGIC: &[u8] = b"sluice code scan\n";
+/// Bump when what an extraction finds changes meaning within one build's lifetime.
+const FORMAT: &[u8] = b"1";
+
+impl ScanCache {
+    pub fn disabled() -> ScanCache {
+        ScanCache::default()
+    }
+
+    /// Under the user's cache directory, in `queries/`.
+    pub fn in_cache_dir(cache_dir: Option<&Path>) -> ScanCache {
+        ScanCache { store: Some(BlobStore::new(cache::dir_under(cache_dir, "queries"), MAGIC, 16)) }
+    }
+
+    fn key(dirs: &[PathBuf]) -> Key {
+        let dirs: Vec<String> =
+            dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()).display().to_string()).collect();
+        cache::digest(&[cache::build_id(), FORMAT, dirs.join("\0").as_bytes()])
+    }
+
+    fn load(&self, dirs: &[PathBuf]) -> HashSet<Key> {
+        self.store.as_ref().and_then(|store| store.load::<HashSet<Key>>(&Self::key(dirs))).unwrap_or_default()
+    }
+
+    fn save(&self, dirs: &[PathBuf], empty: &HashSet<Key>) {
+        if let Some(store) = &self.store {
+            store.save(&Self::key(dirs), empty);
+        }
+    }
 }
 
 /// The queries of one host file (`display` names it, `path` gives its language), and its note.

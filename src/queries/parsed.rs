@@ -104,16 +104,7 @@ impl ParsedQuery {
                 ),
                 None => (line, end_line),
             };
-            let snippet = match &self.query.place {
-                Place::WholeFile => lines(&self.query.sql, first, last),
-                Place::Embedded { host, .. } => lines(host, first, last),
-                // The record's SQL as the rules read it, numbered from the record's line.
-                Place::Record { line } => {
-                    let whole = 0..self.query.sql.len();
-                    (whole.len() <= 8 * 1024).then(|| Snippet::shared(*line, 1, &self.query.sql, whole))
-                }
-            };
-            if let Some(snippet) = snippet {
+            if let Some(snippet) = self.host_lines(first, last) {
                 finding.snippet = Some(snippet);
             }
         }
@@ -130,6 +121,30 @@ impl ParsedQuery {
             }
         }
         finding
+    }
+
+    /// A finding already placed in the query's file, given the file's lines as its excerpt.
+    pub fn host_excerpt(&self, mut finding: Finding) -> Finding {
+        if self.positions_are_the_file() {
+            return finding;
+        }
+        if let Some(snippet) = self.host_lines(finding.line, finding.end_line) {
+            finding.snippet = Some(snippet);
+        }
+        finding
+    }
+
+    /// Lines `first..=last` of the file where the query is written, as an excerpt.
+    fn host_lines(&self, first: usize, last: usize) -> Option<Snippet> {
+        match &self.query.place {
+            Place::WholeFile => lines(&self.query.sql, first, last),
+            Place::Embedded { host, .. } => lines(host, first, last),
+            // The record's SQL as the rules read it, numbered from the record's line.
+            Place::Record { line } => {
+                let whole = 0..self.query.sql.len();
+                (whole.len() <= 8 * 1024).then(|| Snippet::shared(*line, 1, &self.query.sql, whole))
+            }
+        }
     }
 
     /// A statement's text as the application wrote it (placeholders in its style).

@@ -5,7 +5,7 @@ use crate::lint::{lint, Settings, Sources};
 use crate::policy::identity::IdentityPolicy;
 use crate::policy::tables::TablesPolicy;
 use crate::policy::Policies;
-use crate::rules::{RuleMeta, SourceFile};
+use crate::rules::RuleMeta;
 use crate::schema::migrations::Migration;
 use std::path::{Path, PathBuf};
 

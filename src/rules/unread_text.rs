@@ -38,17 +38,29 @@ impl Rule for UnreadText {
 
 /// One error per range of `file` that was not read.
 pub fn findings(file: &SourceFile) -> impl Iterator<Item = Finding> + '_ {
-    file.parsed.unread.iter().map(|unread| {
+    findings_at(file, &|line, column| (line, column))
+}
+
+/// [`findings`], with every position moved by `at` (line, column → line, column): where the
+/// text that was read stands in the file that holds it (a query whose parameters were
+/// rewritten, SQL in application code).
+pub fn findings_at<'a>(
+    file: &'a SourceFile,
+    at: &'a dyn Fn(usize, usize) -> (usize, usize),
+) -> impl Iterator<Item = Finding> + 'a {
+    file.parsed.unread.iter().map(move |unread| {
         let span = &unread.span;
         let (line, column) = match unread.reason {
             crate::sql::split::Unreadable::Unterminated { line, column, .. } => (line, column),
             crate::sql::split::Unreadable::Tokenizer { .. } => (span.line, span.column),
         };
         let first_line = line_text(&file.parsed.text, line);
+        let (start, end) = (at(span.line, span.column), at(span.end_line, span.end_column));
+        let (line, column) = at(line, column);
         Finding::new(META.id, META.severity, file.display.clone(), unread.message())
-            .at(line, column, span.end_line, span.end_column)
+            .at(line, column, end.0, end.1)
             .snippet(line, first_line)
-            .fact("unread", format!("{}:{}-{}:{}", span.line, span.column, span.end_line, span.end_column))
+            .fact("unread", format!("{}:{}-{}:{}", start.0, start.1, end.0, end.1))
             .help(META.fix.trim())
     })
 }

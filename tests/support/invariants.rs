@@ -4,6 +4,7 @@
 
 use sluice::finding::Severity;
 use sluice::lint::{lint, MigrationSource, Settings, Sources};
+use sluice::queries::{ParsedQuery, Query, Source};
 use sluice::rules::SourceFile;
 use sluice::schema::migrations::Migration;
 use sluice::sql::split::{split, Span, Split, Unreadable};
@@ -82,7 +83,7 @@ pub fn check_lint(text: &str) -> Result<(), String> {
 fn lint_and_check(text: &str) -> Result<(), String> {
     let first = SourceFile::parse("migrations/001_setup.sql", "CREATE TABLE t (a int, b text);".to_string());
     let migration = SourceFile::parse("migrations/002_fuzz.sql", text.to_string());
-    let query = SourceFile::parse("queries/fuzz.sql", text.to_string());
+    let query = ParsedQuery::parse(Query::whole_file("queries/fuzz.sql", text, Source::QueryFile));
     let expected: Vec<String> = migration
         .parsed
         .unread

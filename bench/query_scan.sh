@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What scanning application code for queries adds to `sluice lint` (issue 35's target: at most
+# 20% on a 5,000-file application repository, warm runs served from the code scan cache).
+#
+#   bench/query_scan.sh [REPO_DIR]
+#
+# REPO_DIR: an application repository checked out on disk (default: temporal, fetched at a pinned
+# commit into bench/.repos/temporal; nothing fetched is committed). The script writes a
+# sluice.toml into a copy of it — the schema from its own PostgreSQL schema file when it has
+# one, `[queries] code` = every top-level directory — and runs, interleaved (bench/interleave.py):
+#   without-code   `sluice lint` with `[queries] code = []`
+#   code-warm      with the code directories, the scan cache warm
+#   code-cold      with the code directories and --no-cache
+# reporting median wall, user and system time. The ratio warm / without is the target's figure.
+#
+# Env: RUNS (default 10), WARMUP (2), SLUICE (binary; default: a release build of this tree),
+#      TEMPORAL_REPO (where to clone from; default GitHub), SCHEMA (the schema dump, relative to
+#      the repository; default: temporal's).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=${RUNS:-10}
+warmup=${WARMUP:-2}
+repo=${1:-}
+if [[ -z "$repo" ]]; then
+  repo="$root/bench/.repos/temporal"
+  if [[ ! -d "$repo" ]]; then
+    git clone -q "${TEMPORAL_REPO:-https://github.com/temporalio/temporal}" "$repo"
+    git -C "$repo" checkout -q 6805caea59
+  fi
+  : "${SCHEMA:=schema/postgresql/v12/temporal/schema.sql}"
+fi
+if [[ -z "${SLUICE:-}" ]]; then
+  cargo build --release --locked -q --manifest-path "$root/Cargo.toml"
+  SLUICE="$root/target/release/sluice"
+fi
+SLUICE=$(realpath "$SLUICE")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$repo" "$work/app"
+cd "$work/app"
+rm -rf .git
+files=$(find . -type f | wc -l)
+dirs=$(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '"%f", ' | sed 's/, $//')
+mkdir -p .sluice-no-migrations
+write_config() { # CODE_DIRS
+  {
+    echo '[migrations]'
+    echo 'dir = ".sluice-no-migrations"'
+    echo 'layout = "flat"'
+    [[ -n "${SCHEMA:-}" ]] && echo "schema_dump = \"$SCHEMA\""
+    echo '[queries]'
+    echo 'dirs = []'
+    echo "code = [$1]"
+  } > "$2"
+}
+write_config "" without.toml
+write_config "$dirs" with.toml
+echo "$("$SLUICE" --version); $files files; $(nproc) CPUs; $(uptime)"
+"$SLUICE" lint --config with.toml --cache-dir "$work/cache" > /dev/null || true   # fills the scan cache
+"$SLUICE" lint --config with.toml --cache-dir "$work/cache" | tail -n 4 || true
+python3 "$root/bench/interleave.py" --runs "$runs" --warmup "$warmup" \
+  "without-code=$SLUICE lint --config without.toml --cache-dir $work/cache" \
+  "code-warm=$SLUICE lint --config with.toml --cache-dir $work/cache" \
+  "code-cold=$SLUICE lint --config with.toml --no-cache"
