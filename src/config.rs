@@ -177,7 +177,13 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig { dirs: default_query_dirs(), sqlc: None, code: Vec::new(), workload: Vec::new(), workload_interval: None }
+        QueriesConfig {
+            dirs: default_query_dirs(),
+            sqlc: None,
+            code: Vec::new(),
+            workload: Vec::new(),
+            workload_interval: None,
+        }
     }
 }
 

@@ -183,10 +183,7 @@ struct Exports {
 fn records(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
-    reader
-        .records()
-        .map(|r| header.iter().cloned().zip(r.unwrap().iter().map(str::to_string)).collect())
-        .collect()
+    reader.records().map(|r| header.iter().cloned().zip(r.unwrap().iter().map(str::to_string)).collect()).collect()
 }
 
 fn record_with<'a>(
@@ -262,7 +259,8 @@ fn the_workload_names_the_production_query_its_rate_and_the_index_scans() {
     // between them, from the exports themselves.
     let calls = |r: &std::collections::HashMap<String, String>| r["calls"].parse::<f64>().unwrap();
     let orm_before = record_with(&first, "upper(name) = upper($1)");
-    let seconds = (timestamp(&orm["captured_at"]) - timestamp(&orm_before["captured_at"])).num_milliseconds() as f64 / 1000.0;
+    let seconds =
+        (timestamp(&orm["captured_at"]) - timestamp(&orm_before["captured_at"])).num_milliseconds() as f64 / 1000.0;
     let rate = (calls(orm) - calls(orm_before)) / seconds;
     assert_eq!(calls(orm) - calls(orm_before), 60.0);
     let scans: u64 = records(&exports.indexes)
@@ -298,7 +296,12 @@ fn the_workload_names_the_production_query_its_rate_and_the_index_scans() {
     assert!(message.contains(&expected_entry), "{message}\nexpected: {expected_entry}");
     assert!(message.contains(&format!("production scanned it {scans} times")), "{message}");
     let fact = |name: &str| {
-        drop["facts"].as_array().unwrap().iter().find(|f| f["name"] == name).map(|f| f["value"].as_str().unwrap().to_string())
+        drop["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .map(|f| f["value"].as_str().unwrap().to_string())
     };
     assert_eq!(fact("production query").unwrap(), "SELECT id, name FROM users WHERE upper(name) = upper($1) LIMIT $2");
 
@@ -354,17 +357,27 @@ fn bad_snapshots_exit_2_naming_file_and_line() {
     let good = format!("{header}{}", row("10", "2026-12-01 00:00:00+00", "2026-12-03 10:00:00+00"));
 
     let missing = run("queryid,calls,query\n7,10,select 1\n", &good);
-    assert!(missing.contains("policies/workload-1.csv:1: the header lacks the columns total_exec_time, mean_exec_time, rows"), "{missing}");
+    assert!(
+        missing
+            .contains("policies/workload-1.csv:1: the header lacks the columns total_exec_time, mean_exec_time, rows"),
+        "{missing}"
+    );
 
     let reset = format!("{header}{}", row("20", "2026-12-03 09:59:00+00", "2026-12-03 10:01:00+00"));
     let err = run(&good, &reset);
-    assert!(err.contains("policies/workload-2.csv:2: stats_reset") && err.contains("reset between the snapshots, or they come from different servers"), "{err}");
+    assert!(
+        err.contains("policies/workload-2.csv:2: stats_reset")
+            && err.contains("reset between the snapshots, or they come from different servers"),
+        "{err}"
+    );
 
-    let other_server = format!("{header}7,20,10,1,1,2026-12-03 10:01:00+00,2026-12-01 00:00:00+00,0,billing,select 1\n");
+    let other_server =
+        format!("{header}7,20,10,1,1,2026-12-03 10:01:00+00,2026-12-01 00:00:00+00,0,billing,select 1\n");
     let err = run(&good, &other_server);
     assert!(err.contains("policies/workload-2.csv:2: exported from database billing"), "{err}");
 
-    let words = format!("{header}{}{}", row("20", "2026-12-01 00:00:00+00", "2026-12-03 10:01:00+00"), row("lots", "x", "y"));
+    let words =
+        format!("{header}{}{}", row("20", "2026-12-01 00:00:00+00", "2026-12-03 10:01:00+00"), row("lots", "x", "y"));
     let err = run(&good, &words);
     assert!(err.contains("policies/workload-2.csv:3: calls `lots` is not a count"), "{err}");
 }

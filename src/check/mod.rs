@@ -75,7 +75,11 @@ pub fn run(options: &Options) -> Result<Report> {
     let gate_review = gate_review::review(&gate, &revisions.changes, &policies, options)?;
     let existing = || Ok(linted.sources.base_tables());
     let plans = plans::compare(&revisions, &gate, &options.plan, changed.sql_changed(), &existing)?;
-    Ok(report(&revisions, Review { history, linted, queries, query_changes, gate_review, plans, freeze, production }, options))
+    Ok(report(
+        &revisions,
+        Review { history, linted, queries, query_changes, gate_review, plans, freeze, production },
+        options,
+    ))
 }
 
 /// What the stages found, for the report.

@@ -148,7 +148,10 @@ fn measured_pool(loaded: &Loaded, sources: &lint::Sources) -> Result<Vec<crate::
         return Ok(Vec::new());
     }
     let pool = crate::plan::capacity::Workload::load(&path)?;
-    Ok(lint::apply_levels(crate::plan::capacity::measured_load(&pool, workload).into_iter().collect(), &loaded.config.rules))
+    Ok(lint::apply_levels(
+        crate::plan::capacity::measured_load(&pool, workload).into_iter().collect(),
+        &loaded.config.rules,
+    ))
 }
 
 /// `--since`, else `[migrations] since`.

@@ -4,8 +4,8 @@ use super::{MigrationSource, Settings, Sources};
 use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Severity};
-use crate::policy::Policies;
 use crate::policy::index_usage::IndexUsage;
+use crate::policy::Policies;
 use crate::queries::workload::{self, Workload};
 use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
@@ -157,8 +157,14 @@ pub fn load_with(
 /// The workload snapshots `[queries] workload` names, read from disk; what the run read goes
 /// to `notes`, under the first snapshot's name.
 fn read_workload(loaded: &Loaded, root: &Path, notes: &mut Vec<(String, String)>) -> Result<Option<Workload>> {
-    let files: Vec<(PathBuf, String)> =
-        loaded.workload_files().into_iter().map(|path| { let shown = display_path(&path, root); (path, shown) }).collect();
+    let files: Vec<(PathBuf, String)> = loaded
+        .workload_files()
+        .into_iter()
+        .map(|path| {
+            let shown = display_path(&path, root);
+            (path, shown)
+        })
+        .collect();
     if files.is_empty() {
         return Ok(None);
     }

@@ -276,7 +276,8 @@ mod tests {
     #[test]
     fn production_load_over_the_pool_is_an_error_that_says_it_is_a_lower_bound() {
         use crate::queries::workload::{Reading, Snapshot, Workload as Measured};
-        let header = "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
+        let header =
+            "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
         let snapshot = |file: &str, at: &str, calls: u64, total: f64| {
             let text = format!(
                 "{header}5,{calls},{total},1,1,{at},2026-12-01 00:00:00+00,0,app,select * from t where a = $1\n\
@@ -287,7 +288,10 @@ mod tests {
         };
         // 40,000 calls in 20 s at 5 ms each: 2,000 calls/s holding 10 connections.
         let measured = Measured::from_snapshots(
-            vec![snapshot("a.csv", "2026-12-03 10:00:00+00", 10_000, 50_000.0), snapshot("b.csv", "2026-12-03 10:00:20+00", 50_000, 250_000.0)],
+            vec![
+                snapshot("a.csv", "2026-12-03 10:00:00+00", 10_000, 50_000.0),
+                snapshot("b.csv", "2026-12-03 10:00:20+00", 50_000, 250_000.0),
+            ],
             &Reading::now(30),
         )
         .unwrap();

@@ -28,12 +28,8 @@ impl Export {
     /// command that prints the export query, for the error's advice.
     pub fn parse(path: &Path, text: &str, required: &[&str], command: &str) -> Result<Export> {
         let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-        let header: Vec<String> = reader
-            .headers()
-            .map_err(|e| csv_error(path, &e))?
-            .iter()
-            .map(|h| h.trim().to_lowercase())
-            .collect();
+        let header: Vec<String> =
+            reader.headers().map_err(|e| csv_error(path, &e))?.iter().map(|h| h.trim().to_lowercase()).collect();
         if header.iter().all(String::is_empty) {
             return Err(Error::invalid(path, Some(1), format!("empty export; write it with `{command} | psql --csv`")));
         }
@@ -100,7 +96,8 @@ impl<'a> Record<'a> {
 
     pub fn count(&self, column: &str) -> Result<u64> {
         let text = self.text(column).trim();
-        text.parse::<u64>().map_err(|_| self.error(format!("{column} `{text}` is not a count (a whole number, not negative)")))
+        text.parse::<u64>()
+            .map_err(|_| self.error(format!("{column} `{text}` is not a count (a whole number, not negative)")))
     }
 
     /// A `timestamptz` as psql prints it (`2026-12-03 18:34:06.796043+00`) or RFC 3339;
@@ -120,9 +117,7 @@ impl<'a> Record<'a> {
 }
 
 fn parse_timestamp(text: &str) -> Option<DateTime<FixedOffset>> {
-    DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%#z")
-        .or_else(|_| DateTime::parse_from_rfc3339(text))
-        .ok()
+    DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%#z").or_else(|_| DateTime::parse_from_rfc3339(text)).ok()
 }
 
 fn csv_error(path: &Path, e: &csv::Error) -> Error {
@@ -155,7 +150,10 @@ mod tests {
         assert_eq!(records[1].timestamp("when").unwrap(), None);
         assert_eq!(records[1].timestamp("absent").unwrap(), None);
         assert_eq!(records[0].float("a").unwrap(), 1.0);
-        assert_eq!(records[1].float("b").unwrap_err().to_string(), "w.csv:4: b `x` is not a number (finite, not negative)");
+        assert_eq!(
+            records[1].float("b").unwrap_err().to_string(),
+            "w.csv:4: b `x` is not a number (finite, not negative)"
+        );
     }
 
     #[test]
@@ -164,11 +162,20 @@ mod tests {
             export("a,c\n1,2\n").unwrap_err().to_string(),
             "w.csv:1: the header lacks the column b (found `a,c`); export it again with `sluice stats workload | psql --csv`"
         );
-        assert_eq!(export("a,b\n1,2\n1,2,3\n").unwrap_err().to_string(), "w.csv:3: expected 2 fields as in the header, found 3");
+        assert_eq!(
+            export("a,b\n1,2\n1,2,3\n").unwrap_err().to_string(),
+            "w.csv:3: expected 2 fields as in the header, found 3"
+        );
         assert!(export("").unwrap_err().to_string().starts_with("w.csv:1: empty export"));
         let e = export("a,b\nNaN,inf\n").unwrap();
         let record = e.records().next().unwrap();
-        assert_eq!(record.float("a").unwrap_err().to_string(), "w.csv:2: a `NaN` is not a number (finite, not negative)");
-        assert_eq!(record.count("b").unwrap_err().to_string(), "w.csv:2: b `inf` is not a count (a whole number, not negative)");
+        assert_eq!(
+            record.float("a").unwrap_err().to_string(),
+            "w.csv:2: a `NaN` is not a number (finite, not negative)"
+        );
+        assert_eq!(
+            record.count("b").unwrap_err().to_string(),
+            "w.csv:2: b `inf` is not a count (a whole number, not negative)"
+        );
     }
 }

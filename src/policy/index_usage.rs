@@ -140,13 +140,17 @@ mod tests {
         let email = usage.get("users_email").unwrap();
         assert_eq!((email.line, email.table.as_str(), email.idx_scan), (2, "users", 1204));
         assert_eq!(usage.get("audit.Log_at").unwrap().idx_scan, 0);
-        assert_eq!(usage.period(), "since the statistics reset on 2026-09-01 (93 days before the snapshot of 2026-12-03)");
+        assert_eq!(
+            usage.period(),
+            "since the statistics reset on 2026-09-01 (93 days before the snapshot of 2026-12-03)"
+        );
         assert!(usage.covers_long());
     }
 
     #[test]
     fn a_recent_reset_is_not_long_enough_to_call_an_index_unused() {
-        let usage = parse(&format!("{HEADER}public,t,t_a,0,0,2026-12-03 10:00:00+00,2026-12-01 00:00:00+00,app\n")).unwrap();
+        let usage =
+            parse(&format!("{HEADER}public,t,t_a,0,0,2026-12-03 10:00:00+00,2026-12-01 00:00:00+00,app\n")).unwrap();
         assert!(!usage.covers_long());
         let never = parse(&format!("{HEADER}public,t,t_a,0,0,2026-12-03 10:00:00+00,,app\n")).unwrap();
         assert!(never.covers_long());

@@ -273,7 +273,11 @@ pub fn parse_interval(text: &str) -> std::result::Result<std::time::Duration, St
 
 /// Reads the snapshots `files` names (each a path to read and the name findings use) through
 /// `read` (the disk, or a git revision for `sluice check`).
-pub fn load(files: &[(std::path::PathBuf, String)], read: &dyn Fn(&Path) -> Result<String>, reading: &Reading) -> Result<Workload> {
+pub fn load(
+    files: &[(std::path::PathBuf, String)],
+    read: &dyn Fn(&Path) -> Result<String>,
+    reading: &Reading,
+) -> Result<Workload> {
     let snapshots = files
         .iter()
         .map(|(path, shown)| Snapshot::parse(Path::new(shown), shown.clone(), &read(path)?))
@@ -306,7 +310,10 @@ fn totals(snapshot: &Snapshot) -> BTreeMap<String, Totals> {
                 }
             }
             None => {
-                out.insert(key, Totals { calls: row.calls, total_ms: row.total_exec_time, busiest: row.clone(), prepared });
+                out.insert(
+                    key,
+                    Totals { calls: row.calls, total_ms: row.total_exec_time, busiest: row.clone(), prepared },
+                );
             }
         }
     }
@@ -347,14 +354,12 @@ impl Workload {
                 let seconds = match (first.captured_at, second.captured_at, reading.interval) {
                     (_, _, Some(given)) => given.as_secs_f64(),
                     (Some(a), Some(b), None) => (b - a).num_milliseconds() as f64 / 1000.0,
-                    _ => {
-                        return Err(Error::invalid(
-                            Path::new(&second.file),
-                            Some(1),
-                            "the snapshots have no captured_at column, so the time between them is unknown; export them \
+                    _ => return Err(Error::invalid(
+                        Path::new(&second.file),
+                        Some(1),
+                        "the snapshots have no captured_at column, so the time between them is unknown; export them \
                              with `sluice stats workload` or give it with --workload-interval",
-                        ))
-                    }
+                    )),
                 };
                 if seconds <= 0.0 {
                     return Err(Error::invalid(
@@ -480,9 +485,7 @@ fn ordered(mut snapshots: Vec<Snapshot>) -> Result<(Snapshot, Snapshot)> {
         (Some(a), Some(b)) if b < a => (second, first),
         _ => (first, second),
     };
-    let refuse = |problem: String| {
-        Err(Error::invalid(Path::new(&second.file), Some(second.first_line()), problem))
-    };
+    let refuse = |problem: String| Err(Error::invalid(Path::new(&second.file), Some(second.first_line()), problem));
     if first.database != second.database {
         return refuse(format!(
             "exported from database {} but {} from {}: the snapshots of one workload come from one database",
@@ -534,7 +537,10 @@ fn prepare(recorded: &str) -> Prepared {
         return Prepared { sql: recorded.to_string(), skipped: Some("empty".into()) };
     };
     if recorded.trim() == HIDDEN {
-        return Prepared { sql: recorded.to_string(), skipped: Some(format!("{HIDDEN} (grant pg_read_all_stats to the exporting role)")) };
+        return Prepared {
+            sql: recorded.to_string(),
+            skipped: Some(format!("{HIDDEN} (grant pg_read_all_stats to the exporting role)")),
+        };
     }
     let (body, types) = match unwrap_prepare(recorded, &lexemes) {
         Some((start, types)) => (start, types),
@@ -632,14 +638,11 @@ mod tests {
     use super::*;
 
     fn reading() -> Reading {
-        Reading {
-            interval: None,
-            now: DateTime::parse_from_rfc3339("2026-12-03T18:00:00Z").unwrap(),
-            max_age_days: 30,
-        }
+        Reading { interval: None, now: DateTime::parse_from_rfc3339("2026-12-03T18:00:00Z").unwrap(), max_age_days: 30 }
     }
 
-    const HEADER: &str = "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
+    const HEADER: &str =
+        "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
 
     fn snapshot(file: &str, at: &str, rows: &[&str]) -> Snapshot {
         let text = format!("{HEADER}{}\n", rows.iter().map(|r| r.replace("AT", at)).collect::<Vec<_>>().join("\n"));
@@ -699,15 +702,28 @@ mod tests {
         assert_eq!((e.origin.line, e.origin.queryid, e.origin.calls, e.origin.mean_ms), (2, 1, 400, 1.75));
         assert_eq!(e.origin.per_second, None);
         assert_eq!(e.origin.describe(), "workload entry at w.csv:2 (queryid 1, 400 calls, 1.75 ms)");
-        assert_eq!(w.describe_skipped().unwrap(), "2 not checked (utility and transaction control): BEGIN ×1, COMMIT ×1");
+        assert_eq!(
+            w.describe_skipped().unwrap(),
+            "2 not checked (utility and transaction control): BEGIN ×1, COMMIT ×1"
+        );
         assert_eq!(w.busy, None, "one snapshot gives no rate");
     }
 
     #[test]
     fn two_snapshots_give_rates_and_the_mean_between_them() {
-        let row = |calls: u64, total: f64| format!("7,{calls},{total},{},1,AT,{RESET},0,app,select * from t where a = $1", total / calls as f64);
-        let a = snapshot("a.csv", "2026-12-03 17:00:00+00", &[&row(1000, 1000.0), "8,10,5,0.5,0,AT,2026-12-01 00:00:00+00,0,app,commit"]);
-        let b = snapshot("b.csv", "2026-12-03 17:00:20+00", &[&row(3000, 9000.0), "8,30,15,0.5,0,AT,2026-12-01 00:00:00+00,0,app,commit"]);
+        let row = |calls: u64, total: f64| {
+            format!("7,{calls},{total},{},1,AT,{RESET},0,app,select * from t where a = $1", total / calls as f64)
+        };
+        let a = snapshot(
+            "a.csv",
+            "2026-12-03 17:00:00+00",
+            &[&row(1000, 1000.0), "8,10,5,0.5,0,AT,2026-12-01 00:00:00+00,0,app,commit"],
+        );
+        let b = snapshot(
+            "b.csv",
+            "2026-12-03 17:00:20+00",
+            &[&row(3000, 9000.0), "8,30,15,0.5,0,AT,2026-12-01 00:00:00+00,0,app,commit"],
+        );
         // Given newer first: ordered by captured_at.
         let w = Workload::from_snapshots(vec![b, a], &reading()).unwrap();
         let e = &w.entries[0];
@@ -739,7 +755,10 @@ mod tests {
         let e = Snapshot::parse(Path::new("w.csv"), "w.csv".into(), &text).unwrap_err().to_string();
         assert_eq!(e, "w.csv:3: calls `many` is not a count (a whole number, not negative)");
         let e = Snapshot::parse(Path::new("w.csv"), "w.csv".into(), "queryid,calls,query\n1,2,select 1\n").unwrap_err();
-        assert!(e.to_string().starts_with("w.csv:1: the header lacks the columns total_exec_time, mean_exec_time, rows"), "{e}");
+        assert!(
+            e.to_string().starts_with("w.csv:1: the header lacks the columns total_exec_time, mean_exec_time, rows"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -747,7 +766,11 @@ mod tests {
         let s = snapshot("w.csv", "2026-10-01 00:00:00+00", &["1,1,1,1,1,AT,2026-09-01 00:00:00+00,0,app,select 1"]);
         let w = Workload::from_snapshots(vec![s], &reading()).unwrap();
         assert_eq!(w.notes.len(), 1);
-        assert!(w.notes[0].starts_with("workload snapshot w.csv was taken 63 days ago (on 2026-10-01), more than 30 days"), "{}", w.notes[0]);
+        assert!(
+            w.notes[0].starts_with("workload snapshot w.csv was taken 63 days ago (on 2026-10-01), more than 30 days"),
+            "{}",
+            w.notes[0]
+        );
     }
 
     #[test]
@@ -757,8 +780,10 @@ mod tests {
         assert_eq!(parse_interval("20").unwrap().as_secs(), 20);
         assert!(parse_interval("soon").is_err() && parse_interval("0s").is_err());
         let no_time = "queryid,calls,total_exec_time,mean_exec_time,rows,query\n";
-        let a = Snapshot::parse(Path::new("a.csv"), "a.csv".into(), &format!("{no_time}1,100,100,1,1,select 1\n")).unwrap();
-        let b = Snapshot::parse(Path::new("b.csv"), "b.csv".into(), &format!("{no_time}1,300,300,1,1,select 1\n")).unwrap();
+        let a =
+            Snapshot::parse(Path::new("a.csv"), "a.csv".into(), &format!("{no_time}1,100,100,1,1,select 1\n")).unwrap();
+        let b =
+            Snapshot::parse(Path::new("b.csv"), "b.csv".into(), &format!("{no_time}1,300,300,1,1,select 1\n")).unwrap();
         let e = Workload::from_snapshots(vec![a.clone(), b.clone()], &reading()).unwrap_err().to_string();
         assert!(e.starts_with("b.csv:1: the snapshots have no captured_at column"), "{e}");
         let given = reading().with_interval(Some(std::time::Duration::from_secs(20)));
@@ -769,7 +794,8 @@ mod tests {
 
     #[test]
     fn quantities_read_at_a_glance() {
-        let shown: Vec<String> = [2600.0, 26_000.0, 310.0, 12.5, 0.02, 0.0, 1.0, 4_200_000.0].iter().map(|v| quantity(*v)).collect();
+        let shown: Vec<String> =
+            [2600.0, 26_000.0, 310.0, 12.5, 0.02, 0.0, 1.0, 4_200_000.0].iter().map(|v| quantity(*v)).collect();
         assert_eq!(shown, ["2.6 k", "26 k", "310", "12.5", "0.02", "0", "1", "4.2 M"]);
     }
 }

@@ -1,10 +1,10 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::policy::index_usage::{IndexScans, IndexUsage};
+use crate::queries::Source;
 use crate::rules::Category;
 use crate::schema::Index;
 use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
-use crate::policy::index_usage::{IndexScans, IndexUsage};
-use crate::queries::Source;
 use crate::sql::query::{canonical_expression, predicate_uses};
 
 pub struct DropIndexInUse;
@@ -157,7 +157,7 @@ fn group_digits(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -335,7 +335,8 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
 
     const WORKLOAD_HEADER: &str =
         "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
-    const USAGE_HEADER: &str = "schemaname,relname,indexrelname,idx_scan,idx_tup_read,captured_at,stats_reset,database\n";
+    const USAGE_HEADER: &str =
+        "schemaname,relname,indexrelname,idx_scan,idx_tup_read,captured_at,stats_reset,database\n";
 
     fn with_production(files: &[(&str, &str)], workload: &[&str], usage: Option<&str>) -> Vec<Finding> {
         let setup = Setup { workload, index_usage: usage, ..Setup::default() };
@@ -346,7 +347,9 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
         let mut text = WORKLOAD_HEADER.to_string();
         for (id, calls, total, query) in rows {
             let mean = total / *calls as f64;
-            text.push_str(&format!("{id},{calls},{total},{mean},{calls},{at},2026-11-01 00:00:00+00,0,app,\"{query}\"\n"));
+            text.push_str(&format!(
+                "{id},{calls},{total},{mean},{calls},{at},2026-11-01 00:00:00+00,0,app,\"{query}\"\n"
+            ));
         }
         text
     }
@@ -387,7 +390,11 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
              Sluice reads filters on reports.day"
         );
         let with_query = with_production(
-            &[("001.sql", BASE), ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"), ("002.sql", "DROP INDEX reports_day;")],
+            &[
+                ("001.sql", BASE),
+                ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"),
+                ("002.sql", "DROP INDEX reports_day;"),
+            ],
             &[],
             Some(&usage),
         );
@@ -396,23 +403,35 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
 
     #[test]
     fn an_index_unused_since_a_long_ago_reset_is_said_to_be_unused() {
-        let usage = |reset: &str| {
-            format!("{USAGE_HEADER}public,reports,reports_day,0,0,2026-12-03 10:00:00+00,{reset},app\n")
-        };
+        let usage =
+            |reset: &str| format!("{USAGE_HEADER}public,reports,reports_day,0,0,2026-12-03 10:00:00+00,{reset},app\n");
         let drop = [("001.sql", BASE), ("002.sql", "DROP INDEX reports_day;")];
         let found = with_production(&drop, &[], Some(&usage("2026-09-01 00:00:00+00")));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].severity, Severity::Info);
-        assert!(found[0].message.starts_with("index reports_day (day) is unused: production has not scanned it since"), "{}", found[0].message);
+        assert!(
+            found[0].message.starts_with("index reports_day (day) is unused: production has not scanned it since"),
+            "{}",
+            found[0].message
+        );
         // Reset two days before the snapshot: too short to call it unused.
         assert!(with_production(&drop, &[], Some(&usage("2026-12-01 00:00:00+00"))).is_empty());
         // A query file that filters on it, production never scanning it: a warning, not an error.
         let with_query = with_production(
-            &[("001.sql", BASE), ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"), ("002.sql", "DROP INDEX reports_day;")],
+            &[
+                ("001.sql", BASE),
+                ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"),
+                ("002.sql", "DROP INDEX reports_day;"),
+            ],
             &[],
             Some(&usage("2026-09-01 00:00:00+00")),
         );
         assert_eq!(with_query[0].severity, Severity::Warning);
-        assert!(with_query[0].message.contains("; but production has not scanned it") || with_query[0].message.contains("; but production scanned it 0 times"), "{}", with_query[0].message);
+        assert!(
+            with_query[0].message.contains("; but production has not scanned it")
+                || with_query[0].message.contains("; but production scanned it 0 times"),
+            "{}",
+            with_query[0].message
+        );
     }
 }

@@ -70,8 +70,9 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
                 crate::queries::workload::Snapshot::parse(Path::new(&file), file.clone(), csv).expect("valid snapshot")
             })
             .collect();
-        let workload = crate::queries::workload::Workload::from_snapshots(snapshots, &crate::queries::workload::Reading::now(30))
-            .expect("a workload");
+        let workload =
+            crate::queries::workload::Workload::from_snapshots(snapshots, &crate::queries::workload::Reading::now(30))
+                .expect("a workload");
         sources.queries.extend(workload.queries().into_iter().map(crate::queries::ParsedQuery::parse));
         sources.workload = Some(workload);
     }

@@ -101,7 +101,8 @@ mod tests {
 
     #[test]
     fn comments_whitespace_and_case_do_not_count() {
-        let recorded = "/* controller='users',action='show' */ select * from t\n  where upper(name) = upper($1) limit $2";
+        let recorded =
+            "/* controller='users',action='show' */ select * from t\n  where upper(name) = upper($1) limit $2";
         let written = "SELECT *\nFROM t -- the lookup\nWHERE upper(name) = upper(?) LIMIT 1;";
         assert_eq!(fingerprint(recorded), fingerprint(written));
         assert_eq!(fingerprint(written), "select * from t where upper ( name ) = upper ( ? ) limit ?");

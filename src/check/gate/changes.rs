@@ -149,12 +149,18 @@ fn evidence_items(gate: &Gate, files: &mut Files) -> BTreeSet<String> {
     let mut paths: BTreeMap<String, &str> = BTreeMap::new();
     for config in [&gate.trusted, &gate.proposed] {
         for path in config.loaded.workload_files() {
-            paths.insert(gate.shown(&path), "the workload snapshot (production's queries and rates, which the query \
-                rules, drop-index-in-use and pool-capacity read)");
+            paths.insert(
+                gate.shown(&path),
+                "the workload snapshot (production's queries and rates, which the query \
+                rules, drop-index-in-use and pool-capacity read)",
+            );
         }
         if let Some(path) = config.loaded.index_usage_file() {
-            paths.insert(gate.shown(&path), "the index-usage snapshot (how often production scans each index, which \
-                drop-index-in-use reads)");
+            paths.insert(
+                gate.shown(&path),
+                "the index-usage snapshot (how often production scans each index, which \
+                drop-index-in-use reads)",
+            );
         }
     }
     for (path, what) in &paths {

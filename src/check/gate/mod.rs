@@ -28,8 +28,8 @@ use crate::error::{read_text, Error, Result};
 use crate::finding::Finding;
 use crate::freeze::{self, cache::CalendarCache, calendar::Calendar, overrides::Overrides, FreezeOptions};
 use crate::git::{self, Change, ChangeKind, Oid, Repo, Side};
-use crate::plan::scale::{self, ScaleSpec};
 use crate::plan::capacity;
+use crate::plan::scale::{self, ScaleSpec};
 use crate::policy::index_usage::IndexUsage;
 use crate::policy::Policies;
 use crate::queries::workload::{self, Workload};
@@ -307,8 +307,15 @@ impl<'r> Gate<'r> {
     /// Production's workload as the trusted side has it (`[queries] workload`), and the
     /// snapshots' names: policy data, never read from the head.
     pub fn workload(&self) -> Result<Option<(Workload, Vec<String>)>> {
-        let files: Vec<(PathBuf, String)> =
-            self.loaded().workload_files().into_iter().map(|path| { let shown = self.shown(&path); (path, shown) }).collect();
+        let files: Vec<(PathBuf, String)> = self
+            .loaded()
+            .workload_files()
+            .into_iter()
+            .map(|path| {
+                let shown = self.shown(&path);
+                (path, shown)
+            })
+            .collect();
         if files.is_empty() {
             return Ok(None);
         }
