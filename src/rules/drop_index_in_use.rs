@@ -146,23 +146,10 @@ fn production_scans(usage: &IndexUsage, scans: &IndexScans) -> String {
     let times = if scans.idx_scan == 1 { "time".to_string() } else { "times".to_string() };
     format!(
         "production scanned it {} {times} {} ({})",
-        group_digits(scans.idx_scan),
+        crate::finding::group_digits(scans.idx_scan),
         usage.period(),
         usage.place(scans)
     )
-}
-
-/// `5120` → `5,120`.
-fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Rule for DropIndexInUse {
