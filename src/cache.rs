@@ -46,11 +46,29 @@ pub fn build_id() -> &'static [u8] {
     &ID
 }
 
+/// `$SLUICE_CACHE_DIR`, else `$XDG_CACHE_HOME/sluice`, else `~/.cache/sluice`. As root the server
+/// runs as an unprivileged user who cannot enter `/root`, so root's default is `/var/tmp/sluice`.
+pub fn default_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SLUICE_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if nix::unistd::Uid::effective().is_root() {
+        return PathBuf::from("/var/tmp/sluice");
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("sluice");
+    }
+    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".cache").join("sluice"),
+        None => std::env::temp_dir().join("sluice-cache"),
+    }
+}
+
 /// `name` under the user's cache directory: `cache_dir` (`--cache-dir`) when given, else
 /// `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`, `~/.cache/sluice` (`/var/tmp/sluice` as root),
 /// beside `sluice plan`'s fixtures.
 pub fn dir_under(cache_dir: Option<&Path>, name: &str) -> PathBuf {
-    let base = cache_dir.map(Path::to_path_buf).unwrap_or_else(crate::plan::server::default_cache_dir);
+    let base = cache_dir.map(Path::to_path_buf).unwrap_or_else(default_dir);
     base.join(name)
 }
 

@@ -3,6 +3,7 @@
 
 use crate::error::{line_of_key, line_of_offset, parse_toml, read_text, Error, Result};
 use crate::finding::Severity;
+pub use crate::runner::Layout;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -85,32 +86,6 @@ impl RuleLevel {
             RuleLevel::Off => None,
         }
     }
-}
-
-/// The migration tool that runs the history: it decides the order, how a file is split into
-/// statements and the transactions around them (see `schema::tools`, one file per tool).
-/// `auto` detects it from the directory's marker files and says why under `--explain`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    #[default]
-    Auto,
-    /// Plain `*.sql` files in file-name order, each statement on its own (psql-style runners).
-    Flat,
-    Flyway,
-    /// diesel's `<version>_name/up.sql` folders (`folder` is the old name).
-    #[serde(alias = "folder")]
-    Diesel,
-    GolangMigrate,
-    Goose,
-    Sqlx,
-    Refinery,
-    Prisma,
-    Drizzle,
-    Liquibase,
-    Sqitch,
-    Atlas,
-    Dbmate,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -424,26 +399,20 @@ fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
     Ok(out)
 }
 
-/// Parses `sluice.toml` text. `path` is only used in error messages.
-pub fn parse(path: &Path, text: &str) -> Result<Config> {
+/// What is wrong with a `[rules]` entry (`id = level`), if anything. The configuration keeps
+/// rule ids as data: the caller asks the rule registry (`lint::rule_level_problem`).
+pub type RuleCheck<'a> = &'a dyn Fn(&str, &RuleLevel) -> Option<String>;
+
+/// Parses `sluice.toml` text, each `[rules]` entry checked by `rules`. `path` is only used in
+/// error messages.
+pub fn parse(path: &Path, text: &str, rules: RuleCheck) -> Result<Config> {
     let mut config: Config = parse_toml(path, text)?;
     config.named_dirs = named_dirs(path, text)?;
     config.named_files = named_files(path, text)?;
     for (id, level) in &config.rules {
-        let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
-        if crate::rules::find(id).is_none() {
-            return Err(Error::invalid(
-                path,
-                line,
-                format!("unknown rule `{id}` in [rules]; `sluice rules` lists the rule ids"),
-            ));
-        }
-        if id == crate::rules::UNREAD_TEXT.id && *level != RuleLevel::Error {
-            return Err(Error::invalid(
-                path,
-                line,
-                format!("`{id}` is always an error: Sluice never passes text it did not read"),
-            ));
+        if let Some(problem) = rules(id, level) {
+            let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
+            return Err(Error::invalid(path, line, problem));
         }
     }
     if !(9..=30).contains(&config.postgres_version) {
@@ -456,8 +425,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     Ok(config)
 }
 
-/// Loads `explicit` if given, else the nearest `sluice.toml` walking up from `start`, else defaults rooted at `start`.
-pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
+/// Loads `explicit` if given, else the nearest `sluice.toml` walking up from `start`, else
+/// defaults rooted at `start`; `rules` as in [`parse`].
+pub fn load(explicit: Option<&Path>, start: &Path, rules: RuleCheck) -> Result<Loaded> {
     let file = match explicit {
         Some(p) => {
             if !p.exists() {
@@ -472,7 +442,7 @@ pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
     match file {
         Some(file) => {
             let text = read_text(&file)?;
-            let config = parse(&file, &text)?;
+            let config = parse(&file, &text, rules)?;
             let root = file.parent().map(Path::to_path_buf).unwrap_or_else(|| start.to_path_buf());
             let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
             Ok(Loaded { config, root, file: Some(file) })
@@ -484,10 +454,11 @@ pub fn load(explicit: Option<&Path>, start: &Path) -> Result<Loaded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lint::rule_level_problem;
 
     fn loaded(text: &str, root: &Path) -> Loaded {
         let file = root.join(CONFIG_FILE);
-        Loaded { config: parse(&file, text).unwrap(), root: root.to_path_buf(), file: Some(file) }
+        Loaded { config: parse(&file, text, &rule_level_problem).unwrap(), root: root.to_path_buf(), file: Some(file) }
     }
 
     #[test]
@@ -526,17 +497,21 @@ mod tests {
     fn a_configuration_that_is_a_directory_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(CONFIG_FILE)).unwrap();
-        let err = load(None, dir.path()).unwrap_err().to_string();
+        let err = load(None, dir.path(), &rule_level_problem).unwrap_err().to_string();
         assert!(err.ends_with("sluice.toml: cannot read: a directory, not a regular file"), "{err}");
-        let err = load(Some(&dir.path().join(CONFIG_FILE)), dir.path()).unwrap_err().to_string();
+        let err = load(Some(&dir.path().join(CONFIG_FILE)), dir.path(), &rule_level_problem).unwrap_err().to_string();
         assert!(err.ends_with("cannot read: a directory, not a regular file"), "{err}");
     }
 
     #[test]
     fn bad_values_name_their_line() {
-        let err = parse(Path::new("sluice.toml"), "# a comment\npostgres_version = 7\n").unwrap_err().to_string();
+        let err = parse(Path::new("sluice.toml"), "# a comment\npostgres_version = 7\n", &rule_level_problem)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "sluice.toml:2: postgres_version = 7 is not a PostgreSQL major version");
-        let err = parse(Path::new("sluice.toml"), "[rules]\n\"unread-text\" = \"off\"\n").unwrap_err().to_string();
+        let err = parse(Path::new("sluice.toml"), "[rules]\n\"unread-text\" = \"off\"\n", &rule_level_problem)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "sluice.toml:2: `unread-text` is always an error: Sluice never passes text it did not read");
     }
 }

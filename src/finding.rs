@@ -1,6 +1,8 @@
 //! The one currency of Sluice: every capability produces [`Finding`]s and every
 //! output format is a renderer over a list of them.
 
+pub mod fingerprint;
+
 use rayon::slice::ParallelSliceMut;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

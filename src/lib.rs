@@ -17,7 +17,9 @@ pub mod policy;
 pub mod queries;
 pub mod report;
 pub mod rules;
+pub mod runner;
 pub mod schema;
+pub mod source;
 pub mod sql;
 
 pub use error::{Error, Result};

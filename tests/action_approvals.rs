@@ -3,11 +3,11 @@
 //! (`tests/data/github/`), with the real `sluice` binary answering which reviewer teams the base
 //! revision names. Then `sluice check` consumes what the step wrote to `$GITHUB_ENV`.
 
-mod git_support;
+mod support;
 
-use git_support::{finding, json, TestRepo};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::git::{finding, json, TestRepo};
 
 const HEAD_SHA: &str = "6dcb09b5b57875f334f61aebed695e2e4193db5e";
 

@@ -1,12 +1,13 @@
 //! `sluice check` end to end: throwaway git repositories built with git2 (a base commit on
 //! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
 
-mod git_support;
 mod plan_support;
+mod support;
 
 use assert_cmd::Command;
-use git_support::{deploy, finding, found, json, notes, pair, TestRepo, FREEZE, OVERRIDE};
 use serde_json::Value;
+use support::freeze::{deploy, FREEZE, OVERRIDE};
+use support::git::{finding, found, json, notes, pair, TestRepo};
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
 

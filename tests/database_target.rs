@@ -4,12 +4,12 @@
 //! never writes to another one: the sentinel database below refuses any DDL (an event trigger)
 //! and is compared before and after.
 
-mod git_support;
 mod plan_support;
+mod support;
 
-use git_support::{json, notes, TestRepo};
 use plan_support::{cache_dir, require_postgres};
 use sluice::plan::server::{Server, ServerOptions};
+use support::git::{json, notes, TestRepo};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")

@@ -1,11 +1,12 @@
 //! The validated-calendar cache through the binary: a cached run prints exactly what an uncached
 //! one prints, and editing the calendar or a file it imports is seen on the next run.
 
-mod git_support;
+mod support;
 
 use assert_cmd::Command;
-use git_support::{deploy, TestRepo, FREEZE};
 use std::path::{Path, PathBuf};
+use support::freeze::{deploy, FREEZE};
+use support::git::TestRepo;
 
 /// Every kind of entry the cache must carry: one-off and recurring events (RRULE with UNTIL,
 /// RDATE, EXDATE, moved instances, COUNT without `from`), windows anchored by id and by glob

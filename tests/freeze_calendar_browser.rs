@@ -4,10 +4,13 @@
 //!
 //! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test fails, never passes.
 
+mod support;
+
 use assert_cmd::Command;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use support::freeze::calendar_project;
 
 const CALENDAR: &str = r#"
 timezone = "UTC"
@@ -52,12 +55,11 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
+/// The stdout of `sluice ARGS`, which must succeed.
 fn sluice(dir: &Path, args: &[&str]) -> String {
-    // The calendar cache lives in the test's directory, not the machine's shared one.
-    let mut command = Command::cargo_bin("sluice").unwrap();
-    let out = command.current_dir(dir).env("SLUICE_CACHE_DIR", dir.join(".cache")).args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let (code, out, err) = support::freeze::sluice(dir, args);
+    assert!(code == 0, "{args:?}: {err}");
+    out
 }
 
 /// Runs headless Chromium on `url` with `mode` (`--dump-dom` or `--screenshot=…`).
@@ -102,9 +104,7 @@ fn days_in_dom(dom: &str) -> Vec<(String, bool)> {
 fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
     // Never skipped: a missing browser fails the test (`.ci/run` installs it).
     let browser = chromium().expect("Chromium is not installed: `apt-get install chromium` (as .ci/run does)");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
-    std::fs::write(dir.path().join("policies/freeze.toml"), CALENDAR).unwrap();
+    let dir = calendar_project(CALENDAR, None);
     let page = dir.path().join("freeze.html");
     let timeline = dir.path().join("freeze.svg");
     let common = ["freeze", "calendar", "--from", "2026-05-01", "--months", "2", "--tz", "UTC"];

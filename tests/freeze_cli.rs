@@ -1,8 +1,9 @@
 //! `sluice freeze …` end to end: the built binary on calendars written to temp dirs.
 
-use assert_cmd::Command;
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
+use support::freeze::{calendar_project, json, sluice};
 
 const CALENDAR: &str = r#"
 timezone = "UTC"
@@ -57,34 +58,9 @@ not_before = "2026-05-16T09:00:00Z"
 expires_at = "2026-05-16T13:00:00Z"
 "#;
 
-fn repo(calendar: &str, overrides: Option<&str>) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
-    std::fs::write(dir.path().join("policies/freeze.toml"), calendar).unwrap();
-    if let Some(o) = overrides {
-        std::fs::write(dir.path().join("policies/overrides.toml"), o).unwrap();
-    }
-    dir
-}
-
-fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    // The calendar cache lives in the test's directory, not the machine's shared one.
-    let mut command = Command::cargo_bin("sluice").unwrap();
-    let out = command.current_dir(dir).env("SLUICE_CACHE_DIR", dir.join(".cache")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
 #[test]
 fn status_exit_codes_and_json_shape() {
-    let dir = repo(CALENDAR, None);
+    let dir = calendar_project(CALENDAR, None);
     let status = |service: &str, at: &str| {
         sluice(
             dir.path(),
@@ -160,7 +136,7 @@ fn configuration_errors_exit_2_naming_the_entry() {
             "`bird-count-freeze`: lead: `7 days` is not an ISO 8601 duration",
         ),
     ] {
-        let dir = repo(&broken, None);
+        let dir = calendar_project(&broken, None);
         let (code, out, err) = sluice(
             dir.path(),
             &["freeze", "status", "--env", "production", "--service", "x", "--at", "2026-05-12T12:00:00Z"],
@@ -180,7 +156,7 @@ fn configuration_errors_exit_2_naming_the_entry() {
 
 #[test]
 fn override_opens_the_deploy_and_writes_an_audit_line() {
-    let dir = repo(CALENDAR, Some(OVERRIDES));
+    let dir = calendar_project(CALENDAR, Some(OVERRIDES));
     let audit = dir.path().join("audit/freeze.jsonl");
     let args = |at: &'static str, service: &'static str| {
         vec![
@@ -226,7 +202,7 @@ fn override_opens_the_deploy_and_writes_an_audit_line() {
 
 #[test]
 fn invalid_override_is_reported_and_lifts_nothing() {
-    let dir = repo(CALENDAR, Some(&OVERRIDES.replace("approved_by = \"bob\"", "approved_by = \"alice\"")));
+    let dir = calendar_project(CALENDAR, Some(&OVERRIDES.replace("approved_by = \"bob\"", "approved_by = \"alice\"")));
     let (code, out, _) = sluice(
         dir.path(),
         &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z"],
@@ -243,7 +219,7 @@ fn invalid_override_is_reported_and_lifts_nothing() {
 
 #[test]
 fn list_next_open_and_export() {
-    let dir = repo(CALENDAR, None);
+    let dir = calendar_project(CALENDAR, None);
     let (code, out, _) = sluice(
         dir.path(),
         &[
@@ -339,7 +315,7 @@ fn lint_warns_on_windows_that_never_occur_or_run_overnight() {
     let cal = format!(
         "{CALENDAR}\n[[window]]\nid = \"never\"\nkind = \"deny\"\nrrule = \"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\"\nstart_time = \"00:00\"\nend_time = \"01:00\"\nreason = \"x\"\n\n[[window]]\nid = \"overnight\"\nkind = \"deny\"\nrrule = \"FREQ=DAILY\"\nstart_time = \"22:00\"\nend_time = \"02:00\"\nreason = \"batch\"\n"
     );
-    let dir = repo(&cal, None);
+    let dir = calendar_project(&cal, None);
     let (code, out, _) = sluice(dir.path(), &["freeze", "lint", "--format", "json"]);
     assert_eq!(code, 0);
     let v = json(&out);

@@ -1,10 +1,11 @@
 //! `sluice freeze …` as a release engineer reads it, and the regression cases of issues 12 and 16:
 //! the built binary on calendars written to temp dirs.
 
-use assert_cmd::Command;
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
 use std::time::{Duration, Instant};
+use support::freeze::{calendar_project, json, sluice, sluice_env};
 
 const CALENDAR: &str = r#"
 timezone = "UTC"
@@ -36,42 +37,11 @@ environments = ["production"]
 reason = "Weekday commuter peak."
 "#;
 
-fn repo(calendar: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("policies")).unwrap();
-    std::fs::write(dir.path().join("policies/freeze.toml"), calendar).unwrap();
-    dir
-}
-
-fn sluice_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::cargo_bin("sluice").unwrap();
-    // The calendar cache lives in the test's directory, not the machine's shared one.
-    cmd.current_dir(dir).args(args).env_remove("COLUMNS").env("SLUICE_CACHE_DIR", dir.join(".cache"));
-    cmd.timeout(Duration::from_secs(60));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    sluice_env(dir, args, &[])
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
 const PEAK: &[&str] = &["freeze", "status", "--env", "production", "--service", "planner-web"];
 
 #[test]
 fn frozen_status_says_until_when_by_what_and_why_first() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     let args = [PEAK, &["--at", "2026-03-02T08:00", "--tz", "America/New_York"]].concat();
     let (code, out, _) = sluice(dir.path(), &args);
     assert_eq!(code, 1, "{out}");
@@ -86,7 +56,7 @@ fn frozen_status_says_until_when_by_what_and_why_first() {
 
 #[test]
 fn open_status_says_until_when_and_what_freezes_it_next() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     let args = [PEAK, &["--at", "2026-03-02T10:00", "--tz", "America/New_York"]].concat();
     let (code, out, _) = sluice(dir.path(), &args);
     assert_eq!(code, 0, "{out}");
@@ -104,7 +74,7 @@ fn open_status_says_until_when_and_what_freezes_it_next() {
 
 #[test]
 fn a_local_time_in_a_dst_gap_is_reported_as_adjusted() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     let args = [PEAK, &["--at", "2026-03-08T02:30", "--tz", "America/New_York"]].concat();
     let (code, out, _) = sluice(dir.path(), &args);
     assert_eq!(code, 0, "{out}");
@@ -119,7 +89,7 @@ fn a_local_time_in_a_dst_gap_is_reported_as_adjusted() {
 
 #[test]
 fn next_open_names_the_blocking_and_closing_windows_in_their_zones_and_utc() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     let args = [
         "freeze",
         "next-open",
@@ -152,7 +122,7 @@ fn next_open_names_the_blocking_and_closing_windows_in_their_zones_and_utc() {
 
 #[test]
 fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     std::fs::write(
         dir.path().join("policies/overrides.toml"),
         "[[override]]\nid = \"ovr\"\nwindows = [\"bird-count-freeze\"]\nservices = [\"survey-api\"]\nenvironments = [\"production\"]\nrequested_by = \"alice\"\napproved_by = \"bob\"\nreason = \"SEV-1\"\nticket = \"INC-1\"\nnot_before = \"2026-05-16T09:00:00Z\"\nexpires_at = \"2026-05-16T13:00:00Z\"\n",
@@ -182,7 +152,7 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
 
 #[test]
 fn tables_fit_the_terminal_and_show_reasons_and_summaries() {
-    let dir = repo(&format!("{CALENDAR}\n[[calendar]]\nfile = \"survey.ics\"\n\n[[window]]\nid = \"survey-freeze\"\nkind = \"deny\"\nevent = \"survey-*\"\nreason = \"Survey in progress.\"\n"));
+    let dir = calendar_project(&format!("{CALENDAR}\n[[calendar]]\nfile = \"survey.ics\"\n\n[[window]]\nid = \"survey-freeze\"\nkind = \"deny\"\nevent = \"survey-*\"\nreason = \"Survey in progress.\"\n"), None);
     std::fs::write(
         dir.path().join("policies/survey.ics"),
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:survey-7f3a9c@google.com\r\nSUMMARY:Heron colony survey\r\nDTSTART;TZID=Europe/London:20260304T060000\r\nDTEND;TZID=Europe/London:20260304T120000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
@@ -231,7 +201,7 @@ fn invalid_rrule_parts_exit_2_with_file_and_line() {
         ("FREQ=DAILY;COUNT=2;UNTIL=20260101T000000", "COUNT and UNTIL"),
         ("FREQ=WEEKLY;BYMONTHDAY=3", "BYMONTHDAY cannot be used with FREQ=WEEKLY"),
     ] {
-        let dir = repo(&format!("[[window]]\nid = \"thursdays\"\nkind = \"allow\"\nrrule = \"{rule}\"\nstart_time = \"09:00\"\nend_time = \"17:00\"\n"));
+        let dir = calendar_project(&format!("[[window]]\nid = \"thursdays\"\nkind = \"allow\"\nrrule = \"{rule}\"\nstart_time = \"09:00\"\nend_time = \"17:00\"\n"), None);
         for command in
             [&["freeze", "status", "--at", "2026-03-05T12:00:00Z"][..], &["freeze", "lint"], &["freeze", "list"]]
         {
@@ -249,7 +219,7 @@ fn absurd_durations_are_configuration_errors_never_panics() {
     for (key, value) in
         [("lead", "P300000Y"), ("lag", "P300000Y"), ("lead", "PT99999999999999999999H"), ("lag", "P101Y")]
     {
-        let dir = repo(&format!("[[event]]\nid = \"e\"\nstart = \"2026-05-01T00:00\"\nend = \"2026-05-02T00:00\"\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"e\"\n{key} = \"{value}\"\n"));
+        let dir = calendar_project(&format!("[[event]]\nid = \"e\"\nstart = \"2026-05-01T00:00\"\nend = \"2026-05-02T00:00\"\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"e\"\n{key} = \"{value}\"\n"), None);
         for command in [
             &["freeze", "status", "--at", "2026-05-01T12:00:00Z"][..],
             &["freeze", "list"],
@@ -265,20 +235,21 @@ fn absurd_durations_are_configuration_errors_never_panics() {
             );
         }
     }
-    let dir = repo("[[window]]\nid = \"w\"\nkind = \"deny\"\nrrule = \"FREQ=DAILY\"\nstart_time = \"09:00\"\nduration = \"P300000Y\"\n");
+    let dir = calendar_project("[[window]]\nid = \"w\"\nkind = \"deny\"\nrrule = \"FREQ=DAILY\"\nstart_time = \"09:00\"\nduration = \"P300000Y\"\n", None);
     let (code, _, err) = sluice(dir.path(), &["freeze", "status"]);
     assert_eq!(
         (code, err.contains("policies/freeze.toml:1:") && err.contains("longer than 100 years")),
         (2, true),
         "{err}"
     );
-    let (code, _, err) = sluice(repo(CALENDAR).path(), &["freeze", "next-open", "--min-duration", "P300000Y"]);
+    let (code, _, err) =
+        sluice(calendar_project(CALENDAR, None).path(), &["freeze", "next-open", "--min-duration", "P300000Y"]);
     assert_eq!((code, err.contains("longer than 100 years")), (2, true), "{err}");
 }
 
 #[test]
 fn a_fifo_as_any_freeze_input_or_the_audit_log_is_refused_at_once() {
-    let dir = repo(CALENDAR);
+    let dir = calendar_project(CALENDAR, None);
     let fifo = dir.path().join("pipe");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let fifo_s = fifo.to_str().unwrap();
@@ -301,7 +272,7 @@ fn a_fifo_as_any_freeze_input_or_the_audit_log_is_refused_at_once() {
 
 #[test]
 fn freeze_import_converts_ics_to_events_that_freeze_the_same_times() {
-    let dir = repo("");
+    let dir = calendar_project("", None);
     let ics = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:standup\r\nSUMMARY:Stand-up, \"daily\"\r\nDTSTART;TZID=Eastern Standard Time:20260302T090000\r\nDTEND;TZID=Eastern Standard Time:20260302T093000\r\nRRULE:FREQ=DAILY;COUNT=5\r\nRRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=2\r\nEXDATE;TZID=Eastern Standard Time:20260304T090000\r\nRDATE:20260310T200000Z\r\nEND:VEVENT\r\n\
 BEGIN:VEVENT\r\nUID:standup\r\nRECURRENCE-ID;TZID=Eastern Standard Time:20260305T090000\r\nDTSTART;TZID=Eastern Standard Time:20260305T140000\r\nDTEND;TZID=Eastern Standard Time:20260305T150000\r\nEND:VEVENT\r\n\
 BEGIN:VEVENT\r\nUID:launch\r\nDTSTART:20260320T150000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
@@ -341,7 +312,7 @@ BEGIN:VEVENT\r\nUID:launch\r\nDTSTART:20260320T150000Z\r\nEND:VEVENT\r\nEND:VCAL
 
 #[test]
 fn lint_catches_count_without_from_never_occurring_windows_and_unhonoured_properties() {
-    let dir = repo("[[window]]\nid = \"counted\"\nkind = \"deny\"\nrrule = \"FREQ=WEEKLY;COUNT=3\"\nstart_time = \"09:00\"\nend_time = \"10:00\"\nreason = \"r\"\n\n[[window]]\nid = \"never\"\nkind = \"deny\"\nrrule = \"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\"\nfrom = \"2026-01-01\"\nstart_time = \"09:00\"\nend_time = \"10:00\"\nreason = \"r\"\n\n[[calendar]]\nfile = \"x.ics\"\n\n[[window]]\nid = \"x\"\nkind = \"deny\"\nevent = \"*\"\nreason = \"r\"\n");
+    let dir = calendar_project("[[window]]\nid = \"counted\"\nkind = \"deny\"\nrrule = \"FREQ=WEEKLY;COUNT=3\"\nstart_time = \"09:00\"\nend_time = \"10:00\"\nreason = \"r\"\n\n[[window]]\nid = \"never\"\nkind = \"deny\"\nrrule = \"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\"\nfrom = \"2026-01-01\"\nstart_time = \"09:00\"\nend_time = \"10:00\"\nreason = \"r\"\n\n[[calendar]]\nfile = \"x.ics\"\n\n[[window]]\nid = \"x\"\nkind = \"deny\"\nevent = \"*\"\nreason = \"r\"\n", None);
     std::fs::write(dir.path().join("policies/x.ics"), "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:n\r\nDTSTART:20990303T090000Z\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\nEXRULE:FREQ=MONTHLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n").unwrap();
     let (code, out, err) = sluice(dir.path(), &["freeze", "lint"]);
     assert_eq!(code, 0, "{err}");

@@ -2,10 +2,11 @@
 //! from the base revision, reports what each edit of it would do, and asks a table's domain
 //! reviewers to approve changes to its identity. Real git repositories built in each test.
 
-mod git_support;
+mod support;
 
-use git_support::{deploy, finding, found, json, notes, pair, TestRepo, FREEZE, OVERRIDE};
 use serde_json::Value;
+use support::freeze::{deploy, FREEZE, OVERRIDE};
+use support::git::{finding, found, json, notes, pair, TestRepo};
 
 const CONFIG: &str = "[migrations]\ndir = \"db/migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
 

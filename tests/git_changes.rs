@@ -1,79 +1,11 @@
 //! `sluice::git` against real repositories built with git2 in temporary directories.
 
-use git2::{Oid, Repository, RepositoryInitOptions, Signature};
+mod support;
+
+use git2::Oid;
 use sluice::git::{self, history, Change, ChangeKind, Classifier, FileKind, Side};
 use std::path::{Path, PathBuf};
-
-struct TestRepo {
-    dir: tempfile::TempDir,
-    git: Repository,
-}
-
-impl TestRepo {
-    fn new(branch: &str) -> TestRepo {
-        let dir = tempfile::tempdir().unwrap();
-        let mut options = RepositoryInitOptions::new();
-        options.initial_head(branch);
-        let git = Repository::init_opts(dir.path(), &options).unwrap();
-        TestRepo { dir, git }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        self.write_bytes(path, text.as_bytes());
-    }
-
-    fn write_bytes(&self, path: &str, bytes: &[u8]) {
-        let full = self.path().join(path);
-        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, bytes).unwrap();
-    }
-
-    fn remove(&self, path: &str) {
-        std::fs::remove_file(self.path().join(path)).unwrap();
-    }
-
-    fn rename(&self, from: &str, to: &str) {
-        let target = self.path().join(to);
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::rename(self.path().join(from), target).unwrap();
-    }
-
-    /// Stages everything (additions, edits, removals) like `git add -A`.
-    fn stage_all(&self) {
-        let mut index = self.git.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
-        index.update_all(["*"], None).unwrap();
-        index.write().unwrap();
-    }
-
-    fn commit(&self, message: &str) -> Oid {
-        self.stage_all();
-        let mut index = self.git.index().unwrap();
-        let tree = self.git.find_tree(index.write_tree().unwrap()).unwrap();
-        let signature = Signature::now("Test", "test@example.com").unwrap();
-        let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit> = parent.iter().collect();
-        self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
-    }
-
-    fn branch(&self, name: &str, at: Oid) {
-        self.git.branch(name, &self.git.find_commit(at).unwrap(), true).unwrap();
-    }
-
-    fn checkout_new_branch(&self, name: &str) {
-        let head = self.git.head().unwrap().peel_to_commit().unwrap();
-        self.git.branch(name, &head, true).unwrap();
-        self.git.set_head(&format!("refs/heads/{name}")).unwrap();
-    }
-
-    fn open(&self) -> git::Repo {
-        git::open(self.path()).unwrap()
-    }
-}
+use support::git::TestRepo;
 
 fn migration(version: &str, sql: &str) -> String {
     format!("-- migration {version}\n{sql}\n")
@@ -81,7 +13,7 @@ fn migration(version: &str, sql: &str) -> String {
 
 /// A repository with three migrations and a query on `main`, HEAD on branch `feature`.
 fn base_repo() -> (TestRepo, Oid) {
-    let repo = TestRepo::new("main");
+    let repo = TestRepo::on_branch("main");
     repo.write(
         "migrations/0001_sites.sql",
         &migration("0001", "CREATE TABLE sites (id bigint PRIMARY KEY, name text);"),
@@ -252,7 +184,7 @@ fn base_defaults_to_the_merge_base_with_main() {
 
 #[test]
 fn origin_main_is_preferred_and_master_is_the_last_fallback() {
-    let repo = TestRepo::new("master");
+    let repo = TestRepo::on_branch("master");
     repo.write("a.sql", "SELECT 1;\n");
     let first = repo.commit("first");
     repo.write("b.sql", "SELECT 2;\n");
@@ -269,7 +201,7 @@ fn origin_main_is_preferred_and_master_is_the_last_fallback() {
 
 #[test]
 fn no_base_branch_is_a_usage_error_naming_what_was_tried() {
-    let repo = TestRepo::new("trunk");
+    let repo = TestRepo::on_branch("trunk");
     repo.write("a.sql", "SELECT 1;\n");
     repo.commit("first");
     let opened = repo.open();

@@ -10,11 +10,11 @@
 //! Needs the PostgreSQL server binaries, psql, and the pg_stat_statements extension (Debian's
 //! `postgresql-15` ships it; `apt-get install -y postgresql`).
 
-mod git_support;
 mod plan_support;
+mod support;
 
 use assert_cmd::Command;
-use git_support::{finding, json, notes, TestRepo};
+use support::git::{finding, json, notes, TestRepo};
 use plan_support::require_postgres;
 use sluice::plan::server::{Server, ServerOptions};
 use std::path::{Path, PathBuf};

@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|text: &str| {
-    let _ = sluice::config::parse(std::path::Path::new("sluice.toml"), text);
+    let _ = sluice::config::parse(std::path::Path::new("sluice.toml"), text, &sluice::lint::rule_level_problem);
 });

@@ -24,7 +24,7 @@ pub(super) fn review(
     policies: &GatePolicies,
     options: &Options,
 ) -> Result<GateReview> {
-    let mut findings = gate.changed_findings(changes, policies, &options.deploy)?;
+    let mut findings = gate::changes::findings(gate, changes, policies, &options.deploy)?;
     // Findings about a declaration point at the head's identity.toml, or the base's when the head has none.
     let identity_of = |config: &ConfigFile| config.loaded.policies_dir().join(identity::FILE);
     let proposed = identity_of(&gate.proposed);

@@ -35,9 +35,8 @@ mod revisions;
 mod sides;
 mod sources;
 
-pub use options::{Deploy, Options, PlanRun};
+pub use options::{Approvals, Deploy, Options, PlanRun};
 pub use plans::ignored_database_url_note;
-pub use review::Approvals;
 
 use crate::error::Result;
 use crate::finding::{Finding, Report};

@@ -1,7 +1,6 @@
 //! What `sluice check` is asked to do: the revisions, the deployment and the plan run, as the
 //! CLI resolved them.
 
-use super::review::Approvals;
 use chrono::{DateTime, FixedOffset};
 use std::path::PathBuf;
 
@@ -58,4 +57,43 @@ pub struct PlanRun {
     pub ignored_database_url: bool,
     /// Where the ephemeral cluster lives; `None`: the plan module's default.
     pub cache_dir: Option<PathBuf>,
+}
+
+/// Who approved the change, as the caller says (`--approved-by`, `SLUICE_APPROVED_BY`).
+#[derive(Debug, Clone, Default)]
+pub struct Approvals {
+    /// Logins (`alice`), teams a member of which approved (`org/team`), or both (`org/team:alice`).
+    pub approved_by: Vec<String>,
+    /// Teams whose membership the caller could not read (the token may not see it).
+    pub unresolved_teams: Vec<String>,
+}
+
+impl Approvals {
+    /// The approvals as given, trimmed, without `@`, lowercased.
+    pub(super) fn normalized(&self) -> Vec<String> {
+        self.approved_by
+            .iter()
+            .map(|a| a.trim().trim_start_matches('@').to_lowercase())
+            .filter(|a| !a.is_empty())
+            .collect()
+    }
+
+    /// The approval that satisfies `reviewers`, as the report names it: "alice", "alice (member
+    /// of org/team)" or "a member of org/team".
+    pub fn approver(&self, reviewers: &[String]) -> Option<String> {
+        self.normalized().into_iter().find_map(|approval| {
+            let (entry, member) = match approval.split_once(':') {
+                Some((team, login)) => (team.to_string(), Some(login.to_string())),
+                None => (approval.clone(), None),
+            };
+            if !reviewers.contains(&entry) {
+                return None;
+            }
+            Some(match member {
+                Some(login) => format!("{login} (member of {entry})"),
+                None if entry.contains('/') => format!("a member of {entry}"),
+                None => entry,
+            })
+        })
+    }
 }

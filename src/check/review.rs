@@ -6,48 +6,11 @@
 //! Who reviews is always the trusted declaration's call: a change cannot name its own reviewers.
 
 use super::gate::GatePolicies;
+use super::options::Approvals;
 use crate::finding::{Finding, Severity};
 use crate::policy::identity::Entry;
 use crate::rules::domain_review_required::{evidence, META};
 use std::collections::BTreeSet;
-
-/// Who approved the change, as the caller says (`--approved-by`, `SLUICE_APPROVED_BY`).
-#[derive(Debug, Clone, Default)]
-pub struct Approvals {
-    /// Logins (`alice`), teams a member of which approved (`org/team`), or both (`org/team:alice`).
-    pub approved_by: Vec<String>,
-    /// Teams whose membership the caller could not read (the token may not see it).
-    pub unresolved_teams: Vec<String>,
-}
-
-impl Approvals {
-    fn normalized(&self) -> Vec<String> {
-        self.approved_by
-            .iter()
-            .map(|a| a.trim().trim_start_matches('@').to_lowercase())
-            .filter(|a| !a.is_empty())
-            .collect()
-    }
-
-    /// The approval that satisfies `reviewers`, as the report names it: "alice", "alice (member
-    /// of org/team)" or "a member of org/team".
-    pub fn approver(&self, reviewers: &[String]) -> Option<String> {
-        self.normalized().into_iter().find_map(|approval| {
-            let (entry, member) = match approval.split_once(':') {
-                Some((team, login)) => (team.to_string(), Some(login.to_string())),
-                None => (approval.clone(), None),
-            };
-            if !reviewers.contains(&entry) {
-                return None;
-            }
-            Some(match member {
-                Some(login) => format!("{login} (member of {entry})"),
-                None if entry.contains('/') => format!("a member of {entry}"),
-                None => entry,
-            })
-        })
-    }
-}
 
 /// (a): one finding per table whose declaration the change edits (added, removed or changed,
 /// and the top-level reviewers), when the trusted declaration names reviewers for it; a note

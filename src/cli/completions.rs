@@ -2,7 +2,6 @@
 //! so it never falls behind the commands.
 
 use crate::error::Result;
-use clap::CommandFactory;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -18,9 +17,10 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub fn run(args: CompletionsArgs) -> Result<ExitCode> {
+/// Prints the completion script for `command` (the whole command line).
+pub fn run(args: CompletionsArgs, mut command: clap::Command) -> Result<ExitCode> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut super::Cli::command(), "sluice", &mut script);
+    clap_complete::generate(args.shell, &mut command, "sluice", &mut script);
     super::print_stdout(&String::from_utf8_lossy(&script))?;
     Ok(ExitCode::SUCCESS)
 }

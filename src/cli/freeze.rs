@@ -185,7 +185,7 @@ impl Context {
     fn new(common: &CommonArgs) -> Result<Context> {
         let cwd =
             std::env::current_dir().map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))?;
-        let loaded = crate::config::load(None, &cwd)?;
+        let loaded = crate::config::load(None, &cwd, &crate::lint::rule_level_problem)?;
         let (calendar, overrides, audit_log) = (&common.calendar, &common.overrides, &common.audit_log);
         // Files are named relative to the working directory in output, as a user would type them.
         let mut options =

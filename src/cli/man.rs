@@ -1,7 +1,6 @@
 //! `sluice man`: the manual page, generated from the argument definitions.
 
 use crate::error::{Error, Result};
-use clap::CommandFactory;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,8 +14,8 @@ pub struct ManArgs {
     pub out_dir: Option<PathBuf>,
 }
 
-pub fn run(args: ManArgs) -> Result<ExitCode> {
-    let command = super::Cli::command();
+/// Prints the man page of `command` (the whole command line), or writes one per subcommand.
+pub fn run(args: ManArgs, command: clap::Command) -> Result<ExitCode> {
     match args.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(&dir)

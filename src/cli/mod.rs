@@ -1,6 +1,9 @@
-//! Argument parsing and dispatch. Each subcommand lives in its own file; the library does the work.
+//! The command line. The parser and the dispatch are `command`; each subcommand lives in its
+//! own file; this module holds what the subcommands share (the project, output and cache
+//! arguments, stdout). The library does the work.
 
 mod check;
+mod command;
 mod completions;
 mod freeze;
 mod init;
@@ -17,43 +20,10 @@ use crate::finding::Report;
 use crate::freeze::cache::CalendarCache;
 use crate::report::{self, FailOn, Format, RenderOptions};
 use crate::schema::cache::SchemaCache;
-use clap::{Parser, Subcommand};
+pub use command::{main, Cli, Command};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-#[derive(Parser, Debug)]
-#[command(name = "sluice", version, about = "The deployment-safety and migration-review gate", long_about = None)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Lint migrations and query files against the schema their history builds.
-    Lint(lint::LintArgs),
-    /// The pull-request gate: review what changed between two revisions.
-    Check(Box<check::CheckArgs>),
-    /// List the rules, or print one rule's documentation.
-    Rules(rules::RulesArgs),
-    /// The change-freeze calendar: may I deploy now?
-    #[command(subcommand)]
-    Freeze(freeze::FreezeCommand),
-    /// Compare EXPLAIN plans on production-scale fixtures.
-    Plan(Box<plan::PlanArgs>),
-    /// Production table sizes for the lock and rewrite rules.
-    #[command(subcommand)]
-    Stats(stats::StatsCommand),
-    /// Set Sluice up in this repository: write sluice.toml and policy skeletons.
-    Init(init::InitArgs),
-    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
-    Completions(completions::CompletionsArgs),
-    /// Print the man page (or write one per command with --out-dir).
-    Man(man::ManArgs),
-    /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
-    Reviewers(reviewers::ReviewersArgs),
-}
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -75,7 +45,7 @@ pub struct ProjectArgs {
 impl ProjectArgs {
     /// Loads the configuration and applies the flags (their paths are relative to `cwd`).
     pub fn load(&self, cwd: &Path) -> Result<config::Loaded, Error> {
-        let mut loaded = config::load(self.config.as_deref(), cwd)?;
+        let mut loaded = config::load(self.config.as_deref(), cwd, &crate::lint::rule_level_problem)?;
         let absolute = |p: &PathBuf| cwd.join(p);
         let queries: Vec<PathBuf> = self.queries.iter().map(absolute).collect();
         loaded.config.override_dirs(
@@ -202,41 +172,5 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Re
     match write(&mut stdout).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Other(format!("cannot write output: {e}"))),
         _ => Ok(()),
-    }
-}
-
-/// The binary's entry point: parse, run, turn errors into exit code 2. The work runs on
-/// threads with the stack the SQL depth limits are sized for ([`crate::sql::depth::STACK_BYTES`]).
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let outcome = crate::sql::depth::configure_thread_pool()
-        .map_err(|e| {
-            Error::Other(format!(
-                "cannot start the worker threads ({e}): this process may not start more threads or reserve their \
-                 stacks (a limit on memory or threads). No verdict."
-            ))
-        })
-        .and_then(|()| crate::sql::depth::with_stack(|| run(cli)));
-    match outcome {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("sluice: error: {error}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-fn run(cli: Cli) -> Result<ExitCode, Error> {
-    match cli.command {
-        Command::Lint(args) => lint::run(args),
-        Command::Check(args) => check::run(*args),
-        Command::Rules(args) => rules::run(args),
-        Command::Freeze(command) => freeze::run(command),
-        Command::Plan(args) => plan::run(*args),
-        Command::Stats(command) => stats::run(command),
-        Command::Init(args) => init::run(args),
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
-        Command::Reviewers(args) => reviewers::run(args),
     }
 }

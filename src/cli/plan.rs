@@ -68,7 +68,7 @@ pub struct PlanArgs {
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().map_err(|e| Error::Other(format!("cannot read the working directory: {e}")))?;
-    let loaded = config::load(args.config.as_deref(), &cwd)?;
+    let loaded = config::load(args.config.as_deref(), &cwd, &crate::lint::rule_level_problem)?;
     let (options, compared) = options(&args, &loaded, &cwd)?;
     let mut report = plan::compare(&options)?;
     report.notes.insert(0, compared);

@@ -133,7 +133,7 @@ pub fn deploy_findings(
     audit_log: Option<&Path>,
 ) -> Result<Vec<Finding>> {
     let dir = calendar.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let loaded = config::load(None, dir)?;
+    let loaded = config::load(None, dir, &crate::lint::rule_level_problem)?;
     let options = FreezeOptions::resolve(&loaded, Some(calendar), overrides, audit_log);
     deploy_findings_with(&options, env, service, at)
 }

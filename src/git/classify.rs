@@ -1,7 +1,8 @@
 //! What a changed path is to Sluice, from the configured directories.
 
+use super::paths::relative_dir;
 use super::{Change, ChangeKind};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FileKind {
@@ -105,55 +106,8 @@ impl Classifier {
     }
 }
 
-/// `dir` as a repository-relative `/` path without `./` or a trailing slash ("" for the root).
-/// An absolute directory outside the repository maps to a prefix no repository path has.
-pub(crate) fn relative_dir(repo_root: &Path, dir: &Path) -> String {
-    let relative = if dir.is_absolute() {
-        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        match canonical(dir).strip_prefix(canonical(repo_root)) {
-            Ok(rest) => rest.to_path_buf(),
-            Err(_) => match dir.strip_prefix(repo_root) {
-                Ok(rest) => rest.to_path_buf(),
-                Err(_) => return "\0outside the repository".to_string(),
-            },
-        }
-    } else {
-        dir.to_path_buf()
-    };
-    relative
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 fn under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// `path` without the leading directory `prefix` (both repository-relative, with `/`).
-pub(crate) fn strip_dir<'a>(path: &'a str, prefix: &str) -> &'a str {
-    match prefix {
-        "" => path,
-        _ => path.strip_prefix(prefix).map(|r| r.trim_start_matches('/')).unwrap_or(path),
-    }
-}
-
-/// `prefix/rest`, or `rest` when the prefix is the repository root.
-pub(crate) fn join_dir(prefix: &str, rest: &str) -> String {
-    if prefix.is_empty() {
-        rest.to_string()
-    } else {
-        format!("{prefix}/{rest}")
-    }
-}
-
-/// A path as git names it: `/` separators.
-pub(crate) fn slash(path: &std::path::Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
 }
 
 #[cfg(test)]

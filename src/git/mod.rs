@@ -7,11 +7,13 @@
 
 mod classify;
 pub mod history;
+mod paths;
 mod tree;
 
-pub(crate) use classify::{join_dir, relative_dir, slash, strip_dir};
+pub(crate) use crate::source::slash;
 pub use classify::{Classified, Classifier, FileKind};
 pub use git2::Oid;
+pub(crate) use paths::{join_dir, relative_dir, strip_dir};
 pub use tree::GitTree;
 
 use crate::error::{check_size, text_from_bytes, Error, Result};
@@ -309,7 +311,7 @@ pub fn is_dir(repo: &Repo, side: &Side, path: &str) -> Result<bool> {
 /// repository-relative `/` paths. The working tree leaves out what `.gitignore` ignores.
 /// A missing directory is an empty list.
 pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
-    let prefix = classify::relative_dir(&repo.root, dir);
+    let prefix = relative_dir(&repo.root, dir);
     let mut out = Vec::new();
     match side {
         Side::Rev(oid) => {
@@ -422,7 +424,7 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             })
             .collect(),
         Side::Rev(oid) => {
-            let prefix = classify::relative_dir(&repo.root, dir);
+            let prefix = relative_dir(&repo.root, dir);
             let root_tree = tree_of(repo, *oid)?;
             let tree = if prefix.is_empty() {
                 root_tree

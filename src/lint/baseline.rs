@@ -5,8 +5,8 @@
 //! recognised.
 
 use crate::error::{line_of_offset, read_text, Error, Result};
+use crate::finding::fingerprint::fingerprints;
 use crate::finding::{Report, Severity};
-use crate::report::fingerprint::fingerprints;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

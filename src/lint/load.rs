@@ -11,22 +11,10 @@ use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
 use crate::schema::tools::{DiskTree, Options};
+pub use crate::source::{display_path, display_root};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-
-/// The directory paths in findings are relative to: the root of the repository `cwd` is in,
-/// else `cwd` itself.
-pub fn display_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd).to_path_buf()
-}
-
-/// `path` as findings show it: relative to `root` when under it, with `/`.
-pub fn display_path(path: &Path, root: &Path) -> String {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let shown = absolute.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf());
-    shown.to_string_lossy().replace('\\', "/")
-}
 
 fn read(path: &Path, root: &Path) -> Result<SourceFile> {
     Ok(SourceFile::parse(display_path(path, root), read_text(path)?))

@@ -146,6 +146,18 @@ fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
+/// What is wrong with `[rules] id = level` in sluice.toml, by the rule registry: an id it does
+/// not have, or `unread-text` set below error. The configuration asks (`config::RuleCheck`).
+pub fn rule_level_problem(id: &str, level: &RuleLevel) -> Option<String> {
+    if rules::find(id).is_none() {
+        return Some(format!("unknown rule `{id}` in [rules]; `sluice rules` lists the rule ids"));
+    }
+    if id == rules::UNREAD_TEXT.id && *level != RuleLevel::Error {
+        return Some(format!("`{id}` is always an error: Sluice never passes text it did not read"));
+    }
+    None
+}
+
 /// Applies the `[rules]` severity overrides: the one place they are applied, for the engine's
 /// findings and for those produced elsewhere (git history, plans, freeze).
 pub fn apply_levels(findings: Vec<Finding>, levels: &BTreeMap<String, RuleLevel>) -> Vec<Finding> {

@@ -12,6 +12,7 @@ use super::cleanup;
 use super::postmaster;
 pub(crate) use super::postmaster::SUPERUSER;
 pub use super::target::{pg_message, quote_ident, Target};
+pub use crate::cache::default_dir as default_cache_dir;
 use crate::error::{Error, IoAction, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -50,24 +51,6 @@ impl Default for ServerOptions {
             connect_timeout: Duration::from_secs(30),
             extra_settings: Vec::new(),
         }
-    }
-}
-
-/// `$SLUICE_CACHE_DIR`, else `$XDG_CACHE_HOME/sluice`, else `~/.cache/sluice`. As root the server
-/// runs as an unprivileged user who cannot enter `/root`, so root's default is `/var/tmp/sluice`.
-pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("SLUICE_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if nix::unistd::Uid::effective().is_root() {
-        return PathBuf::from("/var/tmp/sluice");
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("sluice");
-    }
-    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".cache").join("sluice"),
-        None => std::env::temp_dir().join("sluice-cache"),
     }
 }
 

@@ -6,7 +6,6 @@
 
 use super::csv_export::Export;
 use crate::error::Result;
-use crate::sql::names::qualified;
 use chrono::{DateTime, FixedOffset};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -69,8 +68,8 @@ impl IndexUsage {
                 usage.captured_at = record.timestamp("captured_at")?;
                 usage.stats_reset = record.timestamp("stats_reset")?;
             }
-            let name = qualified(&[record.text("schemaname").to_string(), record.text("indexrelname").to_string()]);
-            let table = qualified(&[record.text("schemaname").to_string(), record.text("relname").to_string()]);
+            let name = qualified(record.text("schemaname"), record.text("indexrelname"));
+            let table = qualified(record.text("schemaname"), record.text("relname"));
             let scans = IndexScans {
                 line: record.line,
                 table,
@@ -117,6 +116,14 @@ impl IndexUsage {
     /// `policies/index-usage.csv:4`.
     pub fn place(&self, scans: &IndexScans) -> String {
         format!("{}:{}", self.file, scans.line)
+    }
+}
+
+/// A catalog name as the schema model writes it: `public.` left out.
+fn qualified(schema: &str, name: &str) -> String {
+    match schema {
+        "public" | "" => name.to_string(),
+        _ => format!("{schema}.{name}"),
     }
 }
 

@@ -6,7 +6,7 @@
 //! Fingerprints are the content-based ones SARIF uses, so an issue stays the same issue when
 //! unrelated lines move.
 
-use super::fingerprint::fingerprints;
+use crate::finding::fingerprint::fingerprints;
 use crate::finding::{Report, Severity};
 use serde_json::{json, Value};
 

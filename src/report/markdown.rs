@@ -5,9 +5,9 @@
 //! characters, so the whole report is kept under [`LIMIT`] bytes (bytes ≥ characters, so the
 //! character limit holds too), ending with a note saying what was cut.
 
+use super::options::{FailOn, RenderOptions};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
-use crate::report::{FailOn, RenderOptions};
 use crate::rules;
 
 /// Hard cap on the rendered report, in bytes.

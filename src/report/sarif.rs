@@ -5,7 +5,7 @@
 //! `primaryLocationLineHash`, so `upload-sarif` keeps ours instead of computing a hash of the
 //! lines around the location, and repeat it under `sluice/v1` for other consumers.
 
-use super::fingerprint::fingerprints;
+use crate::finding::fingerprint::fingerprints;
 use crate::finding::{Finding, Report, Severity};
 use crate::rules::{self, RuleMeta};
 use serde_json::{json, Value};

@@ -1,8 +1,8 @@
 //! `--format table`: findings grouped by file, each with its source excerpt and a caret,
 //! then a summary line. Colour only when the caller asks (a terminal without NO_COLOR).
 
+use super::options::RenderOptions;
 use crate::finding::{Finding, Report, Severity};
-use crate::report::RenderOptions;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 pub fn render(report: &Report, options: &RenderOptions) -> String {

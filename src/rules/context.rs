@@ -4,34 +4,17 @@ use super::RuleMeta;
 use crate::finding::{Finding, Severity, Snippet};
 use crate::policy::tables::Rows;
 use crate::policy::Policies;
+pub use crate::runner::RunnerTransaction;
 use crate::schema::migrations::Migration;
 use crate::schema::naming::Freed;
 use crate::schema::{is_system_catalog, is_tool_table, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, Name};
-use crate::sql::parse::{ParsedFile, Statement};
+use crate::sql::parse::Statement;
 use crate::sql::plpgsql::Branch;
 use crate::sql::query::Position;
+pub use crate::sql::source::SourceFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
-
-/// A parsed file and the path findings name.
-#[derive(Debug)]
-pub struct SourceFile {
-    /// Relative to the repository root (or the working directory), with `/`.
-    pub display: String,
-    pub parsed: ParsedFile,
-}
-
-impl SourceFile {
-    pub fn parse(display: impl Into<String>, text: String) -> SourceFile {
-        SourceFile::parse_shared(display, text.into())
-    }
-
-    /// [`parse`](Self::parse) of text already shared.
-    pub fn parse_shared(display: impl Into<String>, text: Arc<str>) -> SourceFile {
-        SourceFile { display: display.into(), parsed: crate::sql::parse::parse_shared(text) }
-    }
-}
 
 /// Project-wide facts every rule may use.
 #[derive(Debug)]
@@ -133,7 +116,7 @@ pub struct MigrationState {
     /// under this condition.
     pub do_block: Option<Branch>,
     /// The scopes `missing-lock-timeout` has reported in this file.
-    pub lock_timeout_scopes: std::cell::RefCell<super::missing_lock_timeout::Scopes>,
+    pub lock_timeout_scopes: std::cell::RefCell<super::lock_timeout_scopes::Scopes>,
 }
 
 /// Session settings that change what PostgreSQL does with a statement.
@@ -187,32 +170,6 @@ pub fn is_utc(zone: &str) -> bool {
         "interval '0'",
     ];
     ZERO.contains(&zone)
-}
-
-/// A transaction the migration tool opens, or PostgreSQL opens for a multi-statement string.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunnerTransaction {
-    /// Statements with the same key share the transaction.
-    pub key: usize,
-    /// PostgreSQL's implicit transaction of a multi-statement query string, not the tool's
-    /// BEGIN … COMMIT: a COMMIT inside the string starts a new one for the statements after it.
-    pub implicit: bool,
-    /// Completes "CREATE INDEX CONCURRENTLY …": "in a file the migration runner wraps in a transaction".
-    pub phrase: String,
-    /// For `--explain`.
-    pub fact: String,
-}
-
-impl RunnerTransaction {
-    /// The tool wraps the whole file in BEGIN … COMMIT.
-    pub fn whole_file() -> RunnerTransaction {
-        RunnerTransaction {
-            key: 0,
-            implicit: false,
-            phrase: "in a file the migration runner wraps in a transaction".into(),
-            fact: "the migration runner wraps the file in a transaction".into(),
-        }
-    }
 }
 
 /// A lock held until the transaction ends.

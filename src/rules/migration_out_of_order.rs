@@ -1,8 +1,8 @@
 //! `migration-out-of-order`: an added migration sorts before the newest migration on the base revision.
 
-use crate::config::Layout;
 use crate::finding::{Finding, Severity};
 use crate::rules::{Category, Rule, RuleMeta};
+use crate::runner::Layout;
 
 pub static META: RuleMeta = RuleMeta {
     id: "migration-out-of-order",

@@ -1,9 +1,9 @@
 use super::grouping::{fold, lines, Head};
+use super::lock_timeout_scopes::{block_of, scope, transaction_blocks};
 use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
 use crate::rules::locks::{is_unknown_index_table, table_locks};
 use crate::rules::Category;
-use crate::sql::ddl::Ddl;
 use std::collections::HashSet;
 
 pub struct MissingLockTimeout;
@@ -51,54 +51,6 @@ fn fix_text(line: usize, explicit_transaction: bool) -> String {
         "Add this line {place}, before line {line}:\n    {set}\nIt bounds every lock wait after it; retry the \
          migration when it times out: failing fast beats blocking production."
     )
-}
-
-/// The explicit `BEGIN … COMMIT` blocks of a file, as (first line, last line).
-fn transaction_blocks(file: &SourceFile) -> Vec<(usize, usize)> {
-    let mut blocks: Vec<(usize, usize)> = Vec::new();
-    let mut open = None;
-    for statement in &file.parsed.statements {
-        match statement.ddl {
-            Ddl::Begin => open = Some(statement.span.line),
-            Ddl::Commit | Ddl::Rollback => blocks.extend(open.take().map(|begin| (begin, statement.span.line))),
-            _ => {}
-        }
-    }
-    blocks.extend(open.map(|begin| (begin, usize::MAX)));
-    blocks
-}
-
-/// Which of `blocks` holds `line` (`None`: outside any).
-fn block_of(blocks: &[(usize, usize)], line: usize) -> Option<usize> {
-    blocks.iter().position(|(begin, end)| (*begin..=*end).contains(&line))
-}
-
-/// What one finding covers, and the key [`MissingLockTimeout::finish_file`] folds by: the
-/// explicit transaction (by its place in the file) and the migration tool's transaction (the
-/// `transaction` fact). Checking and folding must key a statement alike: both use [`scope`].
-type Scope = (Option<usize>, String);
-
-fn scope(blocks: &[(usize, usize)], line: usize, transaction: &str) -> Scope {
-    (block_of(blocks, line), transaction.to_string())
-}
-
-/// The scopes of a file that already have their finding, kept while its statements are checked
-/// (in `MigrationState`): later statements of a scope get a bare finding, with only what the
-/// fold reads of them. The message and advice of each of Lemmy's 1,700 locking statements, of
-/// which the fold keeps 293, were a percent of linting the history.
-#[derive(Debug, Clone, Default)]
-pub struct Scopes {
-    /// The file's transaction blocks, found at its first finding.
-    blocks: Option<Vec<(usize, usize)>>,
-    reported: HashSet<Scope, foldhash::fast::FixedState>,
-}
-
-impl Scopes {
-    /// Whether this is the first finding of its scope, which the fold keeps (and so must be whole).
-    fn first(&mut self, file: &SourceFile, line: usize, transaction: &str) -> bool {
-        let blocks = self.blocks.get_or_insert_with(|| transaction_blocks(file));
-        self.reported.insert(scope(blocks, line, transaction))
-    }
 }
 
 const HELD_FACT: &str = "lock held while waiting";

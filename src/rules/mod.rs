@@ -7,6 +7,7 @@ pub mod domain_review_required;
 pub mod gate_config_changed;
 pub(crate) mod grouping;
 pub mod index_inefficient;
+mod lock_timeout_scopes;
 pub(crate) mod locks;
 pub mod meta;
 pub mod migration_deleted;
@@ -18,6 +19,7 @@ pub mod plan_cost_increase;
 pub mod plan_regression;
 pub mod plan_unavailable;
 pub mod pool_capacity;
+mod rule;
 pub mod runner_rejects_migration;
 
 mod domain_identity_unique;
@@ -62,22 +64,7 @@ pub use context::{
     Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, Rollback, RunnerTransaction, SourceFile, TableSize,
 };
 pub use meta::{Category, RuleMeta};
-
-use crate::finding::Finding;
-
-/// A rule. SQL rules implement [`Rule::check`]; rules whose findings come from elsewhere
-/// (git history, plans, the freeze calendar) carry only their metadata.
-pub trait Rule: Sync + Send {
-    fn meta(&self) -> &'static RuleMeta;
-
-    /// Checks one statement of a migration or query file, pushing what it finds.
-    fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
-
-    /// Called once per migration file after all its statements were checked, with the file's
-    /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
-    /// per-statement findings into one here ([`grouping::fold`]).
-    fn finish_file(&self, _file: &SourceFile, _findings: &mut Vec<Finding>) {}
-}
+pub use rule::Rule;
 
 /// Every rule Sluice knows, in the order `sluice rules` lists them.
 pub static REGISTRY: &[&dyn Rule] = &[

@@ -3,27 +3,13 @@
 //! [`super::tools`]; this module is the entry point the rest of Sluice (and `sluice init`) calls.
 
 use super::tools::{self, script, DiskTree, Options, Script, Tree};
-use crate::config::Layout;
 use crate::error::Result;
+use crate::runner::Layout;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use super::tools::Detection;
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Migration {
-    /// The version the runner orders by and records (`001`, `20240101120000`, `1.2`); for tools
-    /// that order by a list (Sqitch's plan, Liquibase's changelog), the position in it.
-    pub version: String,
-    pub name: String,
-    /// The file replayed, relative to the migrations directory.
-    pub up: PathBuf,
-    /// Its rollback, relative to the migrations directory.
-    pub down: Option<PathBuf>,
-    /// A Flyway repeatable (`R__`): applied after every versioned migration, and again whenever it changes.
-    pub repeatable: bool,
-}
+pub use super::tools::{Detection, Migration};
 
 /// Which migration tool runs `dir`, and why: the marker files it found (see [`tools::detect`]).
 /// An ambiguous directory is an error listing the candidates. `project_root` bounds the search

@@ -15,6 +15,7 @@ pub mod plain_tokens;
 pub mod plpgsql;
 pub mod query;
 pub mod recognize;
+pub mod source;
 pub mod split;
 pub mod statement;
 pub mod types;

@@ -84,7 +84,8 @@ impl Files<'_> {
     }
 }
 
-pub(super) fn findings(
+/// The `gate-config-changed` findings: one per gate file the change edits.
+pub(in crate::check) fn findings(
     gate: &Gate,
     changes: &[Change],
     policies: &GatePolicies,

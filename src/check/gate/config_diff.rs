@@ -262,7 +262,7 @@ mod tests {
     use super::*;
 
     fn file(text: &str) -> ConfigFile {
-        let config = crate::config::parse(Path::new("sluice.toml"), text).unwrap();
+        let config = crate::config::parse(Path::new("sluice.toml"), text, &crate::lint::rule_level_problem).unwrap();
         ConfigFile {
             loaded: Loaded { config, root: "/repo".into(), file: Some("/repo/sluice.toml".into()) },
             path: Some("sluice.toml".into()),

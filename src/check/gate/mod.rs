@@ -12,7 +12,7 @@
 //! keeps reading the base's location on both sides: a change cannot point the gate away from the
 //! files the migration runner reads.
 
-mod changes;
+pub(super) mod changes;
 mod config_diff;
 mod freeze_diff;
 mod item;
@@ -25,9 +25,9 @@ use super::options::{Deploy, Options};
 use super::revisions::Revisions;
 use crate::config::{self, Loaded};
 use crate::error::{read_text, Error, Result};
-use crate::finding::Finding;
 use crate::freeze::{self, cache::CalendarCache, calendar::Calendar, overrides::Overrides, FreezeOptions};
 use crate::git::{self, Change, ChangeKind, Oid, Repo, Side};
+use crate::lint::rule_level_problem;
 use crate::plan::capacity;
 use crate::plan::scale::{self, ScaleSpec};
 use crate::policy::index_usage::IndexUsage;
@@ -344,16 +344,6 @@ impl<'r> Gate<'r> {
             None => Ok(None),
         }
     }
-
-    /// The `gate-config-changed` findings: one per gate file the change edits.
-    pub fn changed_findings(
-        &self,
-        changes: &[Change],
-        policies: &GatePolicies,
-        flags: &Deploy,
-    ) -> Result<Vec<Finding>> {
-        changes::findings(self, changes, policies, flags)
-    }
 }
 
 /// The path `path` was renamed from in this change, if it was.
@@ -384,7 +374,7 @@ fn find_config(
         Some(path) => match repo.relative(path) {
             None => {
                 // Outside the repository the change cannot edit it: both sides read the same file.
-                let loaded = config::load(Some(path), &options.dir)?;
+                let loaded = config::load(Some(path), &options.dir, &rule_level_problem)?;
                 let text = read_text(path)?;
                 return Ok(with_flags(ConfigFile { loaded, path: None, text: Some(text) }, options));
             }
@@ -400,7 +390,7 @@ fn find_config(
     }
     for path in candidates {
         if let Some(text) = git::read_file(repo, side, &path)? {
-            let config = config::parse(Path::new(&path), &text)?;
+            let config = config::parse(Path::new(&path), &text, &rule_level_problem)?;
             let dir = Path::new(&path).parent().unwrap_or(Path::new(""));
             let loaded = Loaded { config, root: repo.root().join(dir), file: Some(repo.root().join(&path)) };
             return Ok(with_flags(ConfigFile { loaded, path: Some(path), text: Some(text) }, options));

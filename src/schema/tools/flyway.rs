@@ -67,7 +67,7 @@ fn config(tree: &dyn Tree) -> Result<Config> {
     } else {
         return Ok(config);
     };
-    let shown = crate::git::slash(&holder.join(file));
+    let shown = crate::source::slash(&holder.join(file));
     if file == "flyway.conf" {
         for (number, line) in text.lines().enumerate() {
             let Some((key, value)) = line.split_once('=') else { continue };
@@ -163,7 +163,7 @@ impl Tool for Flyway {
             if let Some((dir, _)) = tree.nearby(name)? {
                 return Ok(Some(Evidence {
                     strength: Strength::Marker,
-                    reason: format!("{} configures Flyway", crate::git::slash(&dir.join(name))),
+                    reason: format!("{} configures Flyway", crate::source::slash(&dir.join(name))),
                 }));
             }
         }

@@ -244,7 +244,7 @@ fn follow(tree: &dyn Tree, path: &Path, seen: &mut BTreeSet<PathBuf>, out: &mut 
                 .filter(|f| f.starts_with(&target) && matches!(extension(f), "sql" | "xml" | "yaml" | "yml" | "json"))
                 .cloned()
                 .collect();
-            files.sort_by_key(|f| crate::git::slash(f));
+            files.sort_by_key(|f| crate::source::slash(f));
             for file in files {
                 follow(tree, &file, seen, out)?;
             }
@@ -271,7 +271,7 @@ fn master(tree: &dyn Tree) -> Result<Option<PathBuf>> {
                 return match found {
                     Some(path) => Ok(Some(path)),
                     None => Err(Error::invalid(
-                        Path::new(&crate::git::slash(&dir.join("liquibase.properties"))),
+                        Path::new(&crate::source::slash(&dir.join("liquibase.properties"))),
                         Some(number + 1),
                         format!(
                             "changelog `{}` is not under the migrations directory {}",
@@ -388,7 +388,7 @@ impl Tool for Liquibase {
         if let Some((dir, _)) = tree.nearby("liquibase.properties")? {
             return Ok(Some(Evidence {
                 strength: Strength::Marker,
-                reason: format!("{} configures Liquibase", crate::git::slash(&dir.join("liquibase.properties"))),
+                reason: format!("{} configures Liquibase", crate::source::slash(&dir.join("liquibase.properties"))),
             }));
         }
         let sql: Vec<&PathBuf> = tree.files().iter().filter(|p| is_sql(p)).collect();

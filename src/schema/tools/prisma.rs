@@ -72,7 +72,7 @@ impl Tool for Prisma {
         let mut settings = Settings::default();
         if let Some((dir, text)) = tree.nearby("package.json")? {
             if let Some(range) = prisma_range(&text) {
-                let shown = crate::git::slash(&dir.join("package.json"));
+                let shown = crate::source::slash(&dir.join("package.json"));
                 if lowest_version(&range).is_some_and(|v| v >= (7, 4)) {
                     settings.prisma_splits = Some(range.clone());
                 }

@@ -8,8 +8,9 @@
 //! (down sections, rollback comments, markers, delimiters) is never replayed. Positions stay
 //! those of the file: findings point at the line the reviewer sees.
 
-use crate::rules::{RunnerTransaction, SourceFile};
+use crate::runner::RunnerTransaction;
 use crate::sql::parse::{parse_shared_keeping, parse_split_keeping, Keep};
+use crate::sql::source::SourceFile;
 use crate::sql::split::{split, Origin, Split};
 use std::ops::Range;
 use std::sync::Arc;

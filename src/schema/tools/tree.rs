@@ -124,7 +124,7 @@ impl DiskTree {
                 texts[at] = std::sync::Mutex::new(Some(text));
             }
         }
-        let mut display_dir = crate::lint::load::display_path(&dir, display_root);
+        let mut display_dir = crate::source::display_path(&dir, display_root);
         while display_dir.len() > 1 && display_dir.ends_with('/') {
             display_dir.pop();
         }
@@ -211,7 +211,7 @@ impl Tree for DiskTree {
     fn display(&self, relative: &Path) -> String {
         use std::os::unix::ffi::OsStrExt;
         if !is_plain(relative.as_os_str().as_bytes()) {
-            return crate::lint::load::display_path(&self.absolute.join(relative), &self.display_root);
+            return crate::source::display_path(&self.absolute.join(relative), &self.display_root);
         }
         // A plain relative path names the file the way `display_path` would, without asking
         // the file system for each file of a history.
@@ -518,7 +518,7 @@ mod tests {
         for dir in &dirs {
             let tree = DiskTree::open(dir, root.path(), root.path()).unwrap();
             for file in relative {
-                let expected = crate::lint::load::display_path(&tree.absolute.join(file), root.path());
+                let expected = crate::source::display_path(&tree.absolute.join(file), root.path());
                 assert_eq!(tree.display(file), expected, "{dir:?} {file:?}");
             }
         }

@@ -1,6 +1,6 @@
-//! Throwaway git repositories for the `sluice check` tests: built with git2 (a base commit on
-//! `main`, a head commit on a branch, uncommitted edits), the built binary run inside them.
-#![allow(dead_code)]
+//! Throwaway git repositories for the `sluice check` and `sluice::git` tests: built with git2
+//! (a base commit on `main`, a head commit on a branch, uncommitted edits), the built binary
+//! run inside them.
 
 use assert_cmd::Command;
 use git2::{Oid, Repository, RepositoryInitOptions, Signature};
@@ -13,10 +13,16 @@ pub struct TestRepo {
 }
 
 impl TestRepo {
+    /// An empty repository on `main`.
     pub fn new() -> TestRepo {
+        TestRepo::on_branch("main")
+    }
+
+    /// An empty repository whose first commit goes on `branch`.
+    pub fn on_branch(branch: &str) -> TestRepo {
         let dir = tempfile::tempdir().unwrap();
         let mut options = RepositoryInitOptions::new();
-        options.initial_head("main");
+        options.initial_head(branch);
         let git = Repository::init_opts(dir.path(), &options).unwrap();
         TestRepo { dir, git }
     }
@@ -26,9 +32,13 @@ impl TestRepo {
     }
 
     pub fn write(&self, path: &str, text: &str) {
+        self.write_bytes(path, text.as_bytes());
+    }
+
+    pub fn write_bytes(&self, path: &str, bytes: &[u8]) {
         let full = self.path().join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-        std::fs::write(full, text).unwrap();
+        std::fs::write(full, bytes).unwrap();
     }
 
     pub fn remove(&self, path: &str) {
@@ -36,15 +46,23 @@ impl TestRepo {
     }
 
     pub fn rename(&self, from: &str, to: &str) {
-        std::fs::rename(self.path().join(from), self.path().join(to)).unwrap();
+        let target = self.path().join(to);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::rename(self.path().join(from), target).unwrap();
     }
 
-    /// Stages everything like `git add -A` and commits on the current branch.
-    pub fn commit(&self, message: &str) -> Oid {
+    /// Stages everything (additions, edits, removals) like `git add -A`.
+    pub fn stage_all(&self) {
         let mut index = self.git.index().unwrap();
         index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
         index.update_all(["*"], None).unwrap();
         index.write().unwrap();
+    }
+
+    /// Stages everything like `git add -A` and commits on the current branch.
+    pub fn commit(&self, message: &str) -> Oid {
+        self.stage_all();
+        let mut index = self.git.index().unwrap();
         let tree = self.git.find_tree(index.write_tree().unwrap()).unwrap();
         let signature = Signature::now("Test", "test@example.com").unwrap();
         let parent = self.git.head().ok().and_then(|h| h.peel_to_commit().ok());
@@ -52,10 +70,20 @@ impl TestRepo {
         self.git.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).unwrap()
     }
 
+    /// A branch `name` at commit `at`.
+    pub fn branch(&self, name: &str, at: Oid) {
+        self.git.branch(name, &self.git.find_commit(at).unwrap(), true).unwrap();
+    }
+
     pub fn checkout_new_branch(&self, name: &str) {
         let head = self.git.head().unwrap().peel_to_commit().unwrap();
         self.git.branch(name, &head, true).unwrap();
         self.git.set_head(&format!("refs/heads/{name}")).unwrap();
+    }
+
+    /// The repository as `sluice::git` opens it.
+    pub fn open(&self) -> sluice::git::Repo {
+        sluice::git::open(self.path()).unwrap()
     }
 
     /// `sluice check` in the repository, outside CI unless the test sets `CI`.
@@ -112,40 +140,4 @@ pub fn finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
 
 pub fn notes(report: &Value) -> Vec<String> {
     report["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
-}
-
-/// A deny window from seven days before the Spring Bird Count (17–19 May 2026, London) until it ends.
-pub const FREEZE: &str = "[[event]]
-id = \"spring-count\"
-name = \"Spring Bird Count\"
-timezone = \"Europe/London\"
-start = \"2026-05-17T00:00\"
-end = \"2026-05-19T00:00\"
-
-[[window]]
-id = \"bird-count-freeze\"
-kind = \"deny\"
-event = \"spring-count\"
-lead = \"P7D\"
-environments = [\"production\"]
-reason = \"No production changes before the count.\"
-";
-
-/// An override of that window for the `api` service, 11:00–14:00 UTC on 12 May 2026.
-pub const OVERRIDE: &str = "[[override]]
-id = \"ovr-1\"
-windows = [\"bird-count-freeze\"]
-services = [\"api\"]
-environments = [\"production\"]
-requested_by = \"alice\"
-approved_by = \"bob\"
-reason = \"SEV-1 fix\"
-ticket = \"INC-7\"
-not_before = \"2026-05-12T11:00:00Z\"
-expires_at = \"2026-05-12T14:00:00Z\"
-";
-
-/// The `sluice check` arguments that ask whether `api` may deploy to production at `at`.
-pub fn deploy(at: &str) -> [&str; 6] {
-    ["--env", "production", "--service", "api", "--at", at]
 }

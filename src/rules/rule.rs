@@ -1,0 +1,19 @@
+//! What a rule is to the engine: its metadata, a check per statement, a fold per file.
+
+use super::context::{Context, SourceFile};
+use super::meta::RuleMeta;
+use crate::finding::Finding;
+
+/// A rule. SQL rules implement [`Rule::check`]; rules whose findings come from elsewhere
+/// (git history, plans, the freeze calendar) carry only their metadata.
+pub trait Rule: Sync + Send {
+    fn meta(&self) -> &'static RuleMeta;
+
+    /// Checks one statement of a migration or query file, pushing what it finds.
+    fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
+
+    /// Called once per migration file after all its statements were checked, with the file's
+    /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
+    /// per-statement findings into one here ([`super::grouping::fold`]).
+    fn finish_file(&self, _file: &SourceFile, _findings: &mut Vec<Finding>) {}
+}
