@@ -4,7 +4,7 @@
 
 use super::{Place, Query};
 use crate::finding::{Finding, Snippet};
-use crate::rules::SourceFile;
+use crate::sql::source::SourceFile;
 use crate::sql::parse::Statement;
 use crate::sql::placeholders::{self, Rewrite};
 use std::sync::Arc;
