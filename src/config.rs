@@ -133,6 +133,14 @@ pub struct QueriesConfig {
     /// Directories of application code scanned for SQL at known database calls.
     #[serde(default)]
     pub code: Vec<PathBuf>,
+    /// Exports of production's `pg_stat_statements` (`sluice stats workload`): one snapshot, or
+    /// two taken some time apart for rates. Policy data: `sluice check` reads them from the base.
+    #[serde(default)]
+    pub workload: Vec<PathBuf>,
+    /// The time between the two workload snapshots, when they carry no `captured_at`
+    /// (`--workload-interval`; never in sluice.toml).
+    #[serde(skip)]
+    pub workload_interval: Option<std::time::Duration>,
 }
 
 fn default_query_dirs() -> Vec<PathBuf> {
@@ -141,7 +149,13 @@ fn default_query_dirs() -> Vec<PathBuf> {
 
 impl Default for QueriesConfig {
     fn default() -> Self {
-        QueriesConfig { dirs: default_query_dirs(), sqlc: None, code: Vec::new() }
+        QueriesConfig {
+            dirs: default_query_dirs(),
+            sqlc: None,
+            code: Vec::new(),
+            workload: Vec::new(),
+            workload_interval: None,
+        }
     }
 }
 
@@ -150,7 +164,16 @@ impl Default for QueriesConfig {
 pub struct PoliciesConfig {
     #[serde(default = "default_policies_dir")]
     pub dir: PathBuf,
+    /// An export of production's `pg_stat_user_indexes` (`sluice stats indexes`).
+    #[serde(default)]
+    pub index_usage: Option<PathBuf>,
+    /// A workload or index-usage snapshot older than this is a note (default 30).
+    #[serde(default)]
+    pub snapshot_max_age_days: Option<u32>,
 }
+
+/// [`PoliciesConfig::snapshot_max_age_days`] when unset.
+pub const DEFAULT_SNAPSHOT_MAX_AGE_DAYS: u32 = 30;
 
 fn default_policies_dir() -> PathBuf {
     PathBuf::from("policies")
@@ -158,7 +181,7 @@ fn default_policies_dir() -> PathBuf {
 
 impl Default for PoliciesConfig {
     fn default() -> Self {
-        PoliciesConfig { dir: default_policies_dir() }
+        PoliciesConfig { dir: default_policies_dir(), index_usage: None, snapshot_max_age_days: None }
     }
 }
 
@@ -225,6 +248,20 @@ impl Loaded {
 
     pub fn policies_dir(&self) -> PathBuf {
         self.resolve(&self.config.policies.dir)
+    }
+
+    /// The workload snapshots named, resolved.
+    pub fn workload_files(&self) -> Vec<PathBuf> {
+        self.config.queries.workload.iter().map(|f| self.resolve(f)).collect()
+    }
+
+    /// The index-usage snapshot named, resolved.
+    pub fn index_usage_file(&self) -> Option<PathBuf> {
+        self.config.policies.index_usage.as_ref().map(|f| self.resolve(f))
+    }
+
+    pub fn snapshot_max_age_days(&self) -> u32 {
+        self.config.policies.snapshot_max_age_days.unwrap_or(DEFAULT_SNAPSHOT_MAX_AGE_DAYS)
     }
 
     /// Fails on the first explicitly named directory `problem` finds wrong (it returns what is
@@ -316,22 +353,23 @@ struct DirSection {
     dirs: Option<Vec<toml::Spanned<PathBuf>>>,
     code: Option<Vec<toml::Spanned<PathBuf>>>,
     sqlc: Option<Vec<toml::Spanned<PathBuf>>>,
+    workload: Option<Vec<toml::Spanned<PathBuf>>>,
+    index_usage: Option<toml::Spanned<PathBuf>>,
 }
 
-/// The files sluice.toml names (`[queries] sqlc`), with their lines.
+/// The files sluice.toml names (`[queries] sqlc` and `workload`, `[policies] index_usage`),
+/// with their lines.
 fn named_files(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
     let keys: DirKeys = parse_toml(path, text)?;
-    Ok(keys
-        .queries
-        .sqlc
-        .into_iter()
-        .flatten()
-        .map(|file| NamedDir {
-            key: "[queries] sqlc",
-            line: Some(line_of_offset(text, file.span().start)),
-            path: file.into_inner(),
-        })
-        .collect())
+    let named = |key: &'static str, file: toml::Spanned<PathBuf>| NamedDir {
+        key,
+        line: Some(line_of_offset(text, file.span().start)),
+        path: file.into_inner(),
+    };
+    let mut out: Vec<NamedDir> = keys.queries.sqlc.into_iter().flatten().map(|f| named("[queries] sqlc", f)).collect();
+    out.extend(keys.queries.workload.into_iter().flatten().map(|f| named("[queries] workload", f)));
+    out.extend(keys.policies.index_usage.map(|f| named("[policies] index_usage", f)));
+    Ok(out)
 }
 
 fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {

@@ -101,6 +101,19 @@ impl Default for Finding {
     }
 }
 
+/// A count as findings write it: `5120` → `5,120`.
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl Finding {
     pub fn new(rule: &str, severity: Severity, file: impl Into<String>, message: impl Into<String>) -> Self {
         Finding {

@@ -29,6 +29,7 @@ mod gate_review;
 mod lint_change;
 mod options;
 mod plans;
+mod production;
 mod review;
 mod revisions;
 mod sides;
@@ -65,6 +66,7 @@ pub fn run(options: &Options) -> Result<Report> {
     let sides = Sides::order(&revisions, gate.loaded())?;
     let history = sides.history_findings(&revisions)?;
     let mut sources = ChangeSources::load(&revisions, gate.loaded(), &sides, &changed, options)?;
+    let production = production::read(&gate, &mut sources)?;
     let policies = gate.policies(&|| Ok(sources.base_tables()))?;
     let settings = lint_change::settings(gate.loaded(), &policies, options);
     let queries = QueryFiles::select(&mut sources, &revisions, &settings, changed.changed_queries())?;
@@ -73,7 +75,11 @@ pub fn run(options: &Options) -> Result<Report> {
     let gate_review = gate_review::review(&gate, &revisions.changes, &policies, options)?;
     let existing = || Ok(linted.sources.base_tables());
     let plans = plans::compare(&revisions, &gate, &options.plan, changed.sql_changed(), &existing)?;
-    Ok(report(&revisions, Review { history, linted, queries, query_changes, gate_review, plans, freeze }, options))
+    Ok(report(
+        &revisions,
+        Review { history, linted, queries, query_changes, gate_review, plans, freeze, production },
+        options,
+    ))
 }
 
 /// What the stages found, for the report.
@@ -86,13 +92,15 @@ struct Review {
     gate_review: GateReview,
     plans: PlanReview,
     freeze: FreezeVerdict,
+    production: production::Production,
 }
 
 /// The last stage: every finding in one report, an approval from a table's domain reviewers
 /// applied, and the notes saying what was reviewed.
 fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
-    let Review { history, linted, queries, query_changes, gate_review, plans, freeze } = review;
+    let Review { history, linted, queries, query_changes, gate_review, plans, freeze, production } = review;
     let mut findings = linted.findings;
+    findings.extend(production.findings);
     findings.extend(history);
     findings.extend(linted.sources.tool_notices);
     findings.extend(gate_review.findings);
@@ -136,6 +144,7 @@ fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
         let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
         report.notes.push(format!("{query} re-checked: affected by {by}."));
     }
+    report.notes.extend(production.notes);
     report.notes.extend(plans.notes);
     report.notes.extend(freeze.notes);
     report

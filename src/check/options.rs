@@ -20,6 +20,8 @@ pub struct Options {
     pub migrations: Option<PathBuf>,
     pub queries: Vec<PathBuf>,
     pub policies: Option<PathBuf>,
+    /// `--workload-interval`: the time between the workload snapshots when they carry none.
+    pub workload_interval: Option<std::time::Duration>,
     pub deploy: Deploy,
     pub plan: PlanRun,
     /// Snapshots of the base side's replayed schema (disabled by default).

@@ -74,6 +74,10 @@ pub struct CheckArgs {
     /// the schema or calendar cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// The time between the two workload snapshots ([queries] workload), when they have no
+    /// captured_at column: 90s, 5m, 1h.
+    #[arg(long, value_name = "DURATION", value_parser = crate::queries::workload::parse_interval)]
+    pub workload_interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -124,6 +128,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         migrations: args.project.migrations.as_ref().map(absolute),
         queries: args.project.queries.iter().map(absolute).collect(),
         policies: args.project.policies.as_ref().map(absolute),
+        workload_interval: args.workload_interval,
         deploy: Deploy {
             env: args.env,
             service: args.service,

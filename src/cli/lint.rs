@@ -30,6 +30,10 @@ pub struct LintArgs {
     /// them as recorded.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// The time between the two workload snapshots ([queries] workload), when they have no
+    /// captured_at column: 90s, 5m, 1h.
+    #[arg(long, value_name = "DURATION", value_parser = crate::queries::workload::parse_interval)]
+    pub workload_interval: Option<std::time::Duration>,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -57,7 +61,8 @@ pub fn describe_cache(cache: &Use, migrations: usize) -> String {
 
 pub fn run(args: LintArgs) -> Result<ExitCode> {
     let cwd = super::current_dir()?;
-    let loaded = args.project.load(&cwd)?;
+    let mut loaded = args.project.load(&cwd)?;
+    loaded.config.queries.workload_interval = args.workload_interval;
     let root = load::display_root(&cwd);
     let selection = load::Selection::of(&args.paths, &root)?;
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
@@ -93,6 +98,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     let selected =
         |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    report.findings.extend(measured_pool(&loaded, &sources)?.into_iter().filter(|f| selected(&f.file)));
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
         report.findings.extend(down.findings);
@@ -131,6 +137,21 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     }
     adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref())?;
     args.output.emit(&report)
+}
+
+/// `pool-capacity` on production's measured load, when the workload has rates and
+/// `policies/workload.toml` declares the pool.
+fn measured_pool(loaded: &Loaded, sources: &lint::Sources) -> Result<Vec<crate::finding::Finding>> {
+    let Some(workload) = &sources.workload else { return Ok(Vec::new()) };
+    let path = loaded.policies_dir().join("workload.toml");
+    if workload.busy.is_none() || !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let pool = crate::plan::capacity::Workload::load(&path)?;
+    Ok(lint::apply_levels(
+        crate::plan::capacity::measured_load(&pool, workload).into_iter().collect(),
+        &loaded.config.rules,
+    ))
 }
 
 /// `--since`, else `[migrations] since`.

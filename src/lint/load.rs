@@ -4,7 +4,9 @@ use super::{MigrationSource, Settings, Sources};
 use crate::config::Loaded;
 use crate::error::{read_text, Error, Result};
 use crate::finding::{Finding, Severity};
+use crate::policy::index_usage::IndexUsage;
 use crate::policy::Policies;
+use crate::queries::workload::{self, Workload};
 use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
 use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
 use crate::schema::migrations::{self, History};
@@ -118,11 +120,18 @@ pub fn load_with(
         .collect::<Result<Vec<_>>>()?;
     let code = code_scan::on_disk_cached(&loaded.code_dirs(), &|path| display_path(path, root), scan_cache)?;
     queries.extend(code.queries);
+    let mut query_notes = code.notes;
+    let workload = read_workload(loaded, root, &mut query_notes)?;
+    queries.extend(workload.iter().flat_map(|w| w.queries()));
     let queries = queries.into_par_iter().map(ParsedQuery::parse).collect();
 
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;
-    let policies = Policies::load(&loaded.policies_dir())?;
+    let mut policies = Policies::load(&loaded.policies_dir())?;
+    if let Some(path) = loaded.index_usage_file() {
+        let shown = display_path(&path, root);
+        policies.index_usage = Some(IndexUsage::parse(Path::new(&shown), shown.clone(), &read_text(&path)?)?);
+    }
     let settings = Settings {
         postgres_version: loaded.config.postgres_version,
         levels: loaded.config.rules.clone(),
@@ -130,7 +139,29 @@ pub fn load_with(
         under_review: false,
         ..Settings::default()
     };
-    Ok((Sources { schema_dump, migrations, queries, query_notes: code.notes, notices, tool }, settings))
+    Ok((Sources { schema_dump, migrations, queries, query_notes, notices, tool, workload }, settings))
+}
+
+/// The workload snapshots `[queries] workload` names, read from disk; what the run read goes
+/// to `notes`, under the first snapshot's name.
+fn read_workload(loaded: &Loaded, root: &Path, notes: &mut Vec<(String, String)>) -> Result<Option<Workload>> {
+    let files: Vec<(PathBuf, String)> = loaded
+        .workload_files()
+        .into_iter()
+        .map(|path| {
+            let shown = display_path(&path, root);
+            (path, shown)
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let reading =
+        workload::Reading::now(loaded.snapshot_max_age_days()).with_interval(loaded.config.queries.workload_interval);
+    let workload = workload::load(&files, &|path| read_text(path), &reading)?;
+    let shown: Vec<String> = files.into_iter().map(|(_, shown)| shown).collect();
+    notes.extend(workload.report_notes(&shown).into_iter().map(|note| (shown[0].clone(), note)));
+    Ok(Some(workload))
 }
 
 /// The query files of the sqlc configurations `[queries] sqlc` names, or of the one at the

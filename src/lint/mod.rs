@@ -123,6 +123,9 @@ pub struct Sources {
     pub notices: Vec<Finding>,
     /// Which migration tool runs the history and why (`--explain`).
     pub tool: String,
+    /// Production's workload (`[queries] workload`), whose entries are among `queries`: its
+    /// rates and interval, for `pool-capacity`.
+    pub workload: Option<crate::queries::workload::Workload>,
 }
 
 #[derive(Debug, Clone, Default)]

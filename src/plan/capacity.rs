@@ -3,6 +3,7 @@
 //! needs 250× the connections: the transit incident exhausted a pool of 40 per instance this way.
 
 use crate::error::{line_of_key, line_of_offset, parse_toml, read_text, Error, Result};
+use crate::finding::{Finding, Severity};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -146,6 +147,65 @@ pub fn capacity(workload: &Workload, loads: Vec<Load>) -> Capacity {
     Capacity { head_busy, base_busy, pool_total: workload.pool_total(), limit: workload.limit(), loads }
 }
 
+/// `pool-capacity` on production's own figures (two workload snapshots, `[queries] workload`):
+/// the connections busy on average between them, Σ calls/s × mean time over every statement,
+/// against the pool. `None` when the pool carries it, or the workload has no rates.
+pub fn measured_load(pool: &Workload, workload: &crate::queries::workload::Workload) -> Option<Finding> {
+    use crate::queries::workload::quantity;
+    let (busy, interval) = (workload.busy?, workload.interval.as_ref()?);
+    if busy <= pool.limit() {
+        return None;
+    }
+    let held = |e: &crate::queries::workload::Entry| e.origin.per_second.unwrap_or(0.0) * e.origin.mean_ms / 1000.0;
+    let mut busiest: Vec<&crate::queries::workload::Entry> = workload.entries.iter().collect();
+    busiest.sort_by(|a, b| held(b).total_cmp(&held(a)));
+    let top = busiest.first()?;
+    let message = format!(
+        "production's measured load keeps {} connections busy on average ({}), more than {:.0}% of the pool's {} \
+         ({} × {}); the busiest is the {}, holding {}",
+        quantity(busy),
+        interval.describe(),
+        pool.max_utilisation * 100.0,
+        pool.pool_total(),
+        pool.pool_size,
+        pool.instances,
+        top.origin.describe(),
+        quantity(held(top)),
+    );
+    let detail: Vec<String> = busiest
+        .iter()
+        .take(10)
+        .map(|e| {
+            format!(
+                "{}:{}: {} calls/s × {} ms = {} connections",
+                e.origin.file,
+                e.origin.line,
+                quantity(e.origin.per_second.unwrap_or(0.0)),
+                quantity(e.origin.mean_ms),
+                quantity(held(e))
+            )
+        })
+        .collect();
+    Some(
+        Finding::new(crate::rules::pool_capacity::META.id, Severity::Error, top.origin.file.clone(), message)
+            .at(top.origin.line, 1, top.origin.line, 1)
+            .help(format!(
+                "busy connections = arrival rate × time in the server (Little's law), summed over every statement of \
+                 the workload between {}; pg_stat_statements' mean_exec_time is execution inside the server only: \
+                 network, client and idle-in-transaction time hold connections too, so the real load is higher (this \
+                 is a lower bound). The limit is {:.0}% of the pool in {}. Make the busiest queries faster, or size \
+                 the pool for the load.\n{}",
+                interval.describe(),
+                pool.max_utilisation * 100.0,
+                pool.path.display(),
+                detail.join("\n")
+            ))
+            .fact("snapshots", interval.describe())
+            .fact("pool", pool.pool_total().to_string())
+            .fact("busy (measured, a lower bound)", quantity(busy)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +270,45 @@ mod tests {
         assert!((c.head_busy - 9.0).abs() < 1e-9);
         assert!((c.base_busy.expect("base") - 2.0).abs() < 1e-9);
         assert!(c.over(), "9 of 10 is above 80%");
+    }
+
+    #[test]
+    fn production_load_over_the_pool_is_an_error_that_says_it_is_a_lower_bound() {
+        use crate::queries::workload::{Reading, Snapshot, Workload as Measured};
+        let header =
+            "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
+        let snapshot = |file: &str, at: &str, calls: u64, total: f64| {
+            let text = format!(
+                "{header}5,{calls},{total},1,1,{at},2026-12-01 00:00:00+00,0,app,select * from t where a = $1\n\
+                 6,{calls},{},0.01,0,{at},2026-12-01 00:00:00+00,0,app,commit\n",
+                calls as f64 * 0.01
+            );
+            Snapshot::parse(Path::new(file), file.into(), &text).unwrap()
+        };
+        // 40,000 calls in 20 s at 5 ms each: 2,000 calls/s holding 10 connections.
+        let measured = Measured::from_snapshots(
+            vec![
+                snapshot("a.csv", "2026-12-03 10:00:00+00", 10_000, 50_000.0),
+                snapshot("b.csv", "2026-12-03 10:00:20+00", 50_000, 250_000.0),
+            ],
+            &Reading::now(30),
+        )
+        .unwrap();
+        let small = parse(Path::new("policies/workload.toml"), "[pool]\nsize = 6\ninstances = 2\n").unwrap();
+        let f = measured_load(&small, &measured).expect("10 connections on a pool of 12 is over 80%");
+        assert_eq!(f.rule, "pool-capacity");
+        assert_eq!((f.file.as_str(), f.line), ("b.csv", 2));
+        assert!(
+            f.message.starts_with(
+                "production's measured load keeps 10 connections busy on average (a.csv → b.csv (20 s apart)), more \
+                 than 80% of the pool's 12 (6 × 2); the busiest is the workload entry at b.csv:2 (queryid 5, 2 k \
+                 calls/s, 5 ms)"
+            ),
+            "{}",
+            f.message
+        );
+        assert!(f.help.contains("a lower bound"), "{}", f.help);
+        let large = parse(Path::new("policies/workload.toml"), "[pool]\nsize = 20\n").unwrap();
+        assert!(measured_load(&large, &measured).is_none(), "10 of 20 is within 80%");
     }
 }

@@ -195,16 +195,7 @@ pub struct Verdict {
 }
 
 fn rows_text(rows: f64) -> String {
-    let n = rows.max(0.0).round() as u64;
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::finding::group_digits(rows.max(0.0).round() as u64)
 }
 
 pub fn format_count(n: f64) -> String {

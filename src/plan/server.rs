@@ -37,11 +37,20 @@ pub struct ServerOptions {
     /// Use a throwaway cluster in a temporary directory, removed at exit.
     pub no_cache: bool,
     pub connect_timeout: Duration,
+    /// Further `name=value` settings for the ephemeral server, after Sluice's own (a test
+    /// loads `pg_stat_statements` with `shared_preload_libraries=pg_stat_statements`).
+    pub extra_settings: Vec<String>,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { database_url: None, cache_dir: None, no_cache: false, connect_timeout: Duration::from_secs(30) }
+        ServerOptions {
+            database_url: None,
+            cache_dir: None,
+            no_cache: false,
+            connect_timeout: Duration::from_secs(30),
+            extra_settings: Vec::new(),
+        }
     }
 }
 
@@ -267,7 +276,7 @@ impl Server {
         let log2 = log.try_clone().map_err(|e| Error::write(&log_path, e))?;
         let mut cmd = command(bindir.join("postgres"), who, &cluster_dir);
         cmd.arg("-D").arg("data");
-        for setting in settings(&socket_path) {
+        for setting in settings(&socket_path).into_iter().chain(options.extra_settings.iter().cloned()) {
             cmd.arg("-c").arg(setting);
         }
         {

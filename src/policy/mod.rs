@@ -1,6 +1,8 @@
 //! Policies: what the team declares about its domain and its data, under `policies/`.
 
+pub mod csv_export;
 pub mod identity;
+pub mod index_usage;
 pub mod tables;
 
 use crate::error::{read_text, Error, Result};
@@ -11,6 +13,8 @@ use std::path::Path;
 pub struct Policies {
     pub identity: identity::IdentityPolicy,
     pub tables: tables::TablesPolicy,
+    /// Production's index usage (`[policies] index_usage`), when named.
+    pub index_usage: Option<index_usage::IndexUsage>,
 }
 
 impl Policies {
@@ -36,6 +40,6 @@ impl Policies {
             })?,
             None => tables::TablesPolicy::default(),
         };
-        Ok(Policies { identity, tables })
+        Ok(Policies { identity, tables, index_usage: None })
     }
 }

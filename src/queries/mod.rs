@@ -23,6 +23,7 @@ mod parsed;
 mod query;
 pub mod sql_files;
 pub mod sqlc;
+pub mod workload;
 
 pub use parsed::ParsedQuery;
 pub use query::{Place, Query, QueryName, Source};
@@ -32,12 +33,14 @@ pub fn describe_counts(queries: &[ParsedQuery]) -> String {
     let mut files = std::collections::BTreeSet::new();
     let mut code_files = std::collections::BTreeSet::new();
     let mut in_code = 0;
+    let mut in_workload = 0;
     for q in queries {
         match q.query.source {
             Source::Code(_) => {
                 in_code += 1;
                 code_files.insert(q.query.file.as_str());
             }
+            Source::Workload(_) => in_workload += 1,
             _ => {
                 files.insert(q.query.file.as_str());
             }
@@ -46,6 +49,9 @@ pub fn describe_counts(queries: &[ParsedQuery]) -> String {
     let mut out = format!("{} query file(s)", files.len());
     if in_code > 0 {
         out.push_str(&format!(", {in_code} queries in {} code file(s)", code_files.len()));
+    }
+    if in_workload > 0 {
+        out.push_str(&format!(", {in_workload} workload entries"));
     }
     out
 }

@@ -50,6 +50,7 @@ impl ParsedQuery {
         }
         let offset = self.rewrite.original(offset_of(&self.file.parsed.text, line, column));
         match &self.query.place {
+            Place::Record { line } => (*line, 1),
             Place::WholeFile => line_column(&self.query.sql, offset),
             Place::Embedded { map, .. } => {
                 let at = map.position(&self.query.sql, offset);
@@ -79,19 +80,19 @@ impl ParsedQuery {
                 ),
                 None => (line, end_line),
             };
-            let host = match &self.query.place {
-                Place::WholeFile => &self.query.sql,
-                Place::Embedded { host, .. } => host,
-            };
-            if let Some(snippet) = lines(host, first, last) {
+            if let Some(snippet) = self.host_lines(first, last) {
                 finding.snippet = Some(snippet);
             }
         }
         let Some(statement) = statement else { return finding };
         if let Some(what) = self.describe(statement) {
             finding.message = format!("{} (in {what})", finding.message);
-            finding = finding.fact("query", format!("{what} in {}", self.query.file));
-            if matches!(self.query.place, Place::Embedded { .. }) {
+            finding = match &self.query.source {
+                // The entry names its file and line already.
+                crate::queries::Source::Workload(_) => finding.fact("query", what),
+                _ => finding.fact("query", format!("{what} in {}", self.query.file)),
+            };
+            if !matches!(self.query.place, Place::WholeFile) {
                 finding = finding.fact("sql", excerpt(self.written(statement)));
             }
         }
@@ -103,14 +104,23 @@ impl ParsedQuery {
         if self.positions_are_the_file() {
             return finding;
         }
-        let host = match &self.query.place {
-            Place::WholeFile => &self.query.sql,
-            Place::Embedded { host, .. } => host,
-        };
-        if let Some(snippet) = lines(host, finding.line, finding.end_line) {
+        if let Some(snippet) = self.host_lines(finding.line, finding.end_line) {
             finding.snippet = Some(snippet);
         }
         finding
+    }
+
+    /// Lines `first..=last` of the file where the query is written, as an excerpt.
+    fn host_lines(&self, first: usize, last: usize) -> Option<Snippet> {
+        match &self.query.place {
+            Place::WholeFile => lines(&self.query.sql, first, last),
+            Place::Embedded { host, .. } => lines(host, first, last),
+            // The record's SQL as the rules read it, numbered from the record's line.
+            Place::Record { line } => {
+                let whole = 0..self.query.sql.len();
+                (whole.len() <= 8 * 1024).then(|| Snippet::shared(*line, 1, &self.query.sql, whole))
+            }
+        }
     }
 
     /// A statement's text as the application wrote it (placeholders in its style).

@@ -24,6 +24,9 @@ pub enum Source {
     Sqlc { config: String },
     /// A database call in application code: `sqlx query!`, `MyBatis select byName`.
     Code(String),
+    /// An entry of production's workload (`[queries] workload`): its record, `queryid` and
+    /// traffic.
+    Workload(Box<super::workload::Origin>),
 }
 
 /// Where the SQL stands in its file.
@@ -33,6 +36,9 @@ pub enum Place {
     WholeFile,
     /// The SQL is read out of the file's text (`host`) where `map` says.
     Embedded { map: SourceMap, host: Arc<str> },
+    /// The SQL is a field of the CSV record that starts on `line` (a workload export), as the
+    /// source prepared it for the rules: every position in it is that line.
+    Record { line: usize },
 }
 
 impl Query {
@@ -46,6 +52,7 @@ impl Query {
     pub fn describe(&self, name: Option<&QueryName>) -> Option<String> {
         match (&self.source, name) {
             (Source::Code(call), _) => Some(call.clone()),
+            (Source::Workload(origin), _) => Some(origin.describe()),
             (Source::Sqlc { .. }, Some(name)) => Some(format!("sqlc query {}", name.name)),
             (Source::QueryFile, Some(name)) => Some(format!("query {}", name.name)),
             (Source::Sqlc { .. }, None) => Some("sqlc query".into()),

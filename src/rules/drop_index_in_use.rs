@@ -3,6 +3,8 @@ use super::meta::Category;
 use super::meta::RuleMeta;
 use super::rule::Rule;
 use crate::finding::{Finding, Severity};
+use crate::policy::index_usage::{IndexScans, IndexUsage};
+use crate::queries::Source;
 use crate::schema::Index;
 use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
 use crate::sql::query::{canonical_expression, predicate_uses};
@@ -18,7 +20,11 @@ pub static META: RuleMeta = RuleMeta {
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
 index on the table leads with it. Names the query's file and line. In `sluice check` this is the one finding \
 for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
-plan regression) is folded into it rather than reported a second time on the query.",
+plan regression) is folded into it rather than reported a second time on the query. With production's \
+workload (`[queries] workload`) its entries are users too, named busiest first with their rate; with its \
+index usage (`[policies] index_usage`) the finding says how often production scanned the index, fires when \
+production used it though no query shows it, and calls an index never scanned since a reset at least 30 days \
+before the snapshot unused (info) (docs/workload.md).",
     why: "The planner silently falls back to scanning the table. In the reporting incident a migration dropped an \
 index a reporting query needed; with no timeouts, the queries piled up and a 20-connection pool was gone in \
 45 seconds.",
@@ -73,6 +79,20 @@ fn dropped<'s>(cx: &Context<'s>) -> Vec<&'s Index> {
 struct User {
     place: String,
     what: String,
+    /// A production workload entry's calls per second (or calls): the busiest is named first.
+    traffic: Option<f64>,
+    /// A workload entry's SQL, shown as production runs it.
+    sql: Option<String>,
+}
+
+impl User {
+    /// `the query at queries/a.sql:3`, `workload entry at policies/w.csv:2 (queryid 7, 120 calls/s, 0.4 ms)`.
+    fn said(&self) -> String {
+        match self.traffic {
+            Some(_) => format!("production's {}", self.what),
+            None => format!("the {} at {}", self.what, self.place),
+        }
+    }
 }
 
 fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
@@ -92,7 +112,13 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
             if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
                 let line = query.host_line(u.position.line, u.position.column);
                 let what = query.describe(statement).unwrap_or_else(|| "query".into());
-                out.push(User { place: format!("{}:{line}", query.query.file), what });
+                let (traffic, sql) = match &query.query.source {
+                    Source::Workload(origin) => {
+                        (Some(origin.weight()), Some(query.file.parsed.statement_text(statement).to_string()))
+                    }
+                    _ => (None, None),
+                };
+                out.push(User { place: format!("{}:{line}", query.query.file), what, traffic, sql });
             }
         }
     }
@@ -101,10 +127,31 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
             out.push(User {
                 place: format!("{}:{}", view.origin.file, u.position.line),
                 what: format!("view {}", view.name),
+                traffic: None,
+                sql: None,
             });
         }
     }
+    // What production runs first, busiest first; then what the repository shows, in order.
+    out.sort_by(|a, b| match (a.traffic, b.traffic) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
     out
+}
+
+/// What production's index usage says about an index: `scanned 5.1 k times since …
+/// (policies/index-usage.csv:4)`.
+fn production_scans(usage: &IndexUsage, scans: &IndexScans) -> String {
+    let times = if scans.idx_scan == 1 { "time".to_string() } else { "times".to_string() };
+    format!(
+        "production scanned it {} {times} {} ({})",
+        crate::finding::group_digits(scans.idx_scan),
+        usage.period(),
+        usage.place(scans)
+    )
 }
 
 impl Rule for DropIndexInUse {
@@ -117,6 +164,7 @@ impl Rule for DropIndexInUse {
             return;
         }
         let dropped = dropped(cx);
+        let usage = cx.facts.policies.index_usage.as_ref();
         for index in &dropped {
             let Some(leading) = index.keys.first() else { continue };
             let replaced = cx.schema.indexes_on(&index.table).any(|i| {
@@ -126,34 +174,89 @@ impl Rule for DropIndexInUse {
                 continue;
             }
             let users = users(cx, &index.table, leading);
-            let Some(first) = users.first() else { continue };
-            let more = match users.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            out.push(
-                cx.finding(
-                    &META,
-                    format!(
-                        "dropping index {} leaves no index leading with {}.{}, which the {} at {} filters on{more}",
+            let scans = usage.and_then(|u| Some((u, u.get(&index.name)?)));
+            let finding = match (users.first(), scans) {
+                (Some(first), _) => {
+                    let more = match users.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    };
+                    let mut message = format!(
+                        "dropping index {} leaves no index leading with {}.{}, which {} filters on{more}",
                         index.describe(),
                         index.table,
                         leading.display(),
-                        first.what,
-                        first.place
-                    ),
-                )
-                .fact("index", index.describe())
-                .fact("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", ")),
-            );
+                        first.said(),
+                    );
+                    let mut severity = META.severity;
+                    match scans {
+                        Some((usage, scans)) if scans.idx_scan > 0 => {
+                            message.push_str(&format!("; {}", production_scans(usage, scans)));
+                        }
+                        Some((usage, scans)) if usage.covers_long() => {
+                            // What the repository shows, production contradicts: the planner
+                            // serves those queries another way.
+                            message.push_str(&format!("; but {}", production_scans(usage, scans)));
+                            severity = Severity::Warning;
+                        }
+                        _ => {}
+                    }
+                    let mut finding = cx
+                        .finding(&META, message)
+                        .fact("index", index.describe())
+                        .fact("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", "));
+                    if let Some(sql) = users.iter().find_map(|u| u.sql.as_deref()) {
+                        finding = finding.fact("production query", excerpt(sql));
+                    }
+                    finding.severity = severity;
+                    finding
+                }
+                (None, Some((usage, scans))) if scans.idx_scan > 0 => cx
+                    .finding(
+                        &META,
+                        format!(
+                            "dropping index {}: {}, though no query Sluice reads filters on {}.{}",
+                            index.describe(),
+                            production_scans(usage, scans),
+                            index.table,
+                            leading.display()
+                        ),
+                    )
+                    .fact("index", index.describe()),
+                (None, Some((usage, scans))) if usage.covers_long() => {
+                    let mut finding = cx
+                        .finding(
+                            &META,
+                            format!(
+                                "index {} is unused: {}; dropping it is safe",
+                                index.describe(),
+                                production_scans(usage, scans).replace("scanned it 0 times", "has not scanned it")
+                            ),
+                        )
+                        .fact("index", index.describe());
+                    finding.severity = Severity::Info;
+                    finding
+                }
+                (None, _) => continue,
+            };
+            out.push(finding);
         }
+    }
+}
+
+/// A query's text on one line, at most 300 characters.
+fn excerpt(sql: &str) -> String {
+    let collapsed = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    match collapsed.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &collapsed[..cut]),
+        None => collapsed,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::testing::{check_examples, lint_files};
+    use crate::rules::testing::{check_examples, lint_files, lint_with, Setup};
 
     const BASE: &str = "CREATE TABLE reports (id bigint PRIMARY KEY, day date, region text, code text);
 CREATE INDEX reports_day ON reports (day);
@@ -217,5 +320,107 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
             ("002.sql", "DROP INDEX reports_day;"),
         ])
         .is_empty());
+    }
+
+    const WORKLOAD_HEADER: &str =
+        "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
+    const USAGE_HEADER: &str =
+        "schemaname,relname,indexrelname,idx_scan,idx_tup_read,captured_at,stats_reset,database\n";
+
+    fn with_production(files: &[(&str, &str)], workload: &[&str], usage: Option<&str>) -> Vec<Finding> {
+        let setup = Setup { workload, index_usage: usage, ..Setup::default() };
+        lint_with(files, &setup).into_iter().filter(|f| f.rule == META.id).collect()
+    }
+
+    fn snapshot(at: &str, rows: &[(i64, u64, f64, &str)]) -> String {
+        let mut text = WORKLOAD_HEADER.to_string();
+        for (id, calls, total, query) in rows {
+            let mean = total / *calls as f64;
+            text.push_str(&format!(
+                "{id},{calls},{total},{mean},{calls},{at},2026-11-01 00:00:00+00,0,app,\"{query}\"\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn a_workload_entry_is_a_user_named_with_its_traffic_busiest_first() {
+        let rare = "select * from reports where day = $1 and region = $2";
+        let hot = "/* app:report */ select region from reports where day = $1 limit $2";
+        let a = snapshot("2026-12-03 10:00:00+00", &[(11, 100, 50.0, rare), (12, 1_000, 400.0, hot)]);
+        let b = snapshot("2026-12-03 10:00:20+00", &[(11, 120, 60.0, rare), (12, 53_000, 21_200.0, hot)]);
+        let found = with_production(&[("001.sql", BASE), ("002.sql", "DROP INDEX reports_day;")], &[&a, &b], None);
+        assert_eq!(found.len(), 1);
+        let message = &found[0].message;
+        assert!(
+            message.contains(
+                "which production's workload entry at policies/workload-2.csv:3 (queryid 12, 2.6 k calls/s, 0.4 ms) \
+                 filters on (and 1 more)"
+            ),
+            "{message}"
+        );
+        let fact = |name: &str| found[0].facts.iter().find(|f| f.name == name).map(|f| f.value.clone());
+        assert_eq!(fact("used by").unwrap(), "policies/workload-2.csv:3, policies/workload-2.csv:2");
+        assert_eq!(fact("production query").unwrap(), "select region from reports where day = $1 limit $2");
+    }
+
+    #[test]
+    fn production_scans_of_the_index_are_told_and_fire_without_a_query() {
+        let usage = format!(
+            "{USAGE_HEADER}public,reports,reports_day,5120,9000,2026-12-03 10:00:00+00,2026-09-01 00:00:00+00,app\n"
+        );
+        let found = with_production(&[("001.sql", BASE), ("002.sql", "DROP INDEX reports_day;")], &[], Some(&usage));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Error);
+        assert_eq!(
+            found[0].message,
+            "dropping index reports_day (day): production scanned it 5,120 times since the statistics reset on \
+             2026-09-01 (93 days before the snapshot of 2026-12-03) (policies/index-usage.csv:2), though no query \
+             Sluice reads filters on reports.day"
+        );
+        let with_query = with_production(
+            &[
+                ("001.sql", BASE),
+                ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"),
+                ("002.sql", "DROP INDEX reports_day;"),
+            ],
+            &[],
+            Some(&usage),
+        );
+        assert!(with_query[0].message.ends_with("; production scanned it 5,120 times since the statistics reset on 2026-09-01 (93 days before the snapshot of 2026-12-03) (policies/index-usage.csv:2)"), "{}", with_query[0].message);
+    }
+
+    #[test]
+    fn an_index_unused_since_a_long_ago_reset_is_said_to_be_unused() {
+        let usage =
+            |reset: &str| format!("{USAGE_HEADER}public,reports,reports_day,0,0,2026-12-03 10:00:00+00,{reset},app\n");
+        let drop = [("001.sql", BASE), ("002.sql", "DROP INDEX reports_day;")];
+        let found = with_production(&drop, &[], Some(&usage("2026-09-01 00:00:00+00")));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].severity, Severity::Info);
+        assert!(
+            found[0].message.starts_with("index reports_day (day) is unused: production has not scanned it since"),
+            "{}",
+            found[0].message
+        );
+        // Reset two days before the snapshot: too short to call it unused.
+        assert!(with_production(&drop, &[], Some(&usage("2026-12-01 00:00:00+00"))).is_empty());
+        // A query file that filters on it, production never scanning it: a warning, not an error.
+        let with_query = with_production(
+            &[
+                ("001.sql", BASE),
+                ("queries/d.sql", "SELECT 1 FROM reports WHERE day = $1;"),
+                ("002.sql", "DROP INDEX reports_day;"),
+            ],
+            &[],
+            Some(&usage("2026-09-01 00:00:00+00")),
+        );
+        assert_eq!(with_query[0].severity, Severity::Warning);
+        assert!(
+            with_query[0].message.contains("; but production has not scanned it")
+                || with_query[0].message.contains("; but production scanned it 0 times"),
+            "{}",
+            with_query[0].message
+        );
     }
 }

@@ -11,7 +11,10 @@ pub static META: RuleMeta = RuleMeta {
     what: "From `sluice plan --analyze` with a workload file (`policies/workload.toml`: pool size per instance, \
 instances, each query file's peak rate). By Little's law the connections busy at peak are the sum over \
 queries of median latency × peak rate. Above `max_utilisation` (default 80%) of the pool, error, with the \
-base figure beside it.",
+base figure beside it. With two snapshots of production's `pg_stat_statements` (`[queries] workload`), \
+`lint` and `check` weigh production's own measured load — Σ calls/s × mean time between the snapshots — \
+against the same pool, naming the snapshot pair; `mean_exec_time` leaves out network and client time, so \
+that figure is a lower bound (docs/workload.md).",
     why: "A slower query does not only make its own users wait: it holds a connection for longer, and at the \
 morning peak the transit service's pool of 40 connections per instance ran out, taking every other \
 endpoint down with it.",

@@ -30,6 +30,10 @@ pub struct Setup<'a> {
     pub downs: &'a [(&'a str, &'a str)],
     /// Lint the files as a change under review (`sluice check`), not a whole project.
     pub under_review: bool,
+    /// Workload snapshots (`sluice stats workload` exports), named `policies/workload-N.csv`.
+    pub workload: &'a [&'a str],
+    /// The index-usage snapshot (`sluice stats indexes`), `policies/index-usage.csv`.
+    pub index_usage: Option<&'a str>,
 }
 
 pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
@@ -56,7 +60,28 @@ pub fn lint_with(files: &[(&str, &str)], setup: &Setup) -> Vec<Finding> {
             sources.migrations.push(source);
         }
     }
+    if !setup.workload.is_empty() {
+        let snapshots = setup
+            .workload
+            .iter()
+            .enumerate()
+            .map(|(i, csv)| {
+                let file = format!("policies/workload-{}.csv", i + 1);
+                crate::queries::workload::Snapshot::parse(Path::new(&file), file.clone(), csv).expect("valid snapshot")
+            })
+            .collect();
+        let workload =
+            crate::queries::workload::Workload::from_snapshots(snapshots, &crate::queries::workload::Reading::now(30))
+                .expect("a workload");
+        sources.queries.extend(workload.queries().into_iter().map(crate::queries::ParsedQuery::parse));
+        sources.workload = Some(workload);
+    }
+    let index_usage = setup.index_usage.map(|csv| {
+        let file = "policies/index-usage.csv";
+        crate::policy::index_usage::IndexUsage::parse(Path::new(file), file.into(), csv).expect("valid index usage")
+    });
     let policies = Policies {
+        index_usage,
         identity: IdentityPolicy::parse(Path::new("policies/identity.toml"), setup.identity).expect("valid policy"),
         tables: TablesPolicy::parse(Path::new("policies/tables.toml"), setup.tables, &|_| {
             panic!("no snapshot in tests")

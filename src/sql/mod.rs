@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod ddl;
 pub mod depth;
 pub mod dialect;
+pub mod fingerprint;
 pub mod from_ast;
 pub mod lex;
 pub mod names;

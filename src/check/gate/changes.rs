@@ -4,7 +4,7 @@
 //! that says it. A difference that comes from `sluice.toml` pointing elsewhere is told on
 //! `sluice.toml`.
 
-use super::item::{FileChange, How, Item};
+use super::item::{Effect, FileChange, How, Item};
 use super::{config_diff, freeze_diff, policy_diff, scale_diff, Gate, GatePolicies, SpecOn};
 use crate::check::options::Deploy;
 use crate::error::Result;
@@ -102,6 +102,7 @@ pub(in crate::check) fn findings(
         [gate.trusted.path.clone(), gate.proposed.path.clone()].into_iter().flatten().collect();
 
     policy_items(gate, policies, &mut files);
+    gate_files.extend(evidence_items(gate, &mut files));
     gate_files.extend(freeze_items(gate, flags, &mut files)?);
     gate_files.extend(scale_items(gate, &policies.new_tables, &mut files)?);
 
@@ -141,6 +142,34 @@ fn policy_items(gate: &Gate, policies: &GatePolicies, files: &mut Files) {
     for (file, items) in by_file {
         files.attach(items, &[Some(file), in_dir(&gate.trusted, tables::FILE)]);
     }
+}
+
+/// Production's evidence (`[queries] workload`, `[policies] index_usage`): an edit of a
+/// snapshot replaces what the gate knows of production. Returns the snapshots' paths.
+fn evidence_items(gate: &Gate, files: &mut Files) -> BTreeSet<String> {
+    let mut paths: BTreeMap<String, &str> = BTreeMap::new();
+    for config in [&gate.trusted, &gate.proposed] {
+        for path in config.loaded.workload_files() {
+            paths.insert(
+                gate.shown(&path),
+                "the workload snapshot (production's queries and rates, which the query \
+                rules, drop-index-in-use and pool-capacity read)",
+            );
+        }
+        if let Some(path) = config.loaded.index_usage_file() {
+            paths.insert(
+                gate.shown(&path),
+                "the index-usage snapshot (how often production scans each index, which \
+                drop-index-in-use reads)",
+            );
+        }
+    }
+    for (path, what) in &paths {
+        if files.edits.touches(path) {
+            files.attach(vec![Item::new(Effect::Changes, format!("replace {what}"), None)], &[Some(path.clone())]);
+        }
+    }
+    paths.into_keys().collect()
 }
 
 /// The freeze files' items, read only when the change edits one of them (a 10,000-event

@@ -28,8 +28,11 @@ use crate::error::{read_text, Error, Result};
 use crate::freeze::{self, cache::CalendarCache, calendar::Calendar, overrides::Overrides, FreezeOptions};
 use crate::git::{self, Change, ChangeKind, Oid, Repo, Side};
 use crate::lint::rule_level_problem;
+use crate::plan::capacity;
 use crate::plan::scale::{self, ScaleSpec};
+use crate::policy::index_usage::IndexUsage;
 use crate::policy::Policies;
+use crate::queries::workload::{self, Workload};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +67,8 @@ pub(super) struct Gate<'r> {
     pub proposed: ConfigFile,
     /// Validated freeze calendars: the base and head often hold the same one.
     calendar_cache: CalendarCache,
+    /// `--workload-interval`.
+    workload_interval: Option<std::time::Duration>,
 }
 
 /// The policies a review applies, and the two sides they were made from.
@@ -99,6 +104,7 @@ impl<'r> Gate<'r> {
             trusted,
             proposed,
             calendar_cache: options.calendar_cache.clone(),
+            workload_interval: options.workload_interval,
         })
     }
 
@@ -136,8 +142,10 @@ impl<'r> Gate<'r> {
     /// candidates). A head policy that cannot be read is an error: once merged it would break
     /// the gate.
     pub fn policies(&self, existing: &dyn Fn() -> Result<BTreeSet<String>>) -> Result<GatePolicies> {
-        let trusted = self.load_policies(&self.trusted_side, &self.trusted.loaded.policies_dir())?;
-        let proposed = self.load_policies(&self.head, &self.proposed.loaded.policies_dir())?;
+        let mut trusted = self.load_policies(&self.trusted_side, &self.trusted.loaded.policies_dir())?;
+        trusted.index_usage = self.index_usage_on(&self.trusted, &self.trusted_side)?;
+        let mut proposed = self.load_policies(&self.head, &self.proposed.loaded.policies_dir())?;
+        proposed.index_usage = self.index_usage_on(&self.proposed, &self.head)?;
         let mut effective = trusted.clone();
         let mut new_tables = BTreeSet::new();
         let candidates: Vec<&String> = proposed
@@ -280,6 +288,61 @@ impl<'r> Gate<'r> {
     /// Whether `path` is outside the repository, where no change can edit it.
     pub fn is_outside(&self, path: &Path) -> bool {
         self.repo.relative(path).is_none()
+    }
+
+    /// The index-usage snapshot `config` names, as `side` has it: an error when it names one
+    /// `side` does not have (the gate fails closed).
+    fn index_usage_on(&self, config: &ConfigFile, side: &Side) -> Result<Option<IndexUsage>> {
+        let Some(path) = config.loaded.index_usage_file() else { return Ok(None) };
+        let shown = self.shown(&path);
+        let text = self.read(side, &path)?.ok_or_else(|| {
+            Error::Usage(format!(
+                "{shown}: the index-usage snapshot named by [policies] index_usage does not exist on the {}",
+                self.describe_side(side)
+            ))
+        })?;
+        IndexUsage::parse(Path::new(&shown), shown.clone(), &text).map(Some)
+    }
+
+    /// Production's workload as the trusted side has it (`[queries] workload`), and the
+    /// snapshots' names: policy data, never read from the head.
+    pub fn workload(&self) -> Result<Option<(Workload, Vec<String>)>> {
+        let files: Vec<(PathBuf, String)> = self
+            .loaded()
+            .workload_files()
+            .into_iter()
+            .map(|path| {
+                let shown = self.shown(&path);
+                (path, shown)
+            })
+            .collect();
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let read = |path: &Path| {
+            self.read(&self.trusted_side, path)?.ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: the workload snapshot named by [queries] workload does not exist on the {}",
+                    self.shown(path),
+                    self.describe_side(&self.trusted_side)
+                ))
+            })
+        };
+        let reading =
+            workload::Reading::now(self.loaded().snapshot_max_age_days()).with_interval(self.workload_interval);
+        let workload = workload::load(&files, &read, &reading)?;
+        Ok(Some((workload, files.into_iter().map(|(_, shown)| shown).collect())))
+    }
+
+    /// The connection pool the trusted side declares (`workload.toml` in the policies
+    /// directory), for `pool-capacity` on production's measured load.
+    pub fn pool(&self) -> Result<Option<capacity::Workload>> {
+        let path = self.loaded().policies_dir().join("workload.toml");
+        let shown = self.shown(&path);
+        match self.read(&self.trusted_side, &path)? {
+            Some(text) => capacity::parse(Path::new(&shown), &text).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
