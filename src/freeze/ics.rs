@@ -194,6 +194,20 @@ fn observances(vtz: &Component<'_>) -> std::result::Result<(String, Vec<Observan
         let offset_from =
             get("TZOFFSETFROM").and_then(|v| vtimezone::parse_offset(&v)).ok_or_else(|| bad("TZOFFSETFROM"))?;
         let offset_to = get("TZOFFSETTO").and_then(|v| vtimezone::parse_offset(&v)).ok_or_else(|| bad("TZOFFSETTO"))?;
+        let mut rdates = Vec::new();
+        for p in props(o, "RDATE") {
+            for v in p.val.as_str().split(',').map(str::trim) {
+                // Local time in the offset before the onset, as DTSTART; a UTC one is converted.
+                let local = match v.strip_suffix('Z') {
+                    Some(utc) => NaiveDateTime::parse_from_str(utc, "%Y%m%dT%H%M%S")
+                        .map(|t| t + chrono::Duration::seconds(offset_from as i64)),
+                    None => NaiveDateTime::parse_from_str(v, "%Y%m%dT%H%M%S"),
+                };
+                rdates.push(local.map_err(|_| {
+                    format!("VTIMEZONE `{tzid}`: {} RDATE `{v}` is not a date-time (19671029T020000)", o.name.as_str())
+                })?);
+            }
+        }
         out.push(Observance {
             daylight,
             start,
@@ -201,7 +215,7 @@ fn observances(vtz: &Component<'_>) -> std::result::Result<(String, Vec<Observan
             offset_to,
             name: get("TZNAME"),
             rrule: get("RRULE"),
-            has_rdate: prop(o, "RDATE").is_some(),
+            rdates,
         });
     }
     Ok((tzid, out))
@@ -348,6 +362,11 @@ impl SeriesReader<'_> {
             (Some(_), Some(_)) => return Err("has both DTEND and DURATION; RFC 5545 allows one".into()),
             (Some(end), None) => {
                 let end = self.zones.one(end)?;
+                // Instants, not wall-clock readings: a 30-minute event from 01:45 on the night the
+                // clocks go back ends at 01:15, after it starts.
+                if !all_day && instant_of(end, self.default_tz) < zone.instant(start_local) {
+                    return Err("ends before it starts".into());
+                }
                 let end_local = local_in(end, zone, NaiveTime::MIN);
                 // With DTEND every occurrence lasts the same exact time (calendar days when all-day).
                 let length = if all_day {
@@ -367,10 +386,10 @@ impl SeriesReader<'_> {
             (None, None) if all_day => (start_local + chrono::Duration::days(1), IsoDuration::from_parts(1, 0)),
             (None, None) => (start_local, IsoDuration::zero()),
         };
-        if end_local < start_local {
+        if all_day && end_local < start_local {
             return Err("ends before it starts".into());
         }
-        Ok((zone, start_local, end_local, Length::Duration(length), all_day))
+        Ok((zone, start_local, end_local.max(start_local), Length::Duration(length), all_day))
     }
 
     fn series(
@@ -409,7 +428,10 @@ impl SeriesReader<'_> {
             exdates.extend(self.zones.value(p)?.into_iter().map(|w| local_in(w, zone, start.time())));
         }
         let plain = rules.is_empty() && rdates.is_empty() && instances.is_empty() && moved.is_empty();
-        if plain && prop(vevent, "DURATION").is_none() {
+        // A one-off is kept as wall-clock start and end only when they read back as the same
+        // instants (not across a change that turns the clocks back); else as its exact length.
+        let exact_on_the_wall = zone.instant(end) == super::expand::occurrence_end(zone, &length, start.time(), start);
+        if plain && prop(vevent, "DURATION").is_none() && exact_on_the_wall {
             return Ok(Some((Schedule::Once { start, end }, zone, name)));
         }
         // DTSTART is always the first occurrence (RFC 5545 §3.8.5.3).
@@ -517,17 +539,16 @@ impl SeriesReader<'_> {
         };
         let start = read(self.zones, a)?;
         let s = local_in(start, zone, NaiveTime::MIN);
-        let e = if b.starts_with('P') || b.starts_with('+') {
+        let end = if b.starts_with('P') || b.starts_with('+') {
             let d = parse_duration(b)?;
-            let end = d.add_nominal(s).map(|w| zone.instant(w) + d.exact()).ok_or("RDATE period out of range")?;
-            zone.local(end)
+            d.add_nominal(s).map(|w| zone.instant(w) + d.exact()).ok_or("RDATE period out of range")?
         } else {
-            local_in(read(self.zones, b)?, zone, NaiveTime::MIN)
+            instant_of(read(self.zones, b)?, self.default_tz)
         };
-        if e < s {
+        if end < instant_of(start, self.default_tz) {
             return Err(format!("RDATE period `{text}` ends before it starts"));
         }
-        Ok((s, e))
+        Ok((s, zone.local(end).max(s)))
     }
 }
 
@@ -637,6 +658,39 @@ BEGIN:VEVENT\r\nUID:b\r\nDTSTART;TZID=Customized Time Zone:21000701T120000\r\nDU
         assert!(
             e.contains(":4: VEVENT `c`: TZID `Mars Standard Time` is neither an IANA nor a Windows zone name"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_vtimezone_whose_offset_changed_once_keeps_both_offsets() {
+        // "+12 from 2024-01-01, +10 from 2024-05-05": observances without RRULE (RFC 5545 §3.6.5).
+        let ics = vcal(
+            "BEGIN:VTIMEZONE\r\nTZID:Island Time\r\nBEGIN:STANDARD\r\nDTSTART:20240101T000000\r\nTZOFFSETFROM:+1100\r\nTZOFFSETTO:+1200\r\nEND:STANDARD\r\n\
+BEGIN:STANDARD\r\nDTSTART:20240505T030000\r\nTZOFFSETFROM:+1200\r\nTZOFFSETTO:+1000\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\nUID:tide\r\nDTSTART;TZID=Island Time:20240401T090000\r\nDURATION:PT2H\r\nRRULE:FREQ=MONTHLY;COUNT=3\r\nEND:VEVENT\r\n",
+        );
+        assert_eq!(
+            occurrences(&ics, "2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"),
+            [
+                "tide 2024-03-31T21:00:00Z..2024-03-31T23:00:00Z",
+                "tide 2024-04-30T21:00:00Z..2024-04-30T23:00:00Z",
+                // After the second onset the offset is +10: 23:00Z, not two hours early.
+                "tide 2024-05-31T23:00:00Z..2024-06-01T01:00:00Z",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_across_the_night_the_clocks_go_back_keeps_its_real_length() {
+        // 01:45 EDT to 01:15 EST is thirty minutes: it ends after it starts, although its end
+        // reads earlier on the wall clock.
+        let ics = vcal(
+            "BEGIN:VEVENT\r\nUID:a\r\nDTSTART;TZID=America/New_York:20261101T014500\r\nDTEND:20261101T061500Z\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:b\r\nDTSTART;TZID=America/New_York:20261101T014500\r\nDURATION:PT30M\r\nEND:VEVENT\r\n",
+        );
+        assert_eq!(
+            occurrences(&ics, "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"),
+            ["a 2026-11-01T05:45:00Z..2026-11-01T06:15:00Z", "b 2026-11-01T05:45:00Z..2026-11-01T06:15:00Z"]
         );
     }
 

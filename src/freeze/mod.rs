@@ -25,6 +25,7 @@ pub mod overrides;
 pub mod recur;
 pub mod rrule_parts;
 pub mod time;
+pub mod tzif;
 pub mod vtimezone;
 pub mod zone;
 
