@@ -138,7 +138,7 @@ impl Gen {
                 parts.push("FREQ=MONTHLY".to_string());
                 match self.rng.below(3) {
                     0 => {
-                        let (n, d) = (*self.rng.pick(&[1, 2, 3, 4, -1]), self.days(1));
+                        let (n, d) = (*self.rng.pick(&[1, 2, 3, 4, -1, 5, -5]), self.days(1));
                         parts.push(format!("BYDAY={n}{d}"));
                     }
                     1 => parts.push(format!("BYMONTHDAY={}", self.rng.pick(&[1, 8, 15, 28, -1]))),
@@ -151,8 +151,9 @@ impl Gen {
             _ => {
                 parts.push("FREQ=YEARLY".to_string());
                 let month = self.focus.format("%m").to_string().parse::<i32>().unwrap_or(3);
-                match self.rng.below(4) {
-                    0 => parts.push(format!("BYMONTH={month};BYDAY={}{}", self.rng.pick(&[1, 2, -1]), self.days(1))),
+                match self.rng.below(5) {
+                    0 => parts.push(format!("BYMONTH={month};BYDAY={}{}", self.rng.pick(&[1, 2, -1, 5, -5]), self.days(1))),
+                    4 => parts.push(format!("BYDAY={}{}", self.rng.pick(&[53, -53, 1, -1]), self.days(1))),
                     1 => parts.push(format!("BYMONTH={month};BYMONTHDAY={}", self.rng.range(1, 28))),
                     2 => parts.push(format!("BYWEEKNO={};BYDAY={}", self.rng.range(1, 52), self.days(2))),
                     _ => parts.push(format!("BYYEARDAY={}", self.rng.range(1, 365))),

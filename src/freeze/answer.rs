@@ -193,7 +193,25 @@ pub struct LintWarning {
     pub message: String,
 }
 
-/// Warns about windows that never occur (from 2000 to the search horizon after `now`), have ended,
+/// How far `freeze lint` looks for a window's first occurrence.
+const LINT_UNTIL_YEAR: i32 = 2200;
+
+/// Whether window `w` occurs from `after` to [`LINT_UNTIL_YEAR`].
+fn occurs_after(calendar: &Calendar, w: usize, after: DateTime<Utc>) -> Result<bool> {
+    let until = chrono::NaiveDate::from_ymd_opt(LINT_UNTIL_YEAR, 1, 1).map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
+    let until = until.unwrap_or(after);
+    let mut from = after;
+    while from < until {
+        let to = (from + Duration::days(3653)).min(until);
+        if !calendar.occurrences(from, to, |i| i == w)?.is_empty() {
+            return Ok(true);
+        }
+        from = to;
+    }
+    Ok(false)
+}
+
+/// Warns about windows that never occur (from 2000 to 2200), have ended,
 /// run overnight or give no reason; events no window uses; invalid or expired overrides.
 pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> Result<LintAnswer> {
     let cal = calendar;
@@ -209,7 +227,13 @@ pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> R
     for (wi, w) in cal.windows.iter().enumerate() {
         let at = format!("{file}:{}", w.line);
         match occurrences.iter().rfind(|o| o.window == wi) {
-            None => warn(&w.id, w.line, format!("{at}: window `{}` never occurs (before {})", w.id, utc_string(end))),
+            // A window planned for a later year (2040) is no mistake: look on, ten years at a time.
+            None if occurs_after(cal, wi, end)? => {}
+            None => warn(
+                &w.id,
+                w.line,
+                format!("{at}: window `{}` never occurs (none from 2000 to {LINT_UNTIL_YEAR})", w.id),
+            ),
             Some(last) if last.end <= now => warn(
                 &w.id,
                 w.line,
@@ -407,6 +431,16 @@ expires_at = "2026-05-16T12:00:00Z"
             after.warnings[0].message,
             "f.toml:15: window `count-freeze` has ended (last occurrence ended 2026-05-18T23:00:00Z); remove it"
         );
+    }
+
+    #[test]
+    fn a_window_planned_for_a_later_year_occurs_and_one_that_cannot_never_does() {
+        let text = "[[window]]\nid = \"olympics\"\nkind = \"deny\"\nstart = \"2040-07-20T00:00\"\nend = \"2040-08-06T00:00\"\nreason = \"Games.\"\n\n\
+[[window]]\nid = \"leap\"\nkind = \"deny\"\nrrule = \"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\"\nstart_time = \"00:00\"\nduration = \"P1D\"\nreason = \"Never.\"\n";
+        let cal = calendar::parse(Path::new("f.toml"), text).unwrap();
+        let answer = lint(&cal, &Overrides::default(), t("2026-05-18T00:00:00Z")).unwrap();
+        let messages: Vec<_> = answer.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(messages, ["f.toml:8: window `leap` never occurs (none from 2000 to 2200)"]);
     }
 
     #[test]
