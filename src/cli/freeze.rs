@@ -125,9 +125,10 @@ pub enum FreezeCommand {
         /// Prefix for the event ids (`{prefix}{UID}`).
         #[arg(long, value_name = "P", default_value = "")]
         id_prefix: String,
-        /// IANA zone for floating times and all-day dates [default: UTC].
-        #[arg(long, value_name = "ZONE", default_value = "UTC")]
-        timezone: String,
+        /// IANA zone for floating times and all-day dates [default: the file's X-WR-TIMEZONE, else UTC].
+        /// (`--timezone`, its old spelling, still works.)
+        #[arg(long, alias = "timezone", value_name = "ZONE")]
+        tz: Option<String>,
         /// Write here instead of stdout.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -261,9 +262,12 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
     // else; failing to set it changes nothing but speed.
     let _ = nix::sys::prctl::set_thp_disable(true);
     match command {
-        FreezeCommand::Import { file, id_prefix, timezone, output } => {
-            let tz = parse_zone(&timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
-            let imported = ics::import(&file, &id_prefix, tz)?;
+        FreezeCommand::Import { file, id_prefix, tz, output } => {
+            let floating = match tz {
+                Some(name) => ics::FloatingZone::given(parse_zone(&name).map_err(|m| Error::Usage(format!("--tz: {m}")))?),
+                None => ics::FloatingZone::fallback(Zone::utc()),
+            };
+            let imported = ics::import(&file, &id_prefix, floating)?;
             write_out(output.as_deref(), &render::import_toml(&imported, &file), "[[event]] entries")?;
             Ok(ExitCode::SUCCESS)
         }

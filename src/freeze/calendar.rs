@@ -5,6 +5,7 @@
 
 use super::duration::IsoDuration;
 pub use super::event::{Event, ImportNote, Length, Schedule};
+use super::ics::FloatingZone;
 use super::input::read_regular_text;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
@@ -418,15 +419,15 @@ pub(super) fn parse_with_digest(
         let at = line(spanned.span());
         let c = spanned.get_ref();
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[calendar]] `{}`: {m}", c.file));
-        let tz = match &c.timezone {
-            Some(name) => parse_zone(name).map_err(entry)?,
-            None => default_tz,
+        let floating = match &c.timezone {
+            Some(name) => FloatingZone::given(parse_zone(name).map_err(entry)?),
+            None => FloatingZone::fallback(default_tz),
         };
         let file = path.parent().unwrap_or(Path::new(".")).join(&c.file);
         let Some(ics) = read(&file)? else {
             return Err(entry(format!("no such file {}", file.display())));
         };
-        let imported = super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), tz)?;
+        let imported = super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), floating)?;
         for event in imported.events {
             note_id(&event.id, &event.file, event.line, "imported event")?;
             events.push(event);

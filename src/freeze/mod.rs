@@ -20,6 +20,7 @@ pub mod event;
 pub mod expand;
 pub mod export;
 pub mod ics;
+pub mod ics_lines;
 pub mod input;
 pub mod overrides;
 pub mod recur;
