@@ -7,7 +7,7 @@ use super::calendar::{Anchor, Calendar, Length, Schedule};
 use super::duration::IsoDuration;
 use super::zone::Zone;
 use crate::error::{Error, Result};
-use chrono::{DateTime, Duration, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Occurrence {
@@ -69,7 +69,7 @@ pub fn schedule_instances(
             // wall-clock order, which is instant order, so such twins are neighbours.
             for local_start in rule.starts_between(tz, lo, hi)? {
                 let s = tz.instant(local_start);
-                let e = occurrence_end(tz, length, *start_time, local_start);
+                let e = length.end_of(tz, *start_time, local_start);
                 if let Some(twin) = out.last_mut().filter(|twin| twin.start == s) {
                     twin.end = twin.end.max(e);
                 } else if touches(s, e) {
@@ -88,30 +88,6 @@ pub fn schedule_instances(
         }
     }
     Ok(out)
-}
-
-/// The end of an occurrence that starts at `local_start` (wall clock in `tz`).
-///
-/// With `end_time`, every occurrence lasts as long on the wall clock as the rule's own do, from
-/// `start_time` to `end_time` (to the next day when it is not after it): an RDATE at another
-/// time of day gets the rule's length (RFC 5545 §3.8.5.2), not "until the next `end_time`". A
-/// duration's nominal part moves the wall clock from the start as written, its exact part real
-/// time.
-pub fn occurrence_end(tz: Zone, length: &Length, start_time: NaiveTime, local_start: NaiveDateTime) -> DateTime<Utc> {
-    match length {
-        Length::EndTime(end_time) => {
-            let mut wall = *end_time - start_time;
-            if wall <= Duration::zero() {
-                wall += Duration::days(1);
-            }
-            tz.instant(local_start + wall)
-        }
-        Length::Duration(d) => d
-            .add_nominal(local_start)
-            .map(|wall| tz.instant(wall))
-            .and_then(|t| t.checked_add_signed(d.exact()))
-            .unwrap_or(DateTime::<Utc>::MAX_UTC),
-    }
 }
 
 /// `t + d` for an instant `t` in `tz`: years, months and days move the wall clock (calendar

@@ -544,7 +544,7 @@ impl SeriesReader<'_> {
         let plain = rules.is_empty() && rdates.is_empty() && instances.is_empty() && moved.is_empty();
         // A one-off is kept as wall-clock start and end only when they read back as the same
         // instants (not across a change that turns the clocks back); else as its exact length.
-        let exact_on_the_wall = zone.instant(end) == super::expand::occurrence_end(zone, &length, start.time(), start);
+        let exact_on_the_wall = zone.instant(end) == length.end_of(zone, start.time(), start);
         if plain && prop(vevent, "DURATION").is_none() && exact_on_the_wall {
             return Ok(Some((Schedule::Once { start, end }, zone, name)));
         }
