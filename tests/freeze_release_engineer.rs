@@ -134,8 +134,10 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("next open: 2026-05-18T23:00:00Z"), "{out}");
     assert!(out.contains("note: 1 override(s) not used: next-open ignores overrides"), "{out}");
-    assert!(!dir.path().join("policies/freeze-audit.jsonl").exists());
-    // status at the same time uses the override, and audits it.
+    let audit = dir.path().join(".cache/freeze-audit.jsonl");
+    assert!(!audit.exists());
+    // status at the same time uses the override, and audits it: in the cache directory, not in
+    // the policies, where `sluice check` would see it as a change to the gate's configuration.
     let (code, out, _) = sluice(
         dir.path(),
         &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z"],
@@ -145,9 +147,17 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
         out.starts_with("OPEN by override ovr until 14:00 BST (13:00Z), when bird-count-freeze applies again"),
         "{out}"
     );
-    assert!(std::fs::read_to_string(dir.path().join("policies/freeze-audit.jsonl"))
-        .unwrap()
-        .contains("\"override\":\"ovr\""));
+    assert!(out.contains("logged to .cache/freeze-audit.jsonl"), "{out}");
+    assert!(std::fs::read_to_string(&audit).unwrap().contains("\"override\":\"ovr\""));
+    assert_eq!(std::fs::read_dir(dir.path().join("policies")).unwrap().count(), 2, "only the calendar and overrides");
+    // Asked to log inside the policies directory, status refuses (exit 2) and writes nothing.
+    let (code, _, err) = sluice(
+        dir.path(),
+        &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z", "--audit-log", "policies/log.jsonl"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("policies/log.jsonl: the freeze audit log is inside the policies directory"), "{err}");
+    assert!(!dir.path().join("policies/log.jsonl").exists());
 }
 
 #[test]

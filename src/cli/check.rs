@@ -42,8 +42,8 @@ pub struct CheckArgs {
     /// Emergency overrides [default: [freeze] overrides, else overrides.toml beside the calendar when present].
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<PathBuf>,
-    /// Where a decision that uses an override is logged [default: [freeze] audit_log, else freeze-audit.jsonl beside
-    /// the calendar].
+    /// Where a decision that uses an override is logged [default: [freeze] audit_log, else freeze-audit.jsonl in
+    /// the cache directory; never inside the policies directory].
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
     /// Do not compare plans even though [plan] scale is set (the report says so).
@@ -131,6 +131,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             calendar: args.calendar.as_ref().map(absolute),
             overrides: args.overrides.as_ref().map(absolute),
             audit_log: args.audit_log.as_ref().map(absolute),
+            cache_dir: args.cache_dir.as_ref().map(absolute),
         },
         plan: PlanRun {
             skip: args.no_plan,

@@ -31,7 +31,8 @@ pub struct CommonArgs {
     /// Emergency overrides [default: overrides.toml beside the calendar, when present].
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<PathBuf>,
-    /// Where decisions that use an override are logged [default: freeze-audit.jsonl beside the calendar].
+    /// Where decisions that use an override are logged [default: freeze-audit.jsonl in the cache directory; never
+    /// inside the policies directory].
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = FreezeFormat::Table)]
@@ -174,6 +175,8 @@ type Range = (DateTime<Utc>, DateTime<Utc>);
 
 struct Context {
     options: FreezeOptions,
+    /// Where the gate reads its configuration: no audit log may be written there.
+    policies_dir: PathBuf,
     calendar: Calendar,
     overrides: Overrides,
     tz: Option<Zone>,
@@ -189,8 +192,9 @@ impl Context {
         let loaded = crate::config::load(None, &cwd, &crate::lint::rule_level_problem)?;
         let (calendar, overrides, audit_log) = (&common.calendar, &common.overrides, &common.audit_log);
         // Files are named relative to the working directory in output, as a user would type them.
+        let cache_dir = common.cache.cache_dir.as_deref();
         let mut options =
-            FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref())
+            FreezeOptions::resolve(&loaded, calendar.as_deref(), overrides.as_deref(), audit_log.as_deref(), cache_dir)
                 .relative_to(&cwd);
         options.cache = common.cache.calendar_cache();
         // `exists`, not `is_file`: a FIFO or a directory given as the calendar is refused by the
@@ -204,7 +208,8 @@ impl Context {
         let (calendar, overrides) = options.load()?;
         let tz =
             common.tz.as_deref().map(|z| parse_zone(z).map_err(|m| Error::Usage(format!("--tz: {m}")))).transpose()?;
-        Ok(Context { options, calendar, overrides, tz, format: common.format, notes: Vec::new() })
+        let policies_dir = loaded.policies_dir();
+        Ok(Context { options, policies_dir, calendar, overrides, tz, format: common.format, notes: Vec::new() })
     }
 
     fn instant(&mut self, flag: &str, value: Option<&str>, default: DateTime<Utc>) -> Result<DateTime<Utc>> {
@@ -273,6 +278,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
         }
         FreezeCommand::Status { common, scope, at } => {
             let mut cx = Context::new(&common)?;
+            cx.options.check_audit_log(std::slice::from_ref(&cx.policies_dir))?;
             let at = cx.instant("--at", at.as_deref(), Utc::now())?;
             let mut answer = freeze::status(&cx.calendar, &cx.overrides, query(&scope), at)?;
             answer.notes = cx.notes.clone();
