@@ -236,7 +236,15 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
     let rule = crate::rules::change_freeze::META.id;
     let file = path_string(&calendar.path);
     let target = format!("{} to {}", query.service.unwrap_or("any service"), query.env.unwrap_or("any environment"));
-    let next = next_open_string(&status.next_open);
+    // "next open 2026-05-18T23:00:00Z", or that nothing opens within the horizon (never "next
+    // open none before …").
+    let (next, deploy_when) = match status.next_open {
+        NextOpen::At(t) => (format!("next open {}", utc_string(t)), format!("Deploy at or after {}, or get", utc_string(t))),
+        NextOpen::NoneWithin(t) => (
+            format!("nothing opens before {} (searched {} days ahead)", utc_string(t), decide::HORIZON_DAYS),
+            format!("Nothing opens within the {} days searched (to {}): get", decide::HORIZON_DAYS, utc_string(t)),
+        ),
+    };
     let mut out = Vec::new();
     for entry in &status.entries {
         let w = &calendar.windows[entry.window];
@@ -252,7 +260,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
                 (
                     Severity::Error,
                     format!(
-                        "deploy of {target} at {} is frozen by window `{}`{event_text}{reason}; it ends {} ({}); next open {next}",
+                        "deploy of {target} at {} is frozen by window `{}`{event_text}{reason}; it ends {} ({}); {next}",
                         utc_string(status.at),
                         w.id,
                         utc_string(o.end),
@@ -267,7 +275,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
                 (
                     Severity::Error,
                     format!(
-                        "deploy of {target} at {} is outside allow window `{}`{reason} ({when}); next open {next}",
+                        "deploy of {target} at {} is outside allow window `{}`{reason} ({when}); {next}",
                         utc_string(status.at),
                         w.id
                     ),
@@ -293,7 +301,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
             .help(match entry.state {
                 State::Lifted(_) => "The decision was appended to the freeze audit log.".to_string(),
                 _ => format!(
-                    "Deploy at or after {next}, or get an emergency override in overrides.toml (reason, ticket, a second approver, at most a few hours); `sluice freeze status --service {} --env {}` explains the freeze.",
+                    "{deploy_when} an emergency override in overrides.toml (reason, ticket, a second approver, at most a few hours); `sluice freeze status --service {} --env {}` explains the freeze.",
                     query.service.unwrap_or("S"),
                     query.env.unwrap_or("E")
                 ),
@@ -360,6 +368,19 @@ mod tests {
         assert!(deploy_findings(&cal, None, "staging", "survey-api", at("2026-05-12T12:00:00Z"), None)
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn a_freeze_with_no_opening_within_the_horizon_says_so_in_plain_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("freeze.toml");
+        let long = "[[window]]\nid = \"rebuild\"\nkind = \"deny\"\nstart = \"2026-01-01T00:00\"\nend = \"2030-01-01T00:00\"\nreason = \"Rebuild.\"\n";
+        std::fs::write(&cal, long).unwrap();
+        let found = deploy_findings(&cal, None, "production", "api", at("2026-05-12T12:00:00Z"), None).unwrap();
+        let (message, help) = (&found[0].message, &*found[0].help);
+        assert!(message.ends_with("; nothing opens before 2028-05-11T12:00:00Z (searched 730 days ahead)"), "{message}");
+        assert!(help.starts_with("Nothing opens within the 730 days searched (to 2028-05-11T12:00:00Z): get an emergency override"), "{help}");
+        assert!(!message.contains("next open none") && !help.contains("none before"));
     }
 
     #[test]
