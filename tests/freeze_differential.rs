@@ -17,6 +17,7 @@ use sluice::freeze::calendar;
 use sluice::freeze::decide::{NextOpen, Query};
 use sluice::freeze::duration::IsoDuration;
 use sluice::freeze::overrides::Overrides;
+use sluice::freeze::answer::OpenQuestion;
 use sluice::freeze::{list, next_open, status};
 use std::path::Path;
 use std::process::Command;
@@ -417,7 +418,7 @@ fn ask(seed: u64, case: &Case) -> Value {
         let after = from + chrono::Duration::seconds(rng.range(0, (to - from).num_seconds()));
         let minimum = *rng.pick(&[0i64, 3600, 6 * 3600, 86_400]);
         let d = IsoDuration::parse(&format!("PT{minimum}S")).unwrap();
-        let a = next_open(&cal, &none, q, after, d).unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
+        let a = next_open(&cal, &none, q, OpenQuestion::new(after, d)).unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
         let next = match a.next {
             NextOpen::At(t) => Some(utc(t)),
             NextOpen::NoneWithin(_) => None,

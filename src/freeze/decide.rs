@@ -10,6 +10,7 @@
 use super::calendar::{Calendar, Kind, Scope};
 use super::expand::Occurrence;
 use super::overrides::Overrides;
+use super::within::Within;
 use crate::error::Result;
 use chrono::{DateTime, Duration, Utc};
 
@@ -71,18 +72,25 @@ pub struct Decider<'a> {
     pub calendar: &'a Calendar,
     pub overrides: &'a Overrides,
     pub query: Query<'a>,
+    /// Hours a deploy may start in (`next-open --within`): outside them counts as blocked.
+    pub within: Option<&'a Within>,
 }
 
 impl<'a> Decider<'a> {
     pub fn new(calendar: &'a Calendar, overrides: &'a Overrides, query: Query<'a>) -> Self {
-        Decider { calendar, overrides, query }
+        Decider { calendar, overrides, query, within: None }
+    }
+
+    /// The same question, with deploys only inside `within`.
+    pub fn within(self, within: Option<&'a Within>) -> Decider<'a> {
+        Decider { within, ..self }
     }
 
     /// The same question with no override in force: for answers about the future (when the
     /// freeze ends, the next open window), which no audit line covers.
     pub fn without_overrides(&self) -> Decider<'a> {
         static NONE: Overrides = Overrides { path: None, list: Vec::new(), commit: None };
-        Decider { calendar: self.calendar, overrides: &NONE, query: self.query }
+        Decider { calendar: self.calendar, overrides: &NONE, query: self.query, within: self.within }
     }
 
     fn applies(&self, window: usize) -> bool {
@@ -244,6 +252,9 @@ impl<'a> Decider<'a> {
                 open.extend(self.lifts(w).map(|(_, a, b)| (a, b)));
             }
             blocked.extend(subtract((from, to), &open));
+        }
+        if let Some(within) = self.within {
+            blocked.extend(subtract((from, to), &within.intervals(from, to)));
         }
         Ok(merge(blocked))
     }

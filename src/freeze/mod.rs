@@ -28,6 +28,7 @@ pub mod rrule_parts;
 pub mod time;
 pub mod tzif;
 pub mod vtimezone;
+pub mod within;
 pub mod zone;
 
 pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
