@@ -472,6 +472,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             let start = cx.instant("--from", from.as_deref(), Utc::now())?;
             let (from, to) = render_calendar::month_range(start, months, zone);
             let answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
+            let frozen = freeze::answer::frozen_hours(&cx.calendar, query(&scope), from, to)?;
             let title = match (&scope.service, &scope.env) {
                 (None, None) => "Change freezes".to_string(),
                 (s, e) => format!(
@@ -481,7 +482,7 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
                 ),
             };
             let text = match format {
-                PictureFormat::Html => render_calendar::html(&answer, zone, &title),
+                PictureFormat::Html => render_calendar::html(&answer, query(&scope), &frozen, zone, &title),
                 PictureFormat::Svg => render_calendar::svg(&answer, zone, &title),
             };
             write_out(output.as_deref(), &text, "picture")?;

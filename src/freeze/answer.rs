@@ -127,6 +127,26 @@ pub struct OpenWindow {
     pub closed_by: Vec<Entry>,
 }
 
+/// When deploys are frozen in `[from, to)`, for `freeze calendar`'s hours: for one deploy
+/// (both the environment and the service given) exactly what `status` decides, allow windows
+/// included (without overrides); otherwise the time any deny window that applies covers (allow
+/// windows decide per scope, and are drawn as the slots they are).
+pub fn frozen_hours(
+    calendar: &Calendar,
+    query: Query,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
+    if query.env.is_some() && query.service.is_some() {
+        return Decider::new(calendar, &Overrides::default(), query).without_overrides().blocked(from, to);
+    }
+    let deny = calendar.occurrences(from, to, |w| {
+        let window = &calendar.windows[w];
+        window.kind == super::calendar::Kind::Deny && window.applies_to(query.env, query.service)
+    })?;
+    Ok(decide::merge(deny.iter().map(|o| (o.start.max(from), o.end.min(to))).collect()))
+}
+
 /// `freeze next-open`: the first instant open for at least `min_duration`, and until when.
 pub struct NextOpenAnswer<'a> {
     pub calendar: &'a Calendar,
