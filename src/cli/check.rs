@@ -31,7 +31,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ENV", requires = "service")]
     pub env: Option<String>,
     /// Service being deployed, for the change-freeze calendar (with --env).
-    #[arg(long, value_name = "NAME", requires = "env")]
+    #[arg(long, value_name = "SERVICE", requires = "env")]
     pub service: Option<String>,
     /// Deployment time for the change-freeze calendar, RFC 3339 (e.g. 2025-12-13T09:00:00-05:00; default: now).
     #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "env")]
