@@ -227,7 +227,7 @@ fn editing_the_calendar_is_seen_on_the_next_run() {
     assert_eq!(before.0, 1, "{}", before.1);
     assert!(before.1.contains("Commuter peak.") || before.1.contains("survey-freeze"), "{}", before.1);
     project.edit("policies/freeze.toml", "reason = \"Surveys in progress.\"", "reason = \"Surveys, edited.\"");
-    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z"];
+    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z", "--format", "json"];
     let after = project.run(&list, true);
     assert!(after.1.contains("Surveys, edited.") && !after.1.contains("Surveys in progress."), "{}", after.1);
     assert_eq!(after, project.run(&list, false));
@@ -261,7 +261,7 @@ fn editing_or_removing_an_imported_file_is_seen_on_the_next_run() {
 #[test]
 fn a_torn_or_foreign_cache_file_is_a_miss_and_is_replaced() {
     let project = Project::new();
-    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z"];
+    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z", "--format", "json"];
     let expected = project.run(&list, false);
     project.run(&list, true);
     let entry = std::fs::read_dir(project.cache().join("freeze")).unwrap().next().unwrap().unwrap().path();
@@ -276,7 +276,7 @@ fn a_torn_or_foreign_cache_file_is_a_miss_and_is_replaced() {
 #[test]
 fn an_unwritable_cache_directory_only_makes_runs_slower() {
     let project = Project::new();
-    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z"];
+    let list = ["freeze", "list", "--from", "2026-05-01T00:00:00Z", "--to", "2026-07-01T00:00:00Z", "--format", "json"];
     let expected = project.run(&list, false);
     // A file where the cache directory would be: nothing can be created under it.
     std::fs::write(project.cache(), "not a directory").unwrap();

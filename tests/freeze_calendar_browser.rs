@@ -117,7 +117,7 @@ fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
     }
     assert!(html.contains("class=\"legend\""));
     // The reason is in the hover tooltip, escaped.
-    assert!(html.contains("title=\"deny bird-count-freeze (Spring Bird Count): 2026-05-10 00:00 BST → 2026-05-19 00:00 BST — No production"), "{html}");
+    assert!(html.contains("title=\"deny bird-count-freeze (Spring Bird Count) for any / any: 2026-05-10 00:00 BST → 2026-05-19 00:00 BST — No production"), "{html}");
     assert!(html.contains("&lt;until&gt; it ends &amp; after"));
 
     // What `freeze list` says is frozen, as UTC days.
@@ -151,11 +151,43 @@ fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
     assert_eq!(frozen, expected, "the frozen days in the browser's DOM are the ones `freeze list` reports");
     // 2026-05-06 is a Wednesday with only the allow window: tinted green, not frozen.
     assert!(dom.contains("class=\"day allow\" data-date=\"2026-05-06\" data-frozen=\"false\""), "{dom}");
+    // Tuesday 2026-05-05: the night window (22:00–01:00 in New York) freezes 02:00–05:00 UTC, three
+    // hours of 24. The day is not tinted as frozen; its hours are drawn and written.
+    let cell = day_cell(&dom, "2026-05-05");
+    assert!(cell.starts_with("<td class=\"day partly\" data-date=\"2026-05-05\" data-frozen=\"true\" data-frozen-hours=\"3\" data-frozen-intervals=\"02:00–05:00\""), "{cell}");
+    assert!(cell.contains("<span class=\"seg\" style=\"left:8.33%;width:12.50%\"></span>"), "{cell}");
+    assert!(cell.contains("<div class=\"hours\">frozen 02:00–05:00</div>"), "{cell}");
+    assert!(cell.contains("commuter-peak 02:00–05:00</li>"), "the window's times are printed, not only hovered: {cell}");
+    // Inside the bird-count freeze: frozen all day, tinted.
+    assert!(day_cell(&dom, "2026-05-12").starts_with("<td class=\"day frozen\" data-date=\"2026-05-12\" data-frozen=\"true\" data-frozen-hours=\"24\""));
+    // Every day's frozen hours are those of the deny occurrences `freeze list` gives, merged.
+    let mut deny: Vec<(i64, i64)> = list["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "deny")
+        .map(|o| (parse(&o["start"]).timestamp(), parse(&o["end"]).timestamp()))
+        .collect();
+    deny.sort();
+    for (date, _) in &days {
+        let start = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let (mut seconds, mut cursor) = (0, start);
+        for &(a, b) in &deny {
+            let (a, b) = (a.max(cursor), b.min(start + 86_400));
+            if a < b {
+                seconds += b - a;
+                cursor = b;
+            }
+        }
+        let hours = format!("data-frozen-hours=\"{}\"", (seconds as f64 / 36.0).round() / 100.0);
+        assert!(day_cell(&dom, date).contains(&hours), "{date}: {hours} expected in {}", day_cell(&dom, date));
+    }
 
     let shot = dir.path().join("grid.png");
     browse(&browser, profile.path(), &format!("--screenshot={}", shot.display()), &url);
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000, "a real screenshot ({} bytes)", png.len());
+    keep(&shot);
 
     let svg_url = format!("file://{}", timeline.display());
     let svg_dom = browse(&browser, profile.path(), "--dump-dom", &svg_url);
@@ -164,4 +196,21 @@ fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
     let shot = dir.path().join("timeline.png");
     browse(&browser, profile.path(), &format!("--screenshot={}", shot.display()), &svg_url);
     assert!(std::fs::read(&shot).unwrap().starts_with(b"\x89PNG"));
+    keep(&shot);
+    // Day ticks under the lanes, one per day.
+    assert_eq!(svg_dom.matches("class=\"day-tick\"").count(), 61);
+}
+
+/// `SLUICE_SCREENSHOT_DIR=DIR` keeps the screenshots there, to look at them.
+fn keep(shot: &Path) {
+    if let Some(dir) = std::env::var_os("SLUICE_SCREENSHOT_DIR") {
+        std::fs::copy(shot, Path::new(&dir).join(shot.file_name().unwrap())).unwrap();
+    }
+}
+
+/// The `<td …>` of one day, up to its end.
+fn day_cell<'a>(dom: &'a str, date: &str) -> &'a str {
+    let at = dom.find(&format!("data-date=\"{date}\"")).unwrap();
+    let start = dom[..at].rfind("<td").unwrap();
+    &dom[start..start + dom[start..].find("</td>").unwrap()]
 }

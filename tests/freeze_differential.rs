@@ -17,6 +17,7 @@ use sluice::freeze::calendar;
 use sluice::freeze::decide::{NextOpen, Query};
 use sluice::freeze::duration::IsoDuration;
 use sluice::freeze::overrides::Overrides;
+use sluice::freeze::answer::OpenQuestion;
 use sluice::freeze::{list, next_open, status};
 use std::path::Path;
 use std::process::Command;
@@ -138,7 +139,7 @@ impl Gen {
                 parts.push("FREQ=MONTHLY".to_string());
                 match self.rng.below(3) {
                     0 => {
-                        let (n, d) = (*self.rng.pick(&[1, 2, 3, 4, -1]), self.days(1));
+                        let (n, d) = (*self.rng.pick(&[1, 2, 3, 4, -1, 5, -5]), self.days(1));
                         parts.push(format!("BYDAY={n}{d}"));
                     }
                     1 => parts.push(format!("BYMONTHDAY={}", self.rng.pick(&[1, 8, 15, 28, -1]))),
@@ -151,8 +152,9 @@ impl Gen {
             _ => {
                 parts.push("FREQ=YEARLY".to_string());
                 let month = self.focus.format("%m").to_string().parse::<i32>().unwrap_or(3);
-                match self.rng.below(4) {
-                    0 => parts.push(format!("BYMONTH={month};BYDAY={}{}", self.rng.pick(&[1, 2, -1]), self.days(1))),
+                match self.rng.below(5) {
+                    0 => parts.push(format!("BYMONTH={month};BYDAY={}{}", self.rng.pick(&[1, 2, -1, 5, -5]), self.days(1))),
+                    4 => parts.push(format!("BYDAY={}{}", self.rng.pick(&[53, -53, 1, -1]), self.days(1))),
                     1 => parts.push(format!("BYMONTH={month};BYMONTHDAY={}", self.rng.range(1, 28))),
                     2 => parts.push(format!("BYWEEKNO={};BYDAY={}", self.rng.range(1, 52), self.days(2))),
                     _ => parts.push(format!("BYYEARDAY={}", self.rng.range(1, 365))),
@@ -203,7 +205,14 @@ impl Gen {
         toml.push(format!("{key} = \"{value}\""));
         spec[key] = json!(value);
         if self.rng.chance(15) {
-            let rdate = self.local(10);
+            // Some on the focus day inside a spring-forward gap (New York, Sydney, Auckland
+            // 02:00–03:00, London 01:00–02:00, Lord Howe 02:00–02:30), where they may meet a
+            // rule start that the gap moves to the same instant.
+            let rdate = if self.rng.chance(40) {
+                format!("{}T{}", self.focus, self.rng.pick(&["02:15", "02:10", "02:45", "01:15", "01:45"]))
+            } else {
+                self.local(10)
+            };
             toml.push(format!("rdate = [\"{rdate}\"]"));
             spec["rdate"] = json!([rdate]);
         }
@@ -218,8 +227,96 @@ impl Gen {
 
 struct Case {
     toml: String,
+    /// The iCalendar file the calendar imports (`gen.ics`), if any.
+    ics: Option<String>,
     calendar: Value,
     focus: Date,
+}
+
+/// Offsets a generated VTIMEZONE changes between, in minutes east of UTC.
+const OFFSETS: &[i64] = &[600, 720, 690, 660, -300, -240, 330, 0, 60];
+
+fn ics_offset(minutes: i64) -> String {
+    let sign = if minutes < 0 { '-' } else { '+' };
+    format!("{sign}{:02}{:02}", minutes.abs() / 60, minutes.abs() % 60)
+}
+
+impl Gen {
+    /// A VTIMEZONE whose offset changes at given instants near the focus day, with observances
+    /// that have no RRULE (RFC 5545 §3.6.5: each begins once at its DTSTART, and again at each
+    /// RDATE), and one recurring event in it. Returns the .ics text and the oracle's event spec.
+    fn ics_event(&mut self) -> (String, Value) {
+        let initial = *self.rng.pick(OFFSETS);
+        let alternate = self.rng.chance(40);
+        let other = loop {
+            let o = *self.rng.pick(OFFSETS);
+            if o != initial {
+                break o;
+            }
+        };
+        let count = self.rng.range(1, 4) as usize;
+        let midnight = self.focus.and_hms_opt(0, 0, 0).unwrap().and_utc();
+        let mut at = midnight + chrono::Duration::hours(self.rng.range(-96, 24));
+        let (mut offsets, mut changes) = (vec![initial], Vec::new());
+        for i in 0..count {
+            let to = if alternate {
+                if i % 2 == 0 { other } else { initial }
+            } else {
+                loop {
+                    let o = *self.rng.pick(OFFSETS);
+                    if o != *offsets.last().unwrap() {
+                        break o;
+                    }
+                }
+            };
+            changes.push((at, *offsets.last().unwrap(), to));
+            offsets.push(to);
+            at += chrono::Duration::hours(self.rng.range(20, 72)) + chrono::Duration::minutes(30 * self.rng.range(0, 1));
+        }
+        // Changes with the same offsets become one observance with RDATEs.
+        let mut observances: Vec<(i64, i64, Vec<String>)> = Vec::new();
+        for (t, from, to) in &changes {
+            let local = (*t + chrono::Duration::minutes(*from)).format("%Y%m%dT%H%M%S").to_string();
+            match observances.iter_mut().find(|(f, o, _)| f == from && o == to) {
+                Some((_, _, onsets)) if alternate => onsets.push(local),
+                _ => observances.push((*from, *to, vec![local])),
+            }
+        }
+        let mut vtimezone = String::from("BEGIN:VTIMEZONE\r\nTZID:Generated Shift\r\n");
+        for (from, to, onsets) in &observances {
+            let kind = if self.rng.chance(50) { "STANDARD" } else { "DAYLIGHT" };
+            vtimezone.push_str(&format!(
+                "BEGIN:{kind}\r\nDTSTART:{}\r\nTZOFFSETFROM:{}\r\nTZOFFSETTO:{}\r\n",
+                onsets[0],
+                ics_offset(*from),
+                ics_offset(*to)
+            ));
+            if onsets.len() > 1 {
+                vtimezone.push_str(&format!("RDATE:{}\r\n", onsets[1..].join(",")));
+            }
+            vtimezone.push_str(&format!("END:{kind}\r\n"));
+        }
+        vtimezone.push_str("END:VTIMEZONE\r\n");
+        let from = self.focus - chrono::Duration::days(self.rng.range(0, 6));
+        let start_time = self.time();
+        let rule = format!("FREQ={};COUNT={}", self.rng.pick(&["DAILY", "WEEKLY"]), self.rng.range(1, 12));
+        let length = *self.rng.pick(&["PT1H", "PT6H", "PT30M", "P1D", "PT25H"]);
+        let dtstart = format!("{}T{}00", from.format("%Y%m%d"), start_time.replace(':', ""));
+        let ics = format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Sluice//differential//EN\r\n{vtimezone}BEGIN:VEVENT\r\nUID:shift\r\n\
+DTSTART;TZID=Generated Shift:{dtstart}\r\nDURATION:{length}\r\nRRULE:{rule}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        );
+        let transitions: Vec<Value> = changes.iter().map(|(t, _, to)| json!([utc(*t), to * 60])).collect();
+        let spec = json!({
+            "id": "ics-shift",
+            "tz": { "initial": initial * 60, "transitions": transitions },
+            "rules": [rule],
+            "from": from.to_string(),
+            "start_time": start_time,
+            "duration": length,
+        });
+        (ics, spec)
+    }
 }
 
 fn generate(seed: u64) -> Case {
@@ -235,6 +332,13 @@ fn generate(seed: u64) -> Case {
         spec["id"] = json!(id);
         events.push(spec);
     }
+    let mut ics = None;
+    if g.rng.chance(20) {
+        let (text, spec) = g.ics_event();
+        toml.push_str("[[calendar]]\nfile = \"gen.ics\"\nid_prefix = \"ics-\"\n\n");
+        ics = Some(text);
+        events.push(spec);
+    }
     let mut windows = Vec::new();
     for i in 0..g.rng.range(1, 4) {
         let id = format!("w-{i}");
@@ -243,8 +347,10 @@ fn generate(seed: u64) -> Case {
         if !events.is_empty() && g.rng.chance(45) {
             let lead = *g.rng.pick(&["PT0S", "PT12H", "P1D", "PT90M", "P2DT3H", "PT30M", "P7D", "PT24H"]);
             let lag = *g.rng.pick(&["PT0S", "PT12H", "P1D", "PT90M", "PT30M"]);
-            let (pattern, ids) = if g.rng.chance(30) {
-                ("ev-*".to_string(), events.iter().map(|e| e["id"].clone()).collect::<Vec<_>>())
+            let toml_events = events.iter().any(|e| e["id"].as_str().unwrap().starts_with("ev-"));
+            let (pattern, ids) = if g.rng.chance(30) && toml_events {
+                let matched = events.iter().filter(|e| e["id"].as_str().unwrap().starts_with("ev-"));
+                ("ev-*".to_string(), matched.map(|e| e["id"].clone()).collect::<Vec<_>>())
             } else {
                 let e = &events[g.rng.below(events.len() as u64) as usize];
                 (e["id"].as_str().unwrap().to_string(), vec![e["id"].clone()])
@@ -262,7 +368,7 @@ fn generate(seed: u64) -> Case {
         spec["kind"] = json!(kind);
         windows.push(spec);
     }
-    Case { toml, calendar: json!({ "events": events, "windows": windows }), focus }
+    Case { toml, ics, calendar: json!({ "events": events, "windows": windows }), focus }
 }
 
 fn utc(t: chrono::DateTime<chrono::Utc>) -> String {
@@ -271,8 +377,10 @@ fn utc(t: chrono::DateTime<chrono::Utc>) -> String {
 
 /// Sluice's answers for one generated calendar, with the questions asked.
 fn ask(seed: u64, case: &Case) -> Value {
-    let cal = calendar::parse(Path::new("generated.toml"), &case.toml)
-        .unwrap_or_else(|e| panic!("seed {seed}: the generated calendar does not load: {e}\n{}", case.toml));
+    let read = |_: &Path| Ok(case.ics.clone());
+    let cal = calendar::parse_with(Path::new("generated.toml"), &case.toml, &read).unwrap_or_else(|e| {
+        panic!("seed {seed}: the generated calendar does not load: {e}\n{}\n{}", case.toml, case.ics.as_deref().unwrap_or(""))
+    });
     let none = Overrides::default();
     let q = Query::default();
     let mut rng = Rng(seed ^ 0xA5A5_A5A5);
@@ -310,7 +418,7 @@ fn ask(seed: u64, case: &Case) -> Value {
         let after = from + chrono::Duration::seconds(rng.range(0, (to - from).num_seconds()));
         let minimum = *rng.pick(&[0i64, 3600, 6 * 3600, 86_400]);
         let d = IsoDuration::parse(&format!("PT{minimum}S")).unwrap();
-        let a = next_open(&cal, &none, q, after, d).unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
+        let a = next_open(&cal, &none, q, OpenQuestion::new(after, d)).unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
         let next = match a.next {
             NextOpen::At(t) => Some(utc(t)),
             NextOpen::NoneWithin(_) => None,
@@ -321,6 +429,7 @@ fn ask(seed: u64, case: &Case) -> Value {
     json!({
         "seed": seed,
         "toml": case.toml,
+        "ics": case.ics,
         "calendar": case.calendar,
         "queries": {
             "list": [utc(from), utc(to)],

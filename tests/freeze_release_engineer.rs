@@ -4,8 +4,9 @@
 mod support;
 
 use serde_json::Value;
+use std::path::Path;
 use std::time::{Duration, Instant};
-use support::freeze::{calendar_project, json, sluice, sluice_env};
+use support::freeze::{calendar_project, json, sluice_env};
 
 const CALENDAR: &str = r#"
 timezone = "UTC"
@@ -36,6 +37,11 @@ services = ["planner-*"]
 environments = ["production"]
 reason = "Weekday commuter peak."
 "#;
+
+/// At 200 columns, so that a line's content is not wrapped (widths are tested on their own).
+fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    sluice_env(dir, args, &[("COLUMNS", "200")])
+}
 
 const PEAK: &[&str] = &["freeze", "status", "--env", "production", "--service", "planner-web"];
 
@@ -102,7 +108,7 @@ fn next_open_names_the_blocking_and_closing_windows_in_their_zones_and_utc() {
         "--tz",
         "America/Los_Angeles",
     ];
-    let (code, out, _) = sluice(dir.path(), &args);
+    let (code, out, _) = sluice_env(dir.path(), &args, &[("COLUMNS", "1000")]);
     assert_eq!(code, 0, "{out}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "next open: 2026-05-18T23:00:00Z (2026-05-18 16:00 PDT)");
@@ -134,8 +140,10 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("next open: 2026-05-18T23:00:00Z"), "{out}");
     assert!(out.contains("note: 1 override(s) not used: next-open ignores overrides"), "{out}");
-    assert!(!dir.path().join("policies/freeze-audit.jsonl").exists());
-    // status at the same time uses the override, and audits it.
+    let audit = dir.path().join(".cache/freeze-audit.jsonl");
+    assert!(!audit.exists());
+    // status at the same time uses the override, and audits it: in the cache directory, not in
+    // the policies, where `sluice check` would see it as a change to the gate's configuration.
     let (code, out, _) = sluice(
         dir.path(),
         &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z"],
@@ -145,9 +153,17 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
         out.starts_with("OPEN by override ovr until 14:00 BST (13:00Z), when bird-count-freeze applies again"),
         "{out}"
     );
-    assert!(std::fs::read_to_string(dir.path().join("policies/freeze-audit.jsonl"))
-        .unwrap()
-        .contains("\"override\":\"ovr\""));
+    assert!(out.contains("logged to .cache/freeze-audit.jsonl"), "{out}");
+    assert!(std::fs::read_to_string(&audit).unwrap().contains("\"override\":\"ovr\""));
+    assert_eq!(std::fs::read_dir(dir.path().join("policies")).unwrap().count(), 2, "only the calendar and overrides");
+    // Asked to log inside the policies directory, status refuses (exit 2) and writes nothing.
+    let (code, _, err) = sluice(
+        dir.path(),
+        &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z", "--audit-log", "policies/log.jsonl"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("policies/log.jsonl: the freeze audit log is inside the policies directory"), "{err}");
+    assert!(!dir.path().join("policies/log.jsonl").exists());
 }
 
 #[test]
@@ -183,11 +199,99 @@ fn tables_fit_the_terminal_and_show_reasons_and_summaries() {
         assert!(out.contains("Weekday commuter"), "{out}");
     }
     // Without COLUMNS or a terminal: 100 columns.
-    let (_, out, _) = sluice(dir.path(), &args);
+    let (_, out, _) = sluice_env(dir.path(), &args, &[]);
     assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
     assert!(out.lines().nth(1).unwrap().contains("event"), "{out}");
     let (_, out, _) = sluice_env(dir.path(), &args, &[("COLUMNS", "80")]);
     assert!(!out.lines().nth(1).unwrap().contains("kind"), "compact below 100 columns:\n{out}");
+}
+
+#[test]
+fn next_open_lists_the_next_windows_within_staffed_hours() {
+    let dir = calendar_project(CALENDAR, None);
+    // Monday 2026-03-02, 07:00 in New York: the commuter peak until 09:30, then staffed until 17:00.
+    let args = [
+        "freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-03-02T12:00:00Z",
+        "--within", "Mon-Fri 09:00-17:00", "--tz", "America/New_York", "--count", "3",
+    ];
+    let (code, out, err) = sluice(dir.path(), &args);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "only within Mon-Fri 09:00-17:00 (America/New_York)");
+    assert_eq!(lines[1], "next open: 2026-03-02T14:30:00Z (2026-03-02 09:30 EST)");
+    assert!(lines[2].starts_with("  blocked until then by: commuter-peak"), "{out}");
+    assert_eq!(lines[3], "open until: 2026-03-02T22:00:00Z (2026-03-02 17:00 EST)");
+    assert_eq!(lines[4], "  closed by: the end of the --within hours");
+    assert_eq!(lines[5], "then open: 2026-03-03T14:30:00Z (2026-03-03 09:30 EST) until 2026-03-03T22:00:00Z (2026-03-03 17:00 EST)");
+    assert_eq!(lines[7], "then open: 2026-03-04T14:30:00Z (2026-03-04 09:30 EST) until 2026-03-04T22:00:00Z (2026-03-04 17:00 EST)");
+    let (_, out, _) = sluice(dir.path(), &[&args[..], &["--format", "json"]].concat());
+    let v = json(&out);
+    let windows = v["open_windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 3);
+    assert_eq!((windows[2]["start"].as_str(), windows[2]["end"].as_str()), (Some("2026-03-04T14:30:00Z"), Some("2026-03-04T22:00:00Z")));
+    assert_eq!(v["within"]["hours"], "Mon-Fri 09:00-17:00");
+    // Friday 17:00 to Monday: the weekend is outside the hours, and so is Monday's peak.
+    let friday = ["freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-03-06T22:00:00Z", "--within", "Mon-Fri 09:00-17:00", "--tz", "America/New_York"];
+    let (_, out, _) = sluice(dir.path(), &friday);
+    assert!(out.contains("next open: 2026-03-09T13:30:00Z (2026-03-09 09:30 EDT)"), "{out}");
+    // Without staffed hours the first window runs to the next morning's peak.
+    let (_, out, _) = sluice(dir.path(), &args[..8]);
+    assert!(out.contains("open until: 2026-03-03T12:00:00Z (2026-03-03 12:00 UTC)"), "{out}");
+    let (code, _, err) = sluice(dir.path(), &[&args[..8], &["--within", "weekdays 9-5"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--within: `weekdays` is not a day or a range of days"), "{err}");
+}
+
+#[test]
+fn an_unscoped_list_shows_each_windows_scope() {
+    let dir = calendar_project(CALENDAR, None);
+    let args = ["freeze", "list", "--from", "2026-05-11T00:00:00Z", "--to", "2026-05-12T00:00:00Z"];
+    let (_, out, _) = sluice(dir.path(), &args);
+    assert!(out.contains("scope (env / service)"), "{out}");
+    assert!(out.contains("production / any") && out.contains("production / planner-*"), "{out}");
+    // Compact: under the window's name.
+    let (_, out, _) = sluice_env(dir.path(), &args, &[("COLUMNS", "80")]);
+    assert!(out.contains("for production / any"), "{out}");
+    // Scoped to one deploy: every window listed applies to it, no scope shown.
+    let (_, out, _) = sluice(dir.path(), &[&args[..], &["--env", "production", "--service", "planner-web"]].concat());
+    assert!(!out.contains("scope") && !out.contains("production / "), "{out}");
+}
+
+/// Joins the lines a width wrapped: a continuation is indented four columns past its line.
+fn unwrapped(out: &str) -> Vec<String> {
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    for line in out.lines() {
+        let indent = line.len() - line.trim_start().len();
+        match lines.last_mut() {
+            Some((first, text)) if indent == *first + 4 => {
+                text.push(' ');
+                text.push_str(line.trim_start());
+            }
+            _ => lines.push((indent, line.to_string())),
+        }
+    }
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+#[test]
+fn the_one_line_answers_fit_80_columns_and_say_the_same() {
+    let dir = calendar_project(CALENDAR, None);
+    let status = ["freeze", "status", "--env", "production", "--service", "planner-web", "--at", "2026-05-12T12:00:00Z"];
+    let next = [
+        "freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-05-12T12:00:00Z", "--tz",
+        "America/Los_Angeles",
+    ];
+    for args in [&status[..], &next[..]] {
+        let (_, wide, _) = sluice_env(dir.path(), args, &[("COLUMNS", "1000")]);
+        let (_, narrow, _) = sluice_env(dir.path(), args, &[("COLUMNS", "80")]);
+        assert!(wide.lines().any(|l| l.chars().count() > 120), "a long line to wrap:\n{wide}");
+        for line in narrow.lines() {
+            assert!(line.chars().count() <= 80, "{} columns: {line}\n{narrow}", line.chars().count());
+        }
+        // The words are the same, only broken into lines (tables aside: they lay out anew).
+        let text = |out: &str| unwrapped(out).into_iter().filter(|l| !l.starts_with(['┌', '│', '╞', '└'])).collect::<Vec<_>>();
+        assert_eq!(text(&narrow), text(&wide), "{narrow}");
+    }
 }
 
 #[test]

@@ -357,6 +357,38 @@ fn an_override_the_change_adds_for_itself_lifts_nothing_until_it_reaches_the_bas
 }
 
 #[test]
+fn the_audit_log_is_kept_outside_the_policies_so_the_next_check_is_clean() {
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE), ("policies/overrides.toml", OVERRIDE)]);
+    let cache = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str], code: i32| {
+        let mut check = repo.check();
+        check.args(deploy("2026-05-12T12:00:00Z")).args(["--fail-on", "warning", "--cache-dir"]).arg(cache.path());
+        json(check.args(extra), code)
+    };
+    // The override lifts the freeze; the decision is logged in the cache directory by default.
+    let report = run(&[], 0);
+    assert_eq!(finding(&report, "change-freeze")["severity"], "info");
+    let log = std::fs::read_to_string(cache.path().join("freeze-audit.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(!repo.path().join("policies/freeze-audit.jsonl").exists());
+    // So the next local check sees no edit of the gate's configuration, and still passes.
+    let report = run(&[], 0);
+    assert!(of(&report, "gate-config-changed").is_empty(), "{report:#}");
+    assert_eq!(std::fs::read_to_string(cache.path().join("freeze-audit.jsonl")).unwrap().lines().count(), 2);
+
+    // An audit log asked for inside the policies directory is refused, before anything is decided.
+    let inside = repo.check().args(deploy("2026-05-12T12:00:00Z")).args(["--audit-log", "policies/audit.jsonl"]).output().unwrap();
+    assert_eq!(inside.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&inside.stderr);
+    assert!(
+        stderr.contains("policies/audit.jsonl: the freeze audit log is inside the policies directory")
+            && stderr.contains("gate-config-changed"),
+        "{stderr}"
+    );
+    assert!(!repo.path().join("policies/audit.jsonl").exists());
+}
+
+#[test]
 fn removing_a_window_or_moving_an_imported_event_in_the_change_keeps_the_freeze() {
     let calendar = FREEZE
         .split("[[window]]")

@@ -28,6 +28,9 @@ pub(super) fn check(gate: &Gate, deploy: &Deploy) -> Result<FreezeVerdict> {
 
 fn decide(gate: &Gate, deploy: &Deploy) -> Result<(Vec<Finding>, Vec<String>)> {
     let options = gate.freeze_options(&gate.trusted, deploy);
+    if deploy.env.is_some() {
+        options.check_audit_log(&[gate.trusted.loaded.policies_dir(), gate.proposed.loaded.policies_dir()])?;
+    }
     let shown = gate.shown(&options.calendar);
     let (env, service) =
         match (&deploy.env, &deploy.service) {

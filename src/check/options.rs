@@ -44,6 +44,8 @@ pub struct Deploy {
     pub calendar: Option<PathBuf>,
     pub overrides: Option<PathBuf>,
     pub audit_log: Option<PathBuf>,
+    /// Sluice's cache directory (`--cache-dir`), where the audit log lives by default.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// How to run the plan comparison `[plan] scale` asks for.

@@ -31,7 +31,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ENV", requires = "service")]
     pub env: Option<String>,
     /// Service being deployed, for the change-freeze calendar (with --env).
-    #[arg(long, value_name = "NAME", requires = "env")]
+    #[arg(long, value_name = "SERVICE", requires = "env")]
     pub service: Option<String>,
     /// Deployment time for the change-freeze calendar, RFC 3339 (e.g. 2025-12-13T09:00:00-05:00; default: now).
     #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "env")]
@@ -42,8 +42,8 @@ pub struct CheckArgs {
     /// Emergency overrides [default: [freeze] overrides, else overrides.toml beside the calendar when present].
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<PathBuf>,
-    /// Where a decision that uses an override is logged [default: [freeze] audit_log, else freeze-audit.jsonl beside
-    /// the calendar].
+    /// Where a decision that uses an override is logged [default: [freeze] audit_log, else freeze-audit.jsonl in
+    /// the cache directory; never inside the policies directory].
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
     /// Do not compare plans even though [plan] scale is set (the report says so).
@@ -136,6 +136,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             calendar: args.calendar.as_ref().map(absolute),
             overrides: args.overrides.as_ref().map(absolute),
             audit_log: args.audit_log.as_ref().map(absolute),
+            cache_dir: args.cache_dir.as_ref().map(absolute),
         },
         plan: PlanRun {
             skip: args.no_plan,

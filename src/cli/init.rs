@@ -23,7 +23,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR", default_value = "policies")]
     pub policies: PathBuf,
     /// The PostgreSQL major version production runs (default: 15).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "VERSION")]
     pub postgres_version: Option<u32>,
     /// Overwrite sluice.toml and the policy files when they exist.
     #[arg(long)]

@@ -76,7 +76,7 @@ pub struct OutputArgs {
     #[arg(long)]
     pub explain: bool,
     /// The lowest severity that makes the command exit 1.
-    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
     /// Also write the report in another format to a file, from the same run (repeatable):
     /// `--output sarif=sluice.sarif --output markdown=report.md`.
@@ -155,8 +155,29 @@ impl OutputArgs {
     }
 }
 
+/// Colour only on a terminal that shows it: not with `NO_COLOR` set, nor with `TERM=dumb`
+/// (Emacs shells, some CI logs), nor into a pipe or a file.
 pub fn stdout_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+    color_allowed(std::env::var_os("NO_COLOR").as_deref(), std::env::var_os("TERM").as_deref())
+        && std::io::stdout().is_terminal()
+}
+
+fn color_allowed(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|v| v.is_empty()) && term.is_none_or(|t| t != "dumb")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::color_allowed;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn no_color_and_a_dumb_terminal_turn_colour_off() {
+        assert!(color_allowed(None, Some(OsStr::new("xterm-256color"))));
+        assert!(color_allowed(Some(OsStr::new("")), None));
+        assert!(!color_allowed(Some(OsStr::new("1")), Some(OsStr::new("xterm"))));
+        assert!(!color_allowed(None, Some(OsStr::new("dumb"))));
+    }
 }
 
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.

@@ -13,10 +13,10 @@ use std::time::Duration;
 pub struct PlanArgs {
     /// Base git revision; the merge base of the head with it is compared (default: origin/main, else main, else
     /// master), like `sluice check`.
-    #[arg(long, conflicts_with = "base_dir")]
+    #[arg(long, value_name = "REV", conflicts_with = "base_dir")]
     pub base: Option<String>,
     /// Head git revision (default: the working tree; HEAD when CI is set).
-    #[arg(long, conflicts_with = "head_dir")]
+    #[arg(long, value_name = "REV", conflicts_with = "head_dir")]
     pub head: Option<String>,
     /// Base migrations directory, instead of a git revision.
     #[arg(long, value_name = "DIR", requires = "head_dir")]
@@ -37,7 +37,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub analyze: bool,
     /// Runs per query and side under --analyze; the median is reported.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
     /// A PostgreSQL server to use instead of an ephemeral one; Sluice works only in sluice_* databases it creates.
     /// A postgresql:// URI or key=value string; sslmode (disable, prefer, require, verify-ca, verify-full) and
@@ -54,10 +54,10 @@ pub struct PlanArgs {
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Seconds each planning or analysing statement may take before it becomes a finding.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub statement_timeout: u64,
-    /// Override `[plan] seq_scan_rows`.
-    #[arg(long)]
+    /// Rows from which a sequential scan is reported (overrides `[plan] seq_scan_rows`).
+    #[arg(long, value_name = "ROWS")]
     pub seq_scan_rows: Option<u64>,
     /// sluice.toml to use instead of the nearest one.
     #[arg(long, value_name = "FILE")]

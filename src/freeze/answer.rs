@@ -10,6 +10,7 @@ use super::duration::IsoDuration;
 use super::expand::Occurrence;
 use super::overrides::{Override, Overrides};
 use super::time::utc_string;
+use super::within::Within;
 use crate::error::Result;
 use crate::freeze::zone::Zone;
 use chrono::{DateTime, Duration, Utc};
@@ -81,6 +82,8 @@ pub struct ListAnswer<'a> {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub occurrences: Vec<Occurrence>,
+    /// The environment or the service was left open: windows of several scopes are listed.
+    pub unscoped: bool,
     pub notes: Vec<String>,
 }
 
@@ -111,7 +114,37 @@ pub fn list<'a>(
     to: DateTime<Utc>,
 ) -> Result<ListAnswer<'a>> {
     let occurrences = calendar.occurrences(from, to, |w| calendar.windows[w].applies_to(query.env, query.service))?;
-    Ok(ListAnswer { calendar, from, to, occurrences, notes: Vec::new() })
+    let unscoped = query.env.is_none() || query.service.is_none();
+    Ok(ListAnswer { calendar, from, to, occurrences, unscoped, notes: Vec::new() })
+}
+
+/// One open stretch after the first, for `next-open --count`.
+pub struct OpenWindow {
+    pub start: DateTime<Utc>,
+    /// `None`: beyond the search horizon.
+    pub until: Option<DateTime<Utc>>,
+    /// The windows that close it (empty when the `--within` hours end it).
+    pub closed_by: Vec<Entry>,
+}
+
+/// When deploys are frozen in `[from, to)`, for `freeze calendar`'s hours: for one deploy
+/// (both the environment and the service given) exactly what `status` decides, allow windows
+/// included (without overrides); otherwise the time any deny window that applies covers (allow
+/// windows decide per scope, and are drawn as the slots they are).
+pub fn frozen_hours(
+    calendar: &Calendar,
+    query: Query,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>)>> {
+    if query.env.is_some() && query.service.is_some() {
+        return Decider::new(calendar, &Overrides::default(), query).without_overrides().blocked(from, to);
+    }
+    let deny = calendar.occurrences(from, to, |w| {
+        let window = &calendar.windows[w];
+        window.kind == super::calendar::Kind::Deny && window.applies_to(query.env, query.service)
+    })?;
+    Ok(decide::merge(deny.iter().map(|o| (o.start.max(from), o.end.min(to))).collect()))
 }
 
 /// `freeze next-open`: the first instant open for at least `min_duration`, and until when.
@@ -129,23 +162,44 @@ pub struct NextOpenAnswer<'a> {
     pub blocked_by: Vec<Entry>,
     /// The windows that close the open stretch at `open_until`.
     pub closed_by: Vec<Entry>,
+    /// The hours deploys were asked for (`--within`).
+    pub within: Option<&'a Within>,
+    /// The open stretches after the first (`--count N` asks for N in all).
+    pub later: Vec<OpenWindow>,
     pub notes: Vec<String>,
 }
 
-/// `min_duration` must have no months or years (they have no fixed length); its days count as
-/// 24 hours each.
+/// What `freeze next-open` asks: from when, how long at least, how many open stretches, and
+/// within which hours.
+#[derive(Clone)]
+pub struct OpenQuestion<'a> {
+    pub after: DateTime<Utc>,
+    /// No months or years (they have no fixed length); its days count as 24 hours each.
+    pub min_duration: IsoDuration,
+    /// How many open stretches (at least 1).
+    pub count: usize,
+    pub within: Option<&'a Within>,
+}
+
+impl OpenQuestion<'_> {
+    /// The first stretch at or after `after` open for `min_duration`, at any hour.
+    pub fn new(after: DateTime<Utc>, min_duration: IsoDuration) -> OpenQuestion<'static> {
+        OpenQuestion { after, min_duration, count: 1, within: None }
+    }
+}
+
 pub fn next_open<'a>(
     calendar: &'a Calendar,
     overrides: &Overrides,
     query: Query<'a>,
-    after: DateTime<Utc>,
-    min_duration: IsoDuration,
+    question: OpenQuestion<'a>,
 ) -> Result<NextOpenAnswer<'a>> {
+    let OpenQuestion { after, min_duration, count, within } = question;
     let min = Duration::days(min_duration.days as i64) + min_duration.exact();
     // Overrides are ignored here (and the answer says so): a decision that uses one must be
     // audited, and a look ahead is no decision to deploy.
     let overrides_ignored = overrides.list.iter().filter(|o| o.is_valid()).count();
-    let decider = Decider::new(calendar, overrides, query).without_overrides();
+    let decider = Decider::new(calendar, overrides, query).without_overrides().within(within);
     let next = decider.next_open(after, min)?;
     let open_until = match next {
         NextOpen::At(t) => decider.next_blocked(t)?,
@@ -160,6 +214,18 @@ pub fn next_open<'a>(
         Some(u) => blocking_at(&decider, u)?,
         None => Vec::new(),
     };
+    let mut later = Vec::new();
+    let mut from = open_until;
+    while later.len() + 1 < count {
+        let Some(NextOpen::At(start)) = from.map(|t| decider.next_open(t, min)).transpose()? else { break };
+        let until = decider.next_blocked(start)?;
+        let closed_by = match until {
+            Some(u) => blocking_at(&decider, u)?,
+            None => Vec::new(),
+        };
+        later.push(OpenWindow { start, until, closed_by });
+        from = until;
+    }
     Ok(NextOpenAnswer {
         calendar,
         query,
@@ -170,6 +236,8 @@ pub fn next_open<'a>(
         overrides_ignored,
         blocked_by,
         closed_by,
+        within,
+        later,
         notes: Vec::new(),
     })
 }
@@ -193,7 +261,25 @@ pub struct LintWarning {
     pub message: String,
 }
 
-/// Warns about windows that never occur (from 2000 to the search horizon after `now`), have ended,
+/// How far `freeze lint` looks for a window's first occurrence.
+const LINT_UNTIL_YEAR: i32 = 2200;
+
+/// Whether window `w` occurs from `after` to [`LINT_UNTIL_YEAR`].
+fn occurs_after(calendar: &Calendar, w: usize, after: DateTime<Utc>) -> Result<bool> {
+    let until = chrono::NaiveDate::from_ymd_opt(LINT_UNTIL_YEAR, 1, 1).map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
+    let until = until.unwrap_or(after);
+    let mut from = after;
+    while from < until {
+        let to = (from + Duration::days(3653)).min(until);
+        if !calendar.occurrences(from, to, |i| i == w)?.is_empty() {
+            return Ok(true);
+        }
+        from = to;
+    }
+    Ok(false)
+}
+
+/// Warns about windows that never occur (from 2000 to 2200), have ended,
 /// run overnight or give no reason; events no window uses; invalid or expired overrides.
 pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> Result<LintAnswer> {
     let cal = calendar;
@@ -209,7 +295,13 @@ pub fn lint(calendar: &Calendar, overrides: &Overrides, now: DateTime<Utc>) -> R
     for (wi, w) in cal.windows.iter().enumerate() {
         let at = format!("{file}:{}", w.line);
         match occurrences.iter().rfind(|o| o.window == wi) {
-            None => warn(&w.id, w.line, format!("{at}: window `{}` never occurs (before {})", w.id, utc_string(end))),
+            // A window planned for a later year (2040) is no mistake: look on, ten years at a time.
+            None if occurs_after(cal, wi, end)? => {}
+            None => warn(
+                &w.id,
+                w.line,
+                format!("{at}: window `{}` never occurs (none from 2000 to {LINT_UNTIL_YEAR})", w.id),
+            ),
             Some(last) if last.end <= now => warn(
                 &w.id,
                 w.line,
@@ -410,6 +502,16 @@ expires_at = "2026-05-16T12:00:00Z"
     }
 
     #[test]
+    fn a_window_planned_for_a_later_year_occurs_and_one_that_cannot_never_does() {
+        let text = "[[window]]\nid = \"olympics\"\nkind = \"deny\"\nstart = \"2040-07-20T00:00\"\nend = \"2040-08-06T00:00\"\nreason = \"Games.\"\n\n\
+[[window]]\nid = \"leap\"\nkind = \"deny\"\nrrule = \"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\"\nstart_time = \"00:00\"\nduration = \"P1D\"\nreason = \"Never.\"\n";
+        let cal = calendar::parse(Path::new("f.toml"), text).unwrap();
+        let answer = lint(&cal, &Overrides::default(), t("2026-05-18T00:00:00Z")).unwrap();
+        let messages: Vec<_> = answer.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(messages, ["f.toml:8: window `leap` never occurs (none from 2000 to 2200)"]);
+    }
+
+    #[test]
     fn list_rows_show_anchored_windows_in_their_events_zone() {
         let (cal, _) = load("");
         let q = Query { env: Some("production"), service: None };
@@ -435,11 +537,11 @@ expires_at = "2026-05-16T12:00:00Z"
         let (cal, ovr) = load("");
         let q = Query { env: Some("production"), service: Some("api") };
         // Inside the count freeze (ends 2026-05-18T23:00Z, 19:00 in New York), then open until 22:00 New York.
-        let answer = next_open(&cal, &ovr, q, t("2026-05-17T12:00:00Z"), IsoDuration::parse("PT2H").unwrap()).unwrap();
+        let answer = next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("PT2H").unwrap())).unwrap();
         assert_eq!(answer.next, NextOpen::At(t("2026-05-18T23:00:00Z")));
         assert_eq!(answer.open_until, Some(t("2026-05-19T02:00:00Z")));
         // Nothing open for four hours at a stretch: the nightly window leaves at most 21 h.
-        let answer = next_open(&cal, &ovr, q, t("2026-05-17T12:00:00Z"), IsoDuration::parse("P1D").unwrap()).unwrap();
+        let answer = next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("P1D").unwrap())).unwrap();
         assert!(matches!(answer.next, NextOpen::NoneWithin(_)));
         assert_eq!(answer.open_until, None);
     }

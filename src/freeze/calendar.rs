@@ -5,6 +5,7 @@
 
 use super::duration::IsoDuration;
 pub use super::event::{Event, ImportNote, Length, Schedule};
+use super::ics::FloatingZone;
 use super::input::read_regular_text;
 use super::recur::{Recurrence, DEFAULT_FROM};
 use super::time::{parse_local, parse_time_of_day, parse_zone, resolve_local};
@@ -376,15 +377,15 @@ pub(super) fn parse_with_digest(
         let at = line(spanned.span());
         let c = spanned.get_ref();
         let entry = |m: String| Error::invalid(path, Some(at), format!("[[calendar]] `{}`: {m}", c.file));
-        let tz = match &c.timezone {
-            Some(name) => parse_zone(name).map_err(entry)?,
-            None => default_tz,
+        let floating = match &c.timezone {
+            Some(name) => FloatingZone::given(parse_zone(name).map_err(entry)?),
+            None => FloatingZone::fallback(default_tz),
         };
         let file = path.parent().unwrap_or(Path::new(".")).join(&c.file);
         let Some(ics) = read(&file)? else {
             return Err(entry(format!("no such file {}", file.display())));
         };
-        let imported = super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), tz)?;
+        let imported = super::ics::import_text(&file, &ics, c.id_prefix.as_deref().unwrap_or(""), floating)?;
         for event in imported.events {
             note_id(&event.id, &event.file, event.line, "imported event")?;
             events.push(event);
@@ -593,7 +594,11 @@ fn schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, S
                 .into())
         }
         (true, Some(_), _) | (true, _, Some(_)) => {
-            Err("`rrule` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`".into())
+            let key = if when.rrule.is_some() { "rrule" } else if when.rdate.is_some() { "rdate" } else { "instances" };
+            Err(match key {
+                "instances" => "`instances` cannot be combined with `start`/`end`: write the one-off as one more instance".into(),
+                _ => format!("`{key}` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`"),
+            })
         }
         (true, None, None) => recurring_schedule(when, owner),
     }
@@ -615,7 +620,19 @@ fn recurring_schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<S
         return Err("`rrule` is an empty list and there is no `rdate`: the entry would never occur".into());
     }
     let empty = "the window would be empty";
+    // Occurrences given only as `instances` have their own start and end: nothing to last.
+    if rules.is_empty() && rdates.is_empty() {
+        if let Some(key) = [("end_time", when.end_time), ("duration", when.duration), ("start_time", when.start_time)]
+            .iter()
+            .find_map(|(key, v)| v.map(|_| *key))
+        {
+            return Err(format!(
+                "`{key}` applies to the occurrences of `rrule` or `rdate`; each of `instances` has its own start and end"
+            ));
+        }
+    }
     let length = match (when.end_time, when.duration) {
+        _ if rules.is_empty() && rdates.is_empty() => Length::Duration(IsoDuration::zero()),
         (Some(t), None) => {
             let end = parse_time_of_day(t).map_err(|m| format!("end_time: {m}"))?;
             if end == start_time && owner == Owner::Window {
@@ -730,6 +747,26 @@ end = "2026-06-01T18:00"
         assert!(e.starts_with("freeze.toml:1: unknown time zone `Nowhere`"), "{e}");
         let e = err("[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"x\"\nstart = \"2026-01-01T00:00\"\n");
         assert!(e.contains("`start` cannot be combined with `event`") || e.contains("unknown event"), "{e}");
+    }
+
+    #[test]
+    fn an_entry_of_instances_alone_needs_no_rule_or_length() {
+        let text = "[[event]]\nid = \"launches\"\ninstances = [{ start = \"2026-06-01T09:00\", end = \"2026-06-01T17:00\" }, { start = \"2026-09-01T09:00\", end = \"2026-09-02T09:00\" }]\n\n[[window]]\nid = \"w\"\nkind = \"deny\"\nevent = \"launches\"\nlead = \"PT1H\"\n";
+        let cal = parse(Path::new("freeze.toml"), text).unwrap();
+        let from = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().with_timezone(&Utc);
+        let occurrences = cal.occurrences(from, from + Duration::days(365), |_| true).unwrap();
+        let got: Vec<_> = occurrences.iter().map(|o| (o.start.to_rfc3339(), o.end.to_rfc3339())).collect();
+        assert_eq!(
+            got,
+            [
+                ("2026-06-01T08:00:00+00:00".to_string(), "2026-06-01T17:00:00+00:00".to_string()),
+                ("2026-09-01T08:00:00+00:00".to_string(), "2026-09-02T09:00:00+00:00".to_string())
+            ]
+        );
+        let e = err(&text.replace("instances = [", "duration = \"PT1H\"\ninstances = ["));
+        assert!(e.contains("`duration` applies to the occurrences of `rrule` or `rdate`; each of `instances` has its own start and end"), "{e}");
+        let e = err(&text.replace("instances = [", "start = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\ninstances = ["));
+        assert!(e.contains("`instances` cannot be combined with `start`/`end`"), "{e}");
     }
 
     fn big(n: usize) -> String {

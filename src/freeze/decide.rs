@@ -7,9 +7,10 @@
 //! environments. `next_open` looks ahead [`HORIZON_DAYS`] and answers "none within" beyond that:
 //! the gate fails closed rather than guessing.
 
-use super::calendar::{Calendar, Kind};
+use super::calendar::{Calendar, Kind, Scope};
 use super::expand::Occurrence;
 use super::overrides::Overrides;
+use super::within::Within;
 use crate::error::Result;
 use chrono::{DateTime, Duration, Utc};
 
@@ -71,26 +72,62 @@ pub struct Decider<'a> {
     pub calendar: &'a Calendar,
     pub overrides: &'a Overrides,
     pub query: Query<'a>,
+    /// Hours a deploy may start in (`next-open --within`): outside them counts as blocked.
+    pub within: Option<&'a Within>,
 }
 
 impl<'a> Decider<'a> {
     pub fn new(calendar: &'a Calendar, overrides: &'a Overrides, query: Query<'a>) -> Self {
-        Decider { calendar, overrides, query }
+        Decider { calendar, overrides, query, within: None }
+    }
+
+    /// The same question, with deploys only inside `within`.
+    pub fn within(self, within: Option<&'a Within>) -> Decider<'a> {
+        Decider { within, ..self }
     }
 
     /// The same question with no override in force: for answers about the future (when the
     /// freeze ends, the next open window), which no audit line covers.
     pub fn without_overrides(&self) -> Decider<'a> {
         static NONE: Overrides = Overrides { path: None, list: Vec::new(), commit: None };
-        Decider { calendar: self.calendar, overrides: &NONE, query: self.query }
+        Decider { calendar: self.calendar, overrides: &NONE, query: self.query, within: self.within }
     }
 
     fn applies(&self, window: usize) -> bool {
         self.calendar.windows[window].applies_to(self.query.env, self.query.service)
     }
 
-    fn allow_regime(&self) -> bool {
-        (0..self.calendar.windows.len()).any(|w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
+    /// The allow windows that decide, grouped by the deploys they decide for: for each allow
+    /// window that applies, it and every other that surely applies to every deploy it does.
+    ///
+    /// A deploy under allow windows may go out only inside one that applies to it. For a
+    /// concrete service and environment that is one group, every allow window that applies. A
+    /// query that leaves the service or the environment open asks about every deploy it covers,
+    /// and the most restrictive answer is frozen when any of them is: a deploy in the scope of
+    /// window `a` may go out inside `a`, or inside a window whose scope surely includes `a`'s —
+    /// not inside an allow window for other services. Whether one glob's matches include
+    /// another's is decided conservatively (the same pattern, `*`, or a plain name the other
+    /// matches), so a doubt makes the answer stricter, never looser.
+    fn allow_groups(&self) -> Vec<Vec<usize>> {
+        let allows: Vec<usize> = (0..self.calendar.windows.len())
+            .filter(|&w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
+            .collect();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for &a in &allows {
+            let group: Vec<usize> = allows.iter().copied().filter(|&b| self.includes(b, a)).collect();
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+        groups
+    }
+
+    /// Whether window `b` applies to every deploy this query covers that window `a` applies to.
+    fn includes(&self, b: usize, a: usize) -> bool {
+        let (a, b) = (&self.calendar.windows[a], &self.calendar.windows[b]);
+        let env = self.query.env.is_some() || scope_includes(&b.environments, &a.environments);
+        let service = self.query.service.is_some() || scope_includes(&b.services, &a.services);
+        env && service
     }
 
     /// Valid overrides that lift `window` for this query, as intervals.
@@ -110,7 +147,6 @@ impl<'a> Decider<'a> {
         let mut entries = Vec::new();
         let mut used = Vec::new();
         let mut frozen = false;
-        let mut inside_allow = false;
         for o in &active {
             let lifted = self.lifts(o.window).find(|(_, a, b)| *a <= at && at < *b).map(|(i, _, _)| i);
             match (self.calendar.windows[o.window].kind, lifted) {
@@ -122,30 +158,34 @@ impl<'a> Decider<'a> {
                     used.push(i);
                     entries.push(Entry { window: o.window, occurrence: Some(o.clone()), state: State::Lifted(i) });
                 }
-                (Kind::Allow, _) => inside_allow = true,
+                (Kind::Allow, _) => {}
             }
         }
-        if self.allow_regime() && !inside_allow {
-            // An override naming an allow window opens it for its time.
-            let allow_windows: Vec<usize> = (0..self.calendar.windows.len())
-                .filter(|&w| self.calendar.windows[w].kind == Kind::Allow && self.applies(w))
-                .collect();
-            let opened = allow_windows
-                .iter()
-                .find_map(|&w| self.lifts(w).find(|(_, a, b)| *a <= at && at < *b).map(|(i, _, _)| (w, i)));
+        // Each group of allow windows must be open: inside one of its occurrences, or opened
+        // by an override naming one of its windows.
+        let mut outside: Vec<usize> = Vec::new();
+        for group in self.allow_groups() {
+            if active.iter().any(|o| group.contains(&o.window)) {
+                continue;
+            }
+            let opened =
+                group.iter().find_map(|&w| self.lifts(w).find(|(_, a, b)| *a <= at && at < *b).map(|(i, _, _)| (w, i)));
             match opened {
                 Some((w, i)) => {
                     used.push(i);
-                    entries.push(Entry { window: w, occurrence: None, state: State::Lifted(i) });
-                }
-                None => {
-                    frozen = true;
-                    let upcoming = self.calendar.occurrences(at, at + horizon(), |w| allow_windows.contains(&w))?;
-                    for &w in &allow_windows {
-                        let next = upcoming.iter().find(|o| o.window == w).cloned();
-                        entries.push(Entry { window: w, occurrence: next, state: State::Outside });
+                    if !entries.iter().any(|e: &Entry| e.window == w) {
+                        entries.push(Entry { window: w, occurrence: None, state: State::Lifted(i) });
                     }
                 }
+                None => outside.extend(group.iter().filter(|w| !outside.contains(w)).collect::<Vec<_>>()),
+            }
+        }
+        if !outside.is_empty() {
+            frozen = true;
+            let upcoming = self.calendar.occurrences(at, at + horizon(), |w| outside.contains(&w))?;
+            for &w in &outside {
+                let next = upcoming.iter().find(|o| o.window == w).cloned();
+                entries.push(Entry { window: w, occurrence: next, state: State::Outside });
             }
         }
         used.sort_unstable();
@@ -202,17 +242,19 @@ impl<'a> Decider<'a> {
             let lifts: Vec<_> = self.lifts(o.window).map(|(_, a, b)| (a, b)).collect();
             match self.calendar.windows[o.window].kind {
                 Kind::Deny => blocked.extend(subtract((o.start.max(from), o.end.min(to)), &lifts)),
-                Kind::Allow => allowed.push((o.start, o.end)),
+                Kind::Allow => allowed.push((o.window, o.start, o.end)),
             }
         }
-        if self.allow_regime() {
-            for w in 0..self.calendar.windows.len() {
-                if self.calendar.windows[w].kind == Kind::Allow && self.applies(w) {
-                    allowed.extend(self.lifts(w).map(|(_, a, b)| (a, b)));
-                }
+        for group in self.allow_groups() {
+            let mut open: Vec<_> =
+                allowed.iter().filter(|(w, _, _)| group.contains(w)).map(|&(_, a, b)| (a, b)).collect();
+            for &w in &group {
+                open.extend(self.lifts(w).map(|(_, a, b)| (a, b)));
             }
-            let allowed = merge(allowed);
-            blocked.extend(subtract((from, to), &allowed));
+            blocked.extend(subtract((from, to), &open));
+        }
+        if let Some(within) = self.within {
+            blocked.extend(subtract((from, to), &within.intervals(from, to)));
         }
         Ok(merge(blocked))
     }
@@ -253,6 +295,19 @@ impl<'a> Decider<'a> {
             }
         }
         Ok(None)
+    }
+}
+
+/// Whether every value `narrow` matches, `wide` surely matches too (see
+/// [`Decider::allow_groups`]): `wide` matches everything, or each of `narrow`'s patterns is one
+/// of `wide`'s or a plain name `wide` matches.
+fn scope_includes(wide: &Scope, narrow: &Scope) -> bool {
+    let plain = |p: &str| !p.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    match (&wide.patterns, &narrow.patterns) {
+        (None, _) => true,
+        (Some(w), _) if w.iter().any(|p| p == "*") => true,
+        (Some(_), None) => false,
+        (Some(w), Some(n)) => n.iter().all(|p| w.contains(p) || (plain(p) && wide.matches(Some(p)))),
     }
 }
 
@@ -425,6 +480,52 @@ end = "2026-03-10T13:00"
         let s = status(ALLOW, None, "production", "survey-api", "2026-03-10T12:30:00Z");
         assert!(s.frozen);
         assert_eq!(s.next_open, NextOpen::At(t("2026-03-10T13:00:00Z")));
+    }
+
+    const TWO_SLOTS: &str = r#"
+[[window]]
+id = "warehouse-slots"
+kind = "allow"
+timezone = "Europe/London"
+rrule = "FREQ=WEEKLY;BYDAY=TU"
+start_time = "13:00"
+end_time = "16:00"
+services = ["warehouse-*"]
+
+[[window]]
+id = "billing-slots"
+kind = "allow"
+timezone = "Europe/London"
+rrule = "FREQ=WEEKLY;BYDAY=TU,WE"
+start_time = "15:00"
+end_time = "17:00"
+services = ["billing"]
+"#;
+
+    fn unscoped(cal: &str, at: &str) -> Status {
+        let cal = calendar::parse(Path::new("freeze.toml"), cal).unwrap();
+        Decider::new(&cal, &Overrides::default(), Query::default()).status(t(at)).unwrap()
+    }
+
+    #[test]
+    fn an_unscoped_status_is_frozen_while_any_scope_is() {
+        // Tuesday 2026-03-03 14:00 GMT: inside the warehouse slot, outside the billing one.
+        assert!(!status(TWO_SLOTS, None, "production", "warehouse-etl", "2026-03-03T14:00:00Z").frozen);
+        assert!(status(TWO_SLOTS, None, "production", "billing", "2026-03-03T14:00:00Z").frozen);
+        let s = unscoped(TWO_SLOTS, "2026-03-03T14:00:00Z");
+        assert!(s.frozen, "billing is frozen, so the most restrictive answer is frozen");
+        assert_eq!(frozen_by(&s, TWO_SLOTS), ["billing-slots"]);
+        // When both slots are open, so is every deploy; the next such instant is 15:00.
+        assert_eq!(s.next_open, NextOpen::At(t("2026-03-03T15:00:00Z")));
+        assert!(!unscoped(TWO_SLOTS, "2026-03-03T15:30:00Z").frozen);
+        // Outside both, frozen by both.
+        assert_eq!(frozen_by(&unscoped(TWO_SLOTS, "2026-03-04T09:00:00Z"), TWO_SLOTS), ["warehouse-slots", "billing-slots"]);
+        // A window for every service includes the billing one's deploys: inside it all are open,
+        // inside billing's alone the other services are not.
+        let wide = TWO_SLOTS.replace("services = [\"warehouse-*\"]\n", "");
+        assert!(!unscoped(&wide, "2026-03-03T14:00:00Z").frozen);
+        assert!(unscoped(&wide, "2026-03-04T15:30:00Z").frozen);
+        assert!(!status(&wide, None, "production", "billing", "2026-03-04T15:30:00Z").frozen);
     }
 
     #[test]

@@ -63,24 +63,16 @@ pub fn schedule_instances(
             };
             let lo = from.naive_utc() - longest - Duration::hours(ZONE_SLACK);
             let hi = to.naive_utc() + Duration::hours(ZONE_SLACK);
+            // A rule start and an RDATE in one DST gap are two wall-clock times but one start:
+            // the recurrence set is a set of instants (RFC 5545 §3.8.5.2), so they are one
+            // occurrence, the longer if their ends differ (toward more freeze). Starts come in
+            // wall-clock order, which is instant order, so such twins are neighbours.
             for local_start in rule.starts_between(tz, lo, hi)? {
                 let s = tz.instant(local_start);
-                let e = match length {
-                    Length::EndTime(end_time) => {
-                        let mut local_end = local_start.date().and_time(*end_time);
-                        if *end_time <= *start_time || local_end <= local_start {
-                            local_end += Duration::days(1);
-                        }
-                        tz.instant(local_end)
-                    }
-                    // Nominal part from the wall-clock start as written, exact part in real time.
-                    Length::Duration(d) => d
-                        .add_nominal(local_start)
-                        .map(|wall| tz.instant(wall))
-                        .and_then(|t| t.checked_add_signed(d.exact()))
-                        .unwrap_or(DateTime::<Utc>::MAX_UTC),
-                };
-                if touches(s, e) {
+                let e = length.end_of(tz, *start_time, local_start);
+                if let Some(twin) = out.last_mut().filter(|twin| twin.start == s) {
+                    twin.end = twin.end.max(e);
+                } else if touches(s, e) {
                     out.push(Instance { start: s, end: e.max(s), local_start });
                 }
             }
@@ -137,8 +129,10 @@ impl Calendar {
                     }
                 }
                 Anchor::Events(anchored) => {
-                    let lead = anchored.lead.upper_bound() + Duration::hours(2);
-                    let lag = anchored.lag.upper_bound() + Duration::hours(2);
+                    // Calendar days count on the wall clock: across a change of offset (up to
+                    // 26 hours, the span of UTC offsets) they last longer in real time.
+                    let slack = |d: &IsoDuration| d.upper_bound() + if d.is_exact() { Duration::zero() } else { Duration::hours(ZONE_SLACK) };
+                    let (lead, lag) = (slack(&anchored.lead), slack(&anchored.lag));
                     // Events that can reach [from, to) once widened by lead and lag.
                     let (ev_from, ev_to) = (from - lag, to + lead);
                     // The window of one event occurrence: lead before its real start, lag after
@@ -362,6 +356,43 @@ lead = "PT12H"
         let window = "[[window]]\nid = \"w\"\nkind = \"deny\"\ntimezone = \"America/New_York\"\nrrule = \"FREQ=DAILY\"\nfrom = \"2026-03-07\"\nstart_time = \"02:00\"\nend_time = \"02:30\"\n";
         let cal = parse(Path::new("f.toml"), window).unwrap();
         assert_eq!(intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-09T00:00:00Z"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_rdate_at_another_time_lasts_as_long_as_the_rules_occurrences() {
+        // 22:00–04:00 is six hours; an RDATE at 01:00 runs to 07:00, not to the next 04:00
+        // (27 hours), as RFC 5545 §3.8.5.2 gives an RDATE instance the rule's duration.
+        let text = "[[window]]\nid = \"night\"\nkind = \"deny\"\ntimezone = \"Europe/London\"\nrrule = \"FREQ=WEEKLY;BYDAY=MO\"\nfrom = \"2026-06-01\"\nstart_time = \"22:00\"\nend_time = \"04:00\"\nrdate = [\"2026-06-10T01:00\"]\n";
+        let cal = parse(Path::new("f.toml"), text).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-06-08T00:00:00Z", "2026-06-12T00:00:00Z"),
+            ["night 2026-06-08T21:00:00Z..2026-06-09T03:00:00Z", "night 2026-06-10T00:00:00Z..2026-06-10T06:00:00Z"]
+        );
+        // An RDATE at the rule's own time ends at end_time, as the rule's occurrences do.
+        let same = text.replace("2026-06-10T01:00", "2026-06-10T22:00");
+        let cal = parse(Path::new("f.toml"), &same).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-06-10T00:00:00Z", "2026-06-12T00:00:00Z"),
+            ["night 2026-06-10T21:00:00Z..2026-06-11T03:00:00Z"]
+        );
+    }
+
+    #[test]
+    fn a_rule_start_and_an_rdate_in_one_dst_gap_are_one_occurrence() {
+        // 02:30 and 02:15 do not exist in New York on 2026-03-08: both start at 03:00 EDT (07:00Z).
+        let text = "[[window]]\nid = \"w\"\nkind = \"deny\"\ntimezone = \"America/New_York\"\nrrule = \"FREQ=DAILY\"\nfrom = \"2026-03-07\"\nstart_time = \"02:30\"\nduration = \"PT1H\"\nrdate = [\"2026-03-08T02:15\"]\n";
+        let cal = parse(Path::new("f.toml"), text).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T00:00:00Z", "2026-03-08T12:00:00Z"),
+            ["w 2026-03-08T07:00:00Z..2026-03-08T08:00:00Z"]
+        );
+        // With calendar days their ends differ (02:15 and 02:30 the next day): one occurrence, the longer.
+        let days = text.replace("PT1H", "P1D");
+        let cal = parse(Path::new("f.toml"), &days).unwrap();
+        assert_eq!(
+            intervals(&cal, "2026-03-08T06:00:00Z", "2026-03-08T08:00:00Z"),
+            ["w 2026-03-07T07:30:00Z..2026-03-08T07:00:00Z", "w 2026-03-08T07:00:00Z..2026-03-09T06:30:00Z"]
+        );
     }
 
     #[test]

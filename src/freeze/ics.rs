@@ -67,6 +67,8 @@ enum When {
 struct Zones {
     definitions: HashMap<String, Vec<Observance>>,
     resolved: HashMap<String, Zone>,
+    /// TZIDs read as the IANA name they end in (`/mozilla.org/20050126_1/America/New_York`).
+    read_as_iana: Vec<(String, &'static str)>,
 }
 
 impl Zones {
@@ -74,8 +76,20 @@ impl Zones {
         if let Some(z) = self.resolved.get(tzid) {
             return Ok(*z);
         }
+        // A globally unique TZID (RFC 5545 §3.2.19: it starts with `/`) that ends in an IANA
+        // name, as Mozilla's and Lotus's exports write them: the database's zone, not the file's
+        // snapshot of it.
+        let iana_suffix = || {
+            let parts: Vec<&str> = tzid.split('/').collect();
+            (1..parts.len()).find_map(|i| Zone::named(&parts[i..].join("/")).ok().map(|z| (z, z.name())))
+        };
         let zone = match Zone::named(tzid) {
             Ok(z) => z,
+            Err(_) if tzid.starts_with('/') && iana_suffix().is_some() => {
+                let (zone, name) = iana_suffix().unwrap_or((Zone::utc(), "UTC"));
+                self.read_as_iana.push((tzid.to_string(), name));
+                zone
+            }
             Err(iana_error) => match vtimezone::windows_to_iana(tzid) {
                 Some(iana) => Zone::named(iana)?,
                 None => match self.definitions.get(tzid) {
@@ -142,6 +156,15 @@ fn local_in(when: When, zone: Zone, time_of_day: NaiveTime) -> NaiveDateTime {
     }
 }
 
+/// The day a value names: its own wall-clock date, or a UTC time's date in `zone`.
+fn day_of(when: When, zone: Zone) -> When {
+    match when {
+        When::Date(d) => When::Date(d),
+        When::Floating(t) | When::Zoned(t, _) => When::Date(t.date()),
+        When::Utc(t) => When::Date(zone.local(t.and_utc()).date()),
+    }
+}
+
 fn instant_of(when: When, default: Zone) -> DateTime<Utc> {
     match when {
         When::Date(d) => default.instant(d.and_time(NaiveTime::MIN)),
@@ -194,6 +217,20 @@ fn observances(vtz: &Component<'_>) -> std::result::Result<(String, Vec<Observan
         let offset_from =
             get("TZOFFSETFROM").and_then(|v| vtimezone::parse_offset(&v)).ok_or_else(|| bad("TZOFFSETFROM"))?;
         let offset_to = get("TZOFFSETTO").and_then(|v| vtimezone::parse_offset(&v)).ok_or_else(|| bad("TZOFFSETTO"))?;
+        let mut rdates = Vec::new();
+        for p in props(o, "RDATE") {
+            for v in p.val.as_str().split(',').map(str::trim) {
+                // Local time in the offset before the onset, as DTSTART; a UTC one is converted.
+                let local = match v.strip_suffix('Z') {
+                    Some(utc) => NaiveDateTime::parse_from_str(utc, "%Y%m%dT%H%M%S")
+                        .map(|t| t + chrono::Duration::seconds(offset_from as i64)),
+                    None => NaiveDateTime::parse_from_str(v, "%Y%m%dT%H%M%S"),
+                };
+                rdates.push(local.map_err(|_| {
+                    format!("VTIMEZONE `{tzid}`: {} RDATE `{v}` is not a date-time (19671029T020000)", o.name.as_str())
+                })?);
+            }
+        }
         out.push(Observance {
             daylight,
             start,
@@ -201,10 +238,63 @@ fn observances(vtz: &Component<'_>) -> std::result::Result<(String, Vec<Observan
             offset_to,
             name: get("TZNAME"),
             rrule: get("RRULE"),
-            has_rdate: prop(o, "RDATE").is_some(),
+            rdates,
         });
     }
     Ok((tzid, out))
+}
+
+/// What the `icalendar` crate could not read, at the file's own line, without the names of its
+/// parser's internals. (Content lines and nesting were checked before: this is rare.)
+fn parser_error(path: &Path, text: &str, error: &str) -> Error {
+    // The crate counts lines after unfolding: "at line N".
+    let unfolded_line = error
+        .split("at line ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<usize>().ok());
+    let lines = super::ics_lines::logical_lines(text);
+    let line = unfolded_line.and_then(|n| lines.get(n.checked_sub(1)?)).map(|(physical, _)| *physical);
+    let shown = line.and_then(|l| text.lines().nth(l - 1)).map(|l| format!(": `{}`", l.trim_end())).unwrap_or_default();
+    Error::invalid(path, line, format!("not a valid iCalendar file: this line cannot be read as RFC 5545 content{shown}"))
+}
+
+/// The zone of the file's floating times ([`FloatingZone`]), and the zone a series that starts
+/// in UTC recurs in: the `X-WR-TIMEZONE` when it is used (as the `x-wr-timezone` package reads
+/// Google's exports: the instants stay, the rule follows that zone's wall clock), else UTC. An
+/// `X-WR-TIMEZONE` that is not used is noted.
+fn floating_zone(
+    path: &Path,
+    text: &str,
+    roots: &[Component<'_>],
+    floating: FloatingZone,
+    notes: &mut Vec<ImportNote>,
+) -> (Zone, Zone) {
+    let declared = roots
+        .iter()
+        .filter(|c| name_is(c.name.as_str(), "VCALENDAR"))
+        .find_map(|c| prop(c, "X-WR-TIMEZONE"))
+        .map(|p| p.val.as_str().trim().to_string());
+    let Some(declared) = declared else { return (floating.given.unwrap_or(floating.fallback), Zone::utc()) };
+    let line = text.lines().position(|l| l.to_ascii_uppercase().starts_with("X-WR-TIMEZONE")).map_or(1, |i| i + 1);
+    let mut note = |message: String| notes.push(ImportNote { file: path.to_path_buf(), line, message });
+    match (floating.given, Zone::named(&declared)) {
+        (Some(given), Ok(zone)) if given == zone => (given, zone),
+        (Some(given), _) => {
+            note(format!(
+                "X-WR-TIMEZONE:{declared} is ignored: floating times and all-day dates are read in {given}, the zone given for this file"
+            ));
+            (given, Zone::utc())
+        }
+        (None, Ok(zone)) => (zone, zone),
+        (None, Err(why)) => {
+            note(format!(
+                "X-WR-TIMEZONE:{declared} is ignored ({why}): floating times and all-day dates are read in {}",
+                floating.fallback
+            ));
+            (floating.fallback, Zone::utc())
+        }
+    }
 }
 
 /// The 1-based lines of each `BEGIN:NAME` in document order (the parser keeps no positions).
@@ -213,25 +303,52 @@ fn begin_lines(text: &str, name: &str) -> Vec<usize> {
     text.lines().enumerate().filter(|(_, l)| l.trim_end().eq_ignore_ascii_case(&begin)).map(|(i, _)| i + 1).collect()
 }
 
-/// Reads the VEVENTs of an `.ics` file as events with ids `{prefix}{UID}`; `tz` is the zone of
-/// floating times and all-day dates.
-pub fn import(path: &Path, prefix: &str, tz: Zone) -> Result<Imported> {
-    import_text(path, &read_regular_text(path)?, prefix, tz)
+/// The zone of an imported file's floating times and all-day dates: the one given for the file
+/// (`[[calendar]] timezone`, `freeze import --tz`), else the file's own `X-WR-TIMEZONE` (how
+/// Google Calendar names its calendar's zone), else `fallback` (the calendar's default zone; UTC
+/// for `freeze import`).
+#[derive(Clone, Copy, Debug)]
+pub struct FloatingZone {
+    pub given: Option<Zone>,
+    pub fallback: Zone,
+}
+
+impl FloatingZone {
+    /// The zone given for the file: it wins over `X-WR-TIMEZONE`.
+    pub fn given(zone: Zone) -> FloatingZone {
+        FloatingZone { given: Some(zone), fallback: zone }
+    }
+
+    /// No zone given: the file's `X-WR-TIMEZONE`, else `zone`.
+    pub fn fallback(zone: Zone) -> FloatingZone {
+        FloatingZone { given: None, fallback: zone }
+    }
+}
+
+/// Reads the VEVENTs of an `.ics` file as events with ids `{prefix}{UID}`.
+pub fn import(path: &Path, prefix: &str, floating: FloatingZone) -> Result<Imported> {
+    import_text(path, &read_regular_text(path)?, prefix, floating)
 }
 
 /// [`import`] of text already read (`sluice check` reads it from a git revision); `path` names
 /// the file in errors and events.
-pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Zone) -> Result<Imported> {
+pub fn import_text(path: &Path, text: &str, prefix: &str, floating: FloatingZone) -> Result<Imported> {
+    // Malformed content lines and nesting, in iCalendar terms at the file's own line.
+    let skipped = super::ics_lines::check(text).map_err(|e| Error::invalid(path, Some(e.line), e.message))?;
     let unfolded = unfold(text);
     let roots = catch_unwind(AssertUnwindSafe(|| read_components(&unfolded)))
         .map_err(|_| {
             Error::invalid(path, None, "the iCalendar parser crashed on this file; check that it is valid RFC 5545")
         })?
-        .map_err(|e| Error::invalid(path, None, format!("not a valid iCalendar file: {}", e.trim())))?;
+        .map_err(|e| parser_error(path, text, &e))?;
+    let mut notes: Vec<ImportNote> = skipped
+        .into_iter()
+        .map(|e| ImportNote { file: path.to_path_buf(), line: e.line, message: e.message })
+        .collect();
+    let (tz, utc_frame) = floating_zone(path, text, &roots, floating, &mut notes);
     let (mut vevents, mut vtimezones, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
     collect(&roots, &mut vevents, &mut vtimezones, &mut ignored);
     let event_lines = begin_lines(text, "VEVENT");
-    let mut notes = Vec::new();
     for kind in ["VTODO", "VJOURNAL", "VFREEBUSY", "VAVAILABILITY"] {
         let lines = begin_lines(text, kind);
         if let Some(first) = lines.first() {
@@ -242,7 +359,7 @@ pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Zone) -> Result<Im
             });
         }
     }
-    let mut zones = Zones { definitions: HashMap::new(), resolved: HashMap::new() };
+    let mut zones = Zones { definitions: HashMap::new(), resolved: HashMap::new(), read_as_iana: Vec::new() };
     for vtz in &vtimezones {
         let (tzid, obs) = observances(vtz).map_err(|m| Error::invalid(path, None, m))?;
         zones.definitions.insert(tzid, obs);
@@ -277,7 +394,7 @@ pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Zone) -> Result<Im
         let (master, moved) = &series[&uid];
         let line = master.map(|m| m.0).or(moved.first().map(|m| m.0)).unwrap_or(1);
         let at = |m: String| Error::invalid(path, Some(line), format!("VEVENT `{uid}`: {m}"));
-        let mut reader = SeriesReader { path, uid: &uid, zones: &mut zones, default_tz: tz, notes: &mut notes };
+        let mut reader = SeriesReader { path, uid: &uid, zones: &mut zones, default_tz: tz, utc_frame, notes: &mut notes };
         let event = match master {
             Some((line, vevent)) => reader.series(*line, vevent, moved).map_err(at)?,
             None => reader.orphans(moved).map_err(at)?,
@@ -293,6 +410,11 @@ pub fn import_text(path: &Path, text: &str, prefix: &str, tz: Zone) -> Result<Im
             });
         }
     }
+    for (tzid, iana) in &zones.read_as_iana {
+        let line = text.lines().position(|l| l.contains(tzid.as_str())).map_or(1, |i| i + 1);
+        let message = format!("TZID `{tzid}` is read as the IANA zone {iana}, the name it ends in");
+        notes.push(ImportNote { file: path.to_path_buf(), line, message });
+    }
     Ok(Imported { events, notes })
 }
 
@@ -304,6 +426,8 @@ struct SeriesReader<'r> {
     uid: &'r str,
     zones: &'r mut Zones,
     default_tz: Zone,
+    /// The zone a series that starts in UTC recurs in (see [`floating_zone`]).
+    utc_frame: Zone,
     notes: &'r mut Vec<ImportNote>,
 }
 
@@ -339,7 +463,7 @@ impl SeriesReader<'_> {
         let start = self.zones.one(start)?;
         let all_day = matches!(start, When::Date(_));
         let zone = zone.unwrap_or(match start {
-            When::Utc(_) => Zone::utc(),
+            When::Utc(_) => self.utc_frame,
             When::Zoned(_, z) => z,
             When::Date(_) | When::Floating(_) => self.default_tz,
         });
@@ -348,6 +472,11 @@ impl SeriesReader<'_> {
             (Some(_), Some(_)) => return Err("has both DTEND and DURATION; RFC 5545 allows one".into()),
             (Some(end), None) => {
                 let end = self.zones.one(end)?;
+                // Instants, not wall-clock readings: a 30-minute event from 01:45 on the night the
+                // clocks go back ends at 01:15, after it starts.
+                if !all_day && instant_of(end, self.default_tz) < zone.instant(start_local) {
+                    return Err("ends before it starts".into());
+                }
                 let end_local = local_in(end, zone, NaiveTime::MIN);
                 // With DTEND every occurrence lasts the same exact time (calendar days when all-day).
                 let length = if all_day {
@@ -367,10 +496,10 @@ impl SeriesReader<'_> {
             (None, None) if all_day => (start_local + chrono::Duration::days(1), IsoDuration::from_parts(1, 0)),
             (None, None) => (start_local, IsoDuration::zero()),
         };
-        if end_local < start_local {
+        if all_day && end_local < start_local {
             return Err("ends before it starts".into());
         }
-        Ok((zone, start_local, end_local, Length::Duration(length), all_day))
+        Ok((zone, start_local, end_local.max(start_local), Length::Duration(length), all_day))
     }
 
     fn series(
@@ -384,7 +513,11 @@ impl SeriesReader<'_> {
             self.note(line, "STATUS:CANCELLED: the whole series is cancelled and imported as nothing".into());
             return Ok(None);
         }
-        let (zone, start, end, length, _) = self.times(vevent, None)?;
+        let (zone, start, end, length, all_day) = self.times(vevent, None)?;
+        // In an all-day series a date-time EXDATE or RECURRENCE-ID names its day: Exchange
+        // writes `RECURRENCE-ID;TZID=W. Europe Standard Time:20260310T000000` for the instance
+        // of 2026-03-10, which read as an instant is the evening before in most zones.
+        let on_its_day = |w: When| if all_day { day_of(w, zone) } else { w };
         let rules: Vec<String> = props(vevent, "RRULE").map(|p| p.val.as_str().trim().to_string()).collect();
         if props(vevent, "EXRULE").next().is_some() {
             self.note(
@@ -406,10 +539,13 @@ impl SeriesReader<'_> {
         }
         let mut exdates = Vec::new();
         for p in props(vevent, "EXDATE") {
-            exdates.extend(self.zones.value(p)?.into_iter().map(|w| local_in(w, zone, start.time())));
+            exdates.extend(self.zones.value(p)?.into_iter().map(|w| local_in(on_its_day(w), zone, start.time())));
         }
         let plain = rules.is_empty() && rdates.is_empty() && instances.is_empty() && moved.is_empty();
-        if plain && prop(vevent, "DURATION").is_none() {
+        // A one-off is kept as wall-clock start and end only when they read back as the same
+        // instants (not across a change that turns the clocks back); else as its exact length.
+        let exact_on_the_wall = zone.instant(end) == length.end_of(zone, start.time(), start);
+        if plain && prop(vevent, "DURATION").is_none() && exact_on_the_wall {
             return Ok(Some((Schedule::Once { start, end }, zone, name)));
         }
         // DTSTART is always the first occurrence (RFC 5545 §3.8.5.3).
@@ -434,7 +570,7 @@ impl SeriesReader<'_> {
                     param(rid, "RANGE").unwrap_or("")
                 ));
             }
-            let original = local_in(self.zones.one(rid)?, zone, start.time());
+            let original = local_in(on_its_day(self.zones.one(rid)?), zone, start.time());
             if !recurrence.starts_between(zone, original, original)?.contains(&original) {
                 self.note(*moved_line, format!("RECURRENCE-ID {original} matches no occurrence of the series; the moved occurrence is added as given"));
             }
@@ -517,17 +653,16 @@ impl SeriesReader<'_> {
         };
         let start = read(self.zones, a)?;
         let s = local_in(start, zone, NaiveTime::MIN);
-        let e = if b.starts_with('P') || b.starts_with('+') {
+        let end = if b.starts_with('P') || b.starts_with('+') {
             let d = parse_duration(b)?;
-            let end = d.add_nominal(s).map(|w| zone.instant(w) + d.exact()).ok_or("RDATE period out of range")?;
-            zone.local(end)
+            d.add_nominal(s).map(|w| zone.instant(w) + d.exact()).ok_or("RDATE period out of range")?
         } else {
-            local_in(read(self.zones, b)?, zone, NaiveTime::MIN)
+            instant_of(read(self.zones, b)?, self.default_tz)
         };
-        if e < s {
+        if end < instant_of(start, self.default_tz) {
             return Err(format!("RDATE period `{text}` ends before it starts"));
         }
-        Ok((s, e))
+        Ok((s, zone.local(end).max(s)))
     }
 }
 
@@ -601,7 +736,7 @@ BEGIN:VEVENT\r\nUID:holiday\r\nDTSTART;VALUE=DATE:20260704\r\nDTEND;VALUE=DATE:2
         );
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("e.ics"), &ics).unwrap();
-        let imported = import(&dir.path().join("e.ics"), "", Zone::named("America/New_York").unwrap()).unwrap();
+        let imported = import(&dir.path().join("e.ics"), "", FloatingZone::given(Zone::named("America/New_York").unwrap())).unwrap();
         match &imported.events[0].schedule {
             Schedule::Recurring { length: Length::Duration(d), .. } => assert!(d.is_zero(), "{d}"),
             other => panic!("{other:?}"),
@@ -633,10 +768,98 @@ BEGIN:VEVENT\r\nUID:b\r\nDTSTART;TZID=Customized Time Zone:21000701T120000\r\nDU
             vcal("BEGIN:VEVENT\r\nUID:c\r\nDTSTART;TZID=Mars Standard Time:20260708T090000\r\nEND:VEVENT\r\n");
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("u.ics"), unknown).unwrap();
-        let e = import(&dir.path().join("u.ics"), "", Zone::utc()).err().unwrap().to_string();
+        let e = import(&dir.path().join("u.ics"), "", FloatingZone::fallback(Zone::utc())).err().unwrap().to_string();
         assert!(
             e.contains(":4: VEVENT `c`: TZID `Mars Standard Time` is neither an IANA nor a Windows zone name"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_vtimezone_whose_offset_changed_once_keeps_both_offsets() {
+        // "+12 from 2024-01-01, +10 from 2024-05-05": observances without RRULE (RFC 5545 §3.6.5).
+        let ics = vcal(
+            "BEGIN:VTIMEZONE\r\nTZID:Island Time\r\nBEGIN:STANDARD\r\nDTSTART:20240101T000000\r\nTZOFFSETFROM:+1100\r\nTZOFFSETTO:+1200\r\nEND:STANDARD\r\n\
+BEGIN:STANDARD\r\nDTSTART:20240505T030000\r\nTZOFFSETFROM:+1200\r\nTZOFFSETTO:+1000\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\nUID:tide\r\nDTSTART;TZID=Island Time:20240401T090000\r\nDURATION:PT2H\r\nRRULE:FREQ=MONTHLY;COUNT=3\r\nEND:VEVENT\r\n",
+        );
+        assert_eq!(
+            occurrences(&ics, "2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"),
+            [
+                "tide 2024-03-31T21:00:00Z..2024-03-31T23:00:00Z",
+                "tide 2024-04-30T21:00:00Z..2024-04-30T23:00:00Z",
+                // After the second onset the offset is +10: 23:00Z, not two hours early.
+                "tide 2024-05-31T23:00:00Z..2024-06-01T01:00:00Z",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_across_the_night_the_clocks_go_back_keeps_its_real_length() {
+        // 01:45 EDT to 01:15 EST is thirty minutes: it ends after it starts, although its end
+        // reads earlier on the wall clock.
+        let ics = vcal(
+            "BEGIN:VEVENT\r\nUID:a\r\nDTSTART;TZID=America/New_York:20261101T014500\r\nDTEND:20261101T061500Z\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:b\r\nDTSTART;TZID=America/New_York:20261101T014500\r\nDURATION:PT30M\r\nEND:VEVENT\r\n",
+        );
+        assert_eq!(
+            occurrences(&ics, "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"),
+            ["a 2026-11-01T05:45:00Z..2026-11-01T06:15:00Z", "b 2026-11-01T05:45:00Z..2026-11-01T06:15:00Z"]
+        );
+    }
+
+    /// The notes of importing `ics` with `floating`.
+    fn notes(ics: &str, floating: FloatingZone) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("n.ics"), ics).unwrap();
+        let imported = import(&dir.path().join("n.ics"), "", floating).unwrap();
+        imported.notes.iter().map(|n| format!("{}: {}", n.line, n.message)).collect()
+    }
+
+    #[test]
+    fn exchanges_all_day_instance_moved_by_a_date_time_replaces_that_day() {
+        let ics = vcal(
+            "BEGIN:VEVENT\r\nUID:offsite\r\nDTSTART;VALUE=DATE:20260309\r\nDTEND;VALUE=DATE:20260310\r\nRRULE:FREQ=DAILY;COUNT=3\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:offsite\r\nRECURRENCE-ID;TZID=W. Europe Standard Time:20260310T000000\r\nDTSTART;VALUE=DATE:20260313\r\nDTEND;VALUE=DATE:20260314\r\nEND:VEVENT\r\n",
+        );
+        // Days in New York (the calendar's zone): the 10th moved to the 13th, nothing left on the 10th.
+        assert_eq!(
+            occurrences(&ics, "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z"),
+            [
+                "offsite 2026-03-09T04:00:00Z..2026-03-10T04:00:00Z",
+                "offsite 2026-03-11T04:00:00Z..2026-03-12T04:00:00Z",
+                "offsite 2026-03-13T04:00:00Z..2026-03-14T04:00:00Z",
+            ]
+        );
+        assert_eq!(notes(&ics, FloatingZone::fallback(Zone::utc())), Vec::<String>::new());
+    }
+
+    #[test]
+    fn x_wr_timezone_reads_floating_times_unless_a_zone_is_given_and_mozilla_tzids_are_iana() {
+        let ics = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:google\r\nX-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:f\r\nDTSTART:20260601T090000\r\nDURATION:PT1H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        // Without a [[calendar]] timezone: 09:00 in Berlin (CEST), not in New York.
+        assert_eq!(occurrences(ics, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"), ["f 2026-06-01T07:00:00Z..2026-06-01T08:00:00Z"]);
+        // A weekly series starting in UTC follows Berlin's wall clock: 07:00Z in October is 09:00
+        // in Berlin, and stays 09:00 (08:00Z) after the clocks go back.
+        let utc = ics.replace("DTSTART:20260601T090000\r\n", "DTSTART:20261015T070000Z\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\n");
+        assert_eq!(
+            occurrences(&utc, "2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z"),
+            ["f 2026-10-15T07:00:00Z..2026-10-15T08:00:00Z", "f 2026-10-22T07:00:00Z..2026-10-22T08:00:00Z", "f 2026-10-29T08:00:00Z..2026-10-29T09:00:00Z"]
+        );
+        assert_eq!(notes(ics, FloatingZone::fallback(Zone::utc())), Vec::<String>::new());
+        let given = FloatingZone::given(Zone::named("America/New_York").unwrap());
+        assert_eq!(
+            notes(ics, given),
+            ["4: X-WR-TIMEZONE:Europe/Berlin is ignored: floating times and all-day dates are read in America/New_York, the zone given for this file"]
+        );
+        let unknown = ics.replace("Europe/Berlin", "Berlin Time");
+        assert!(notes(&unknown, FloatingZone::fallback(Zone::utc()))[0].starts_with("4: X-WR-TIMEZONE:Berlin Time is ignored (unknown time zone"));
+
+        let mozilla = vcal("BEGIN:VEVENT\r\nUID:m\r\nDTSTART;TZID=/mozilla.org/20050126_1/America/New_York:20260601T090000\r\nDURATION:PT1H\r\nEND:VEVENT\r\n");
+        assert_eq!(occurrences(&mozilla, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"), ["m 2026-06-01T13:00:00Z..2026-06-01T14:00:00Z"]);
+        assert_eq!(
+            notes(&mozilla, FloatingZone::fallback(Zone::utc())),
+            ["6: TZID `/mozilla.org/20050126_1/America/New_York` is read as the IANA zone America/New_York, the name it ends in"]
         );
     }
 
@@ -649,13 +872,13 @@ BEGIN:VEVENT\r\nUID:b\r\nDTSTART;TZID=Customized Time Zone:21000701T120000\r\nDU
 BEGIN:VEVENT\r\nUID:s\r\nRECURRENCE-ID;RANGE=THISANDFUTURE:20260305T090000Z\r\nDTSTART:20260305T100000Z\r\nEND:VEVENT\r\n",
         );
         std::fs::write(&file, range).unwrap();
-        let e = import(&file, "", Zone::utc()).err().unwrap().to_string();
+        let e = import(&file, "", FloatingZone::fallback(Zone::utc())).err().unwrap().to_string();
         assert!(e.contains("RANGE=THISANDFUTURE") && e.contains("cannot be honoured"), "{e}");
         let noted = vcal(
             "BEGIN:VEVENT\r\nUID:n\r\nDTSTART:20260303T090000Z\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\nEXRULE:FREQ=MONTHLY\r\nEND:VEVENT\r\nBEGIN:VTODO\r\nUID:t\r\nEND:VTODO\r\n",
         );
         std::fs::write(&file, noted).unwrap();
-        let imported = import(&file, "", Zone::utc()).unwrap();
+        let imported = import(&file, "", FloatingZone::fallback(Zone::utc())).unwrap();
         let notes: Vec<_> = imported.notes.iter().map(|n| (n.line, n.message.as_str())).collect();
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(notes.iter().any(|(l, m)| *l == 10 && m.contains("VTODO")));
@@ -666,9 +889,10 @@ BEGIN:VEVENT\r\nUID:s\r\nRECURRENCE-ID;RANGE=THISANDFUTURE:20260305T090000Z\r\nD
             vcal("BEGIN:VEVENT\r\nUID:x\r\nDTSTART:20260303T090000Z\r\nRRULE:FREQ=WEEKLY;BYDAY=1MO\r\nEND:VEVENT\r\n"),
         )
         .unwrap();
-        let e = import(&file, "", Zone::utc()).err().unwrap().to_string();
+        let e = import(&file, "", FloatingZone::fallback(Zone::utc())).err().unwrap().to_string();
         assert!(e.contains(":4: VEVENT `x`: RRULE") && e.contains("BYDAY=1MO has an ordinal"), "{e}");
         std::fs::write(&file, "this is not a calendar").unwrap();
-        assert!(import(&file, "", Zone::utc()).err().unwrap().to_string().contains("not a valid iCalendar file"));
+        let e = import(&file, "", FloatingZone::fallback(Zone::utc())).err().unwrap().to_string();
+        assert!(e.ends_with("x.ics:1: not an iCalendar file: it must start with BEGIN:VCALENDAR, not `this is not a calendar`"), "{e}");
     }
 }

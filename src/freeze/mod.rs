@@ -20,12 +20,15 @@ pub mod event;
 pub mod expand;
 pub mod export;
 pub mod ics;
+pub mod ics_lines;
 pub mod input;
 pub mod overrides;
 pub mod recur;
 pub mod rrule_parts;
 pub mod time;
+pub mod tzif;
 pub mod vtimezone;
+pub mod within;
 pub mod zone;
 
 pub use answer::{lint, list, next_open, status, LintAnswer, ListAnswer, NextOpenAnswer, StatusAnswer};
@@ -60,13 +63,17 @@ pub struct FreezeOptions {
 impl FreezeOptions {
     /// Flags win over `sluice.toml`, which wins over the defaults: the calendar
     /// `policies/freeze.toml`; overrides `overrides.toml` beside the calendar when that file exists;
-    /// the audit log `freeze-audit.jsonl` beside the calendar. Config paths are relative to the
-    /// directory holding `sluice.toml`.
+    /// the audit log `freeze-audit.jsonl` in Sluice's cache directory (`cache_dir`, else
+    /// `$SLUICE_CACHE_DIR`, `$XDG_CACHE_HOME/sluice`, `~/.cache/sluice`) — never beside the
+    /// calendar, where `sluice check` reads the gate's configuration and would report every
+    /// logged decision as a change to it. Config paths are relative to the directory holding
+    /// `sluice.toml`.
     pub fn resolve(
         loaded: &config::Loaded,
         calendar: Option<&Path>,
         overrides: Option<&Path>,
         audit_log: Option<&Path>,
+        cache_dir: Option<&Path>,
     ) -> FreezeOptions {
         let cfg = &loaded.config.freeze;
         let calendar = match (calendar, &cfg.calendar) {
@@ -84,10 +91,33 @@ impl FreezeOptions {
         let audit_log = match (audit_log, &cfg.audit_log) {
             (Some(p), _) => p.to_path_buf(),
             (None, Some(p)) => loaded.resolve(p),
-            (None, None) => beside(AUDIT_FILE),
+            (None, None) => crate::cache::dir_under(cache_dir, AUDIT_FILE),
         };
         let max_override_hours = cfg.max_override_hours.unwrap_or(overrides::DEFAULT_MAX_OVERRIDE_HOURS);
         FreezeOptions { calendar, overrides, audit_log, max_override_hours, cache: CalendarCache::disabled() }
+    }
+
+    /// Refuses an audit log inside a policies directory (or that is the calendar or the
+    /// overrides): `sluice check` reads the gate's configuration there, and each decision logged
+    /// would be reported as a change to it (`gate-config-changed`).
+    pub fn check_audit_log(&self, policies_dirs: &[PathBuf]) -> Result<()> {
+        let full = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let log = full(&self.audit_log);
+        let inside = policies_dirs.iter().map(|d| full(d)).find(|d| log.starts_with(d));
+        let gate_file = [Some(&self.calendar), self.overrides.as_ref()].into_iter().flatten().any(|f| full(f) == log);
+        if inside.is_none() && !gate_file {
+            return Ok(());
+        }
+        let place = match inside {
+            Some(dir) => format!("is inside the policies directory {}", dir.display()),
+            None => "is a freeze file the gate reads".to_string(),
+        };
+        Err(crate::error::Error::Usage(format!(
+            "{}: the freeze audit log {place}, where `sluice check` reads the gate's own configuration (every \
+             decision logged would show as gate-config-changed); leave `[freeze] audit_log` and --audit-log unset \
+             (it then lives in Sluice's cache directory) or point them outside it",
+            self.audit_log.display()
+        )))
     }
 
     /// The same paths, relative to `dir` where they are below it.
@@ -117,7 +147,7 @@ impl FreezeOptions {
 ///   at the line of the window's `[[window]]` table.
 /// - `overrides`: the overrides file; `None` uses `overrides.toml` beside the calendar if present.
 /// - `audit_log`: where a decision that uses an override is logged; `None` uses
-///   `freeze-audit.jsonl` beside the calendar.
+///   `freeze-audit.jsonl` in Sluice's cache directory.
 ///
 /// `max_override_hours` comes from the `sluice.toml` found walking up from the calendar's
 /// directory (default 4). Returns one error finding per active deny window (or one for being
@@ -134,7 +164,7 @@ pub fn deploy_findings(
 ) -> Result<Vec<Finding>> {
     let dir = calendar.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let loaded = config::load(None, dir, &crate::lint::rule_level_problem)?;
-    let options = FreezeOptions::resolve(&loaded, Some(calendar), overrides, audit_log);
+    let options = FreezeOptions::resolve(&loaded, Some(calendar), overrides, audit_log, None);
     deploy_findings_with(&options, env, service, at)
 }
 
@@ -207,7 +237,15 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
     let rule = crate::rules::change_freeze::META.id;
     let file = path_string(&calendar.path);
     let target = format!("{} to {}", query.service.unwrap_or("any service"), query.env.unwrap_or("any environment"));
-    let next = next_open_string(&status.next_open);
+    // "next open 2026-05-18T23:00:00Z", or that nothing opens within the horizon (never "next
+    // open none before …").
+    let (next, deploy_when) = match status.next_open {
+        NextOpen::At(t) => (format!("next open {}", utc_string(t)), format!("Deploy at or after {}, or get", utc_string(t))),
+        NextOpen::NoneWithin(t) => (
+            format!("nothing opens before {} (searched {} days ahead)", utc_string(t), decide::HORIZON_DAYS),
+            format!("Nothing opens within the {} days searched (to {}): get", decide::HORIZON_DAYS, utc_string(t)),
+        ),
+    };
     let mut out = Vec::new();
     for entry in &status.entries {
         let w = &calendar.windows[entry.window];
@@ -223,7 +261,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
                 (
                     Severity::Error,
                     format!(
-                        "deploy of {target} at {} is frozen by window `{}`{event_text}{reason}; it ends {} ({}); next open {next}",
+                        "deploy of {target} at {} is frozen by window `{}`{event_text}{reason}; it ends {} ({}); {next}",
                         utc_string(status.at),
                         w.id,
                         utc_string(o.end),
@@ -238,7 +276,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
                 (
                     Severity::Error,
                     format!(
-                        "deploy of {target} at {} is outside allow window `{}`{reason} ({when}); next open {next}",
+                        "deploy of {target} at {} is outside allow window `{}`{reason} ({when}); {next}",
                         utc_string(status.at),
                         w.id
                     ),
@@ -264,7 +302,7 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
             .help(match entry.state {
                 State::Lifted(_) => "The decision was appended to the freeze audit log.".to_string(),
                 _ => format!(
-                    "Deploy at or after {next}, or get an emergency override in overrides.toml (reason, ticket, a second approver, at most a few hours); `sluice freeze status --service {} --env {}` explains the freeze.",
+                    "{deploy_when} an emergency override in overrides.toml (reason, ticket, a second approver, at most a few hours); `sluice freeze status --service {} --env {}` explains the freeze.",
                     query.service.unwrap_or("S"),
                     query.env.unwrap_or("E")
                 ),
@@ -334,23 +372,56 @@ mod tests {
     }
 
     #[test]
+    fn a_freeze_with_no_opening_within_the_horizon_says_so_in_plain_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let cal = dir.path().join("freeze.toml");
+        let long = "[[window]]\nid = \"rebuild\"\nkind = \"deny\"\nstart = \"2026-01-01T00:00\"\nend = \"2030-01-01T00:00\"\nreason = \"Rebuild.\"\n";
+        std::fs::write(&cal, long).unwrap();
+        let found = deploy_findings(&cal, None, "production", "api", at("2026-05-12T12:00:00Z"), None).unwrap();
+        let (message, help) = (&found[0].message, &*found[0].help);
+        assert!(message.ends_with("; nothing opens before 2028-05-11T12:00:00Z (searched 730 days ahead)"), "{message}");
+        assert!(help.starts_with("Nothing opens within the 730 days searched (to 2028-05-11T12:00:00Z): get an emergency override"), "{help}");
+        assert!(!message.contains("next open none") && !help.contains("none before"));
+    }
+
+    #[test]
     fn deploy_findings_with_overrides_audits_and_reports() {
         let dir = tempfile::tempdir().unwrap();
         let cal = dir.path().join("freeze.toml");
         std::fs::write(&cal, CAL).unwrap();
         std::fs::write(dir.path().join("overrides.toml"), OVR).unwrap();
-        let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T10:00:00Z"), None).unwrap();
+        let audit = dir.path().join("audit").join(AUDIT_FILE);
+        let found =
+            deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T10:00:00Z"), Some(&audit)).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].severity, Severity::Info);
         assert!(found[0].message.contains("lifted for survey-api to production by override `ovr-1`"));
-        let log = std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap();
+        let log = std::fs::read_to_string(&audit).unwrap();
         assert!(log.contains("\"override\":\"ovr-1\"") && log.contains("\"command\":\"check\""), "{log}");
         // Expired: an error for the freeze and a warning for the override.
-        let found = deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T14:00:00Z"), None).unwrap();
+        let found =
+            deploy_findings(&cal, None, "production", "survey-api", at("2026-05-16T14:00:00Z"), Some(&audit)).unwrap();
         let severities: Vec<_> = found.iter().map(|f| f.severity).collect();
         assert_eq!(severities, [Severity::Error, Severity::Warning]);
         assert!(found[1].message.contains("has expired"));
         assert_eq!(found[1].line, 1);
+    }
+
+    #[test]
+    fn the_audit_log_defaults_to_the_cache_directory_and_is_refused_among_the_policies() {
+        let dir = tempfile::tempdir().unwrap();
+        let loaded = config::load(None, dir.path(), &crate::lint::rule_level_problem).unwrap();
+        let cache = dir.path().join("cache");
+        let options = FreezeOptions::resolve(&loaded, None, None, None, Some(&cache));
+        assert_eq!(options.audit_log, cache.join(AUDIT_FILE));
+        let policies = loaded.policies_dir();
+        assert!(options.check_audit_log(std::slice::from_ref(&policies)).is_ok());
+        let inside = FreezeOptions::resolve(&loaded, None, None, Some(&policies.join("log.jsonl")), Some(&cache));
+        let e = inside.check_audit_log(std::slice::from_ref(&policies)).unwrap_err().to_string();
+        assert!(e.contains("log.jsonl: the freeze audit log is inside the policies directory"), "{e}");
+        let calendar = dir.path().join("elsewhere/freeze.toml");
+        let onto = FreezeOptions::resolve(&loaded, Some(&calendar), None, Some(&calendar), Some(&cache));
+        assert!(onto.check_audit_log(&[]).unwrap_err().to_string().contains("is a freeze file the gate reads"));
     }
 
     #[test]

@@ -208,7 +208,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
         }
         let services = match r.services {
             None => {
-                problems.push("names no `services`".to_string());
+                problems.push("names no `services` (an override lifts a freeze only for the services it lists; `services = [\"*\"]` for every one)".to_string());
                 Scope::all()
             }
             Some(s) => Scope::new(Some(s)).unwrap_or_else(|m| {
@@ -218,7 +218,7 @@ pub fn parse(path: &Path, text: &str, calendar: &Calendar, max_hours: u32) -> Re
         };
         let environments = match r.environments {
             None => {
-                problems.push("names no `environments`".to_string());
+                problems.push("names no `environments` (an override lifts a freeze only in the environments it lists; `environments = [\"*\"]` for every one)".to_string());
                 Scope::all()
             }
             Some(s) => Scope::new(Some(s)).unwrap_or_else(|m| {
@@ -309,7 +309,12 @@ expires_at = "2026-05-16T13:00:00Z"
             ["names unknown window `bird-count`"]
         );
         assert_eq!(problems(&VALID.replace("expires_at = \"2026-05-16T13:00:00Z\"\n", "")), ["no `expires_at`"]);
-        assert_eq!(problems(&VALID.replace("services = [\"survey-api\"]\n", "")), ["names no `services`"]);
+        // Scopes are never assumed: an override without them lifts nothing, and says how to write "all".
+        let unscoped = problems(&VALID.replace("services = [\"survey-api\"]\n", ""));
+        assert_eq!(unscoped.len(), 1);
+        assert!(unscoped[0].starts_with("names no `services`") && unscoped[0].contains("`services = [\"*\"]`"), "{unscoped:?}");
+        let unscoped = problems(&VALID.replace("environments = [\"production\"]\n", ""));
+        assert!(unscoped[0].starts_with("names no `environments`") && unscoped[0].contains("[\"*\"]"), "{unscoped:?}");
         // max_override_hours from sluice.toml
         let o = &parse(Path::new("o.toml"), &VALID.replace("13:00:00Z", "16:00:00Z"), &cal(), 8).unwrap().list[0];
         assert!(o.is_valid());

@@ -91,8 +91,9 @@ impl Recurrence {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(into = "ValidatedRule", try_from = "ValidatedRule")]
 pub struct Rule {
-    /// The rule in normal form (explicit defaults, no UNTIL), ready to start from any period.
-    rule: RRule<Unvalidated>,
+    /// The rule in normal form (explicit defaults, no UNTIL), ready to start from any period:
+    /// the rules whose union it is ([`Parts::expandable`]), usually one.
+    pieces: Vec<RRule<Unvalidated>>,
     parts: Parts,
     dtstart: NaiveDateTime,
     until: Option<Until>,
@@ -120,17 +121,13 @@ impl Rule {
         }
         let parts = rrule_parts::parse(body).map_err(|why| format!("`{rule}`: {why}"))?;
         let until = parts.until.as_deref().map(|u| parse_until(rule, u)).transpose()?;
-        let normal = parts.normal_form(dtstart);
-        let built = catch_unwind(|| -> Result<RRule<Unvalidated>, String> {
-            let unvalidated: RRule<Unvalidated> = normal.parse().map_err(|e| format!("`{rule}`: {e}"))?;
-            unvalidated
-                .clone()
-                .build(rrule::Tz::UTC.from_utc_datetime(&dtstart))
+        let pieces = pieces(&parts, dtstart).map_err(|why| format!("`{rule}`: {why}"))?;
+        for piece in &pieces {
+            catch_unwind(|| piece.clone().build(rrule::Tz::UTC.from_utc_datetime(&dtstart)).map(|_| ()))
+                .map_err(|_| format!("`{rule}`: the RRULE library panicked on this rule; simplify it"))?
                 .map_err(|e| format!("`{rule}`: {e}"))?;
-            Ok(unvalidated)
-        })
-        .map_err(|_| format!("`{rule}`: the RRULE library panicked on this rule; simplify it"))??;
-        Ok(Rule { rule: built, parts, dtstart, until, text: body.to_string() })
+        }
+        Ok(Rule { pieces, parts, dtstart, until, text: body.to_string() })
     }
 
     /// Whether the rule has COUNT: then it must always be expanded from its first occurrence.
@@ -143,26 +140,32 @@ impl Rule {
     /// the RRULE library panics.
     pub fn starts_between(&self, tz: Zone, lo: NaiveDateTime, hi: NaiveDateTime) -> Result<Vec<NaiveDateTime>, String> {
         let start = self.restart_point(lo);
-        catch_unwind(AssertUnwindSafe(|| -> Result<Vec<NaiveDateTime>, String> {
-            let set: RRuleSet = self
-                .rule
-                .clone()
-                .build(rrule::Tz::UTC.from_utc_datetime(&start))
-                .map_err(|e| format!("`{}`: {e}", self.text))?
-                .limit();
-            let mut out = Vec::new();
-            for occurrence in &set {
-                let local = occurrence.naive_utc();
-                if local > hi || self.past_until(tz, local) {
-                    break;
+        let mut out = Vec::new();
+        for piece in &self.pieces {
+            catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+                let set: RRuleSet = piece
+                    .clone()
+                    .build(rrule::Tz::UTC.from_utc_datetime(&start))
+                    .map_err(|e| format!("`{}`: {e}", self.text))?
+                    .limit();
+                for occurrence in &set {
+                    let local = occurrence.naive_utc();
+                    if local > hi || self.past_until(tz, local) {
+                        break;
+                    }
+                    if local >= lo && local >= self.dtstart {
+                        out.push(local);
+                    }
                 }
-                if local >= lo && local >= self.dtstart {
-                    out.push(local);
-                }
-            }
-            Ok(out)
-        }))
-        .map_err(|_| format!("`{}`: the RRULE library panicked while expanding this rule", self.text))?
+                Ok(())
+            }))
+            .map_err(|_| format!("`{}`: the RRULE library panicked while expanding this rule", self.text))??;
+        }
+        if self.pieces.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
+        Ok(out)
     }
 
     /// Where to start expanding for occurrences at or after `lo`: the first instant of the latest
@@ -242,11 +245,22 @@ impl TryFrom<ValidatedRule> for Rule {
     type Error = String;
 
     fn try_from(stored: ValidatedRule) -> Result<Rule, String> {
-        let normal = stored.parts.normal_form(stored.dtstart);
-        let rule = catch_unwind(|| normal.parse::<RRule<Unvalidated>>().map_err(|e| e.to_string()))
-            .map_err(|_| "the RRULE library panicked".to_string())??;
-        Ok(Rule { rule, parts: stored.parts, dtstart: stored.dtstart, until: stored.until, text: stored.text })
+        let pieces = pieces(&stored.parts, stored.dtstart)?;
+        Ok(Rule { pieces, parts: stored.parts, dtstart: stored.dtstart, until: stored.until, text: stored.text })
     }
+}
+
+/// The `rrule` crate's rules for `parts`, in normal form from `dtstart`.
+fn pieces(parts: &Parts, dtstart: NaiveDateTime) -> Result<Vec<RRule<Unvalidated>>, String> {
+    parts
+        .expandable()?
+        .iter()
+        .map(|piece| {
+            let normal = piece.normal_form(dtstart);
+            catch_unwind(|| normal.parse::<RRule<Unvalidated>>().map_err(|e| e.to_string()))
+                .map_err(|_| "the RRULE library panicked on this rule; simplify it".to_string())?
+        })
+        .collect()
 }
 
 fn parse_until(rule: &str, value: &str) -> Result<Until, String> {
@@ -288,6 +302,26 @@ mod tests {
     fn weekdays_keep_their_wall_clock_time() {
         let got = starts("FREQ=WEEKLY;BYDAY=MO,FR", "2026-01-01T07:00", "2026-03-06", "2026-03-10");
         assert_eq!(got, ["2026-03-06 07:00", "2026-03-09 07:00"]);
+    }
+
+    #[test]
+    fn the_fifth_from_last_weekday_is_the_fifth_counted_from_the_other_end() {
+        // Months of 2026 with five Mondays: March, June, August, November.
+        let from = "2026-01-01T09:00";
+        let fifth = starts("FREQ=MONTHLY;BYDAY=5MO", from, "2026-01-01", "2027-01-01");
+        assert_eq!(fifth, ["2026-03-30 09:00", "2026-06-29 09:00", "2026-08-31 09:00", "2026-11-30 09:00"]);
+        let fifth_from_last = starts("FREQ=MONTHLY;BYDAY=-5MO", from, "2026-01-01", "2027-01-01");
+        assert_eq!(fifth_from_last, ["2026-03-02 09:00", "2026-06-01 09:00", "2026-08-03 09:00", "2026-11-02 09:00"]);
+        // Years with 53 Mondays: 2029 (from 1 January), 2035, 2040 (a leap year from a Sunday).
+        let last = starts("FREQ=YEARLY;BYDAY=53MO", from, "2026-01-01", "2041-01-01");
+        assert_eq!(last, ["2029-12-31 09:00", "2035-12-31 09:00", "2040-12-31 09:00"]);
+        let first = starts("FREQ=YEARLY;BYDAY=-53MO", from, "2026-01-01", "2041-01-01");
+        assert_eq!(first, ["2029-01-01 09:00", "2035-01-01 09:00", "2040-01-02 09:00"]);
+        // With other BYDAY values: the union; with COUNT across them: refused, saying why.
+        let mixed = starts("FREQ=MONTHLY;BYDAY=-5MO,1FR", from, "2026-03-01", "2026-04-01");
+        assert_eq!(mixed, ["2026-03-02 09:00", "2026-03-06 09:00"]);
+        let e = Recurrence::parse("FREQ=MONTHLY;BYDAY=-5MO,1FR;COUNT=3", parse_local(from).unwrap()).unwrap_err();
+        assert!(e.contains("BYDAY=-5MO with other BYDAY values and COUNT"), "{e}");
     }
 
     #[test]

@@ -223,8 +223,10 @@ fn check_combinations(p: &Parts) -> Result<(), String> {
         if freq == Freq::Yearly && !p.by_week_no.is_empty() {
             return Err(format!("BYDAY={written} has an ordinal, which RFC 5545 forbids together with BYWEEKNO"));
         }
-        if freq == Freq::Monthly && p.by_month.is_empty() && n.abs() > 5 {
-            return Err(format!("BYDAY={written}: a month has at most five of each weekday"));
+        // Within a month (MONTHLY, or YEARLY with BYMONTH) the ordinal counts that month's days.
+        let in_a_month = freq == Freq::Monthly || !p.by_month.is_empty();
+        if in_a_month && n.abs() > 5 {
+            return Err(format!("BYDAY={written}: a month has at most five of each weekday, so it never occurs"));
         }
     }
     if !p.by_month_day.is_empty() && freq == Freq::Weekly {
@@ -251,6 +253,50 @@ fn check_combinations(p: &Parts) -> Result<(), String> {
 }
 
 impl Parts {
+    /// The rule as rules the `rrule` crate expands, whose union is this one. The crate refuses
+    /// the fifth-from-last weekday of a month (`BYDAY=-5MO`) and the 53rd-from-last of a year
+    /// (`-53MO`) while it takes `5MO` and `53MO`; such a day is the weekday on one of the month's
+    /// days -31 to -29 (the year's -366 and -365), which the crate does expand. A rule with
+    /// other BYDAY values as well becomes one rule per value (exact without COUNT or BYSETPOS,
+    /// which count across them: those are refused with a message).
+    pub fn expandable(&self) -> Result<Vec<Parts>, String> {
+        let in_year = self.freq() == Freq::Yearly && self.by_month.is_empty();
+        let beyond = |n: &Option<i32>| match n {
+            Some(-5) => self.freq() == Freq::Monthly,
+            Some(-53) => in_year,
+            _ => false,
+        };
+        if !self.by_day.iter().any(|(n, _)| beyond(n)) {
+            return Ok(vec![self.clone()]);
+        }
+        let shown = |(n, d): &(Option<i32>, Weekday)| format!("{}{}", n.unwrap_or_default(), weekday_code(*d));
+        let special: Vec<_> = self.by_day.iter().filter(|(n, _)| beyond(n)).collect();
+        let others: Vec<_> = self.by_day.iter().filter(|(n, _)| !beyond(n)).copied().collect();
+        let refuse = |why: &str| {
+            Err(format!("BYDAY={} {why}; write it as a rule of its own", shown(special[0])))
+        };
+        if self.by_day.len() > 1 && (self.count.is_some() || !self.by_set_pos.is_empty()) {
+            return refuse("with other BYDAY values and COUNT or BYSETPOS is not supported (they count across the values)");
+        }
+        if !self.by_month_day.is_empty() || !self.by_year_day.is_empty() {
+            return refuse("together with BYMONTHDAY or BYYEARDAY is not supported");
+        }
+        let mut out = Vec::new();
+        if !others.is_empty() {
+            out.push(Parts { by_day: others, ..self.clone() });
+        }
+        for &(n, day) in special {
+            let mut one = Parts { by_day: vec![(None, day)], ..self.clone() };
+            if n == Some(-5) {
+                one.by_month_day = vec![-31, -30, -29];
+            } else {
+                one.by_year_day = vec![-366, -365];
+            }
+            out.push(one);
+        }
+        Ok(out)
+    }
+
     pub fn freq(&self) -> Freq {
         self.freq.unwrap_or(Freq::Daily)
     }
@@ -347,6 +393,9 @@ mod tests {
         assert!(err("FREQ=YEARLY;BYMONTH=-1").contains("`-1` is not a month"));
         assert!(err("FREQ=MONTHLY;BYDAY=0MO").contains("`0MO`"));
         assert!(err("FREQ=MONTHLY;BYDAY=6MO").contains("at most five"));
+        assert!(err("FREQ=MONTHLY;BYMONTH=3;BYDAY=-6MO").contains("at most five"));
+        assert!(err("FREQ=YEARLY;BYMONTH=3;BYDAY=6MO").contains("at most five of each weekday, so it never occurs"));
+        assert!(parse("FREQ=MONTHLY;BYDAY=-5MO").is_ok() && parse("FREQ=YEARLY;BYDAY=-53MO").is_ok());
         assert!(err("FREQ=YEARLY;BYDAY=54MO").contains("`54MO`"));
         assert!(err("FREQ=WEEKLY;BYDAY=XX").contains("`XX` is not a weekday"));
         assert!(err("FREQ=WEEKLY;WKST=XX").contains("WKST=XX"));

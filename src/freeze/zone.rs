@@ -115,6 +115,9 @@ impl Zone {
         }
         let tz = match DATABASE.get(name) {
             Ok(tz) => tz,
+            // A zone written as its transitions (`<+12>-12 @2024-05-04T15:00:00Z <+10>-10`), as
+            // `sluice freeze import` writes for a VTIMEZONE whose offset changed at given instants.
+            Err(_) if super::tzif::is_transitions(name) => super::tzif::zone(name)?,
             // A POSIX TZ string with a DST rule (`<EST>5<EDT>,M3.2.0,M11.1.0`), as `sluice freeze
             // import` writes for a zone an iCalendar file defines in a VTIMEZONE.
             Err(_) if name.contains(",M") || name.contains(",J") => {
@@ -144,6 +147,14 @@ impl Zone {
             INTERNED.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), zone);
             Ok(zone)
         })
+    }
+
+    /// A fixed offset, `seconds_east` of UTC.
+    pub fn fixed(seconds_east: i32) -> Result<Zone, String> {
+        let west = -seconds_east;
+        let (sign, a) = (if west < 0 { "-" } else { "" }, west.abs());
+        let name = format!("<{}{:02}{:02}{:02}>{sign}{}:{:02}:{:02}", if seconds_east < 0 { '-' } else { '+' }, a / 3600, a % 3600 / 60, a % 60, a / 3600, a % 3600 / 60, a % 60);
+        Zone::interned(&name)
     }
 
     pub fn utc() -> Zone {

@@ -31,6 +31,34 @@ pub fn terminal_width() -> u16 {
     Table::new().width().filter(|w| *w >= 20).unwrap_or(COMPACT_BELOW)
 }
 
+/// Appends `text` as lines of at most `width` columns, broken between words (a word longer
+/// than the line stays whole); continuation lines are indented four columns past the first,
+/// so they never read as the two-column sub-lines (`  blocked until then by: …`). The one-line
+/// answers wrap like the tables do.
+fn push_wrapped(out: &mut String, text: &str, width: u16) {
+    let width = usize::from(width);
+    let own = text.len() - text.trim_start().len();
+    let indent = own + 4;
+    let mut column = 0;
+    for (i, word) in text.trim_start().split(' ').enumerate() {
+        let len = word.chars().count();
+        if i == 0 {
+            out.push_str(&text[..own]);
+            column = own;
+        } else if column + 1 + len > width && column > indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            column = indent;
+        } else {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+    }
+    out.push('\n');
+}
+
 fn new_table(header: &[&str], width: u16) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED);
@@ -178,13 +206,12 @@ pub fn status_table(answer: &StatusAnswer, audit_log: &Path, tz: Option<Zone>) -
     let width = terminal_width();
     let mut out = String::new();
     for note in &answer.notes {
-        out.push_str(&format!("note: {note}\n"));
+        push_wrapped(&mut out, &format!("note: {note}"), width);
     }
-    out.push_str(&status_headline(answer, tz));
-    out.push('\n');
+    push_wrapped(&mut out, &status_headline(answer, tz), width);
     let target = format!("{} to {}", q.service.unwrap_or("any service"), q.env.unwrap_or("any environment"));
     let at_local = tz.map(|z| format!(" ({})", local_string(status.at, z))).unwrap_or_default();
-    out.push_str(&format!("deploy of {target} at {}{at_local}\n", utc_string(status.at)));
+    push_wrapped(&mut out, &format!("deploy of {target} at {}{at_local}", utc_string(status.at)), width);
     let shown: Vec<&Entry> = if status.entries.is_empty() {
         answer.open_until.iter().flat_map(|(_, e)| e).collect()
     } else {
@@ -221,18 +248,19 @@ pub fn status_table(answer: &StatusAnswer, audit_log: &Path, tz: Option<Zone>) -
         out.push_str(&format!("{table}\n"));
     }
     for o in answer.used() {
-        out.push_str(&format!(
-            "override: {} ({}, requested by {}, approved by {}) until {}; logged to {}\n",
+        let line = format!(
+            "override: {} ({}, requested by {}, approved by {}) until {}; logged to {}",
             o.id,
             o.ticket,
             o.requested_by,
             o.approved_by,
             o.expires_at.map(utc_string).unwrap_or_default(),
             audit_log.display()
-        ));
+        );
+        push_wrapped(&mut out, &line, width);
     }
     for (_, problem) in &status.override_problems {
-        out.push_str(&format!("warning: {problem}\n"));
+        push_wrapped(&mut out, &format!("warning: {problem}"), width);
     }
     out
 }
@@ -294,35 +322,52 @@ pub fn span_text(start: DateTime<Utc>, end: DateTime<Utc>, tz: Zone) -> String {
     }
 }
 
-/// The table of `freeze list`: imported events by their SUMMARY; compact below 100 columns.
+/// Whom a window applies to: `production / planner-*`, `any / any`.
+pub fn scope_text(window: &crate::freeze::calendar::Window) -> String {
+    let side = |s: &crate::freeze::calendar::Scope| s.patterns.as_ref().map_or("any".to_string(), |p| p.join(", "));
+    format!("{} / {}", side(&window.environments), side(&window.services))
+}
+
+/// The table of `freeze list`: imported events by their SUMMARY; compact below 100 columns;
+/// when the environment or the service is left open, each window's scope.
 pub fn list_table(answer: &ListAnswer) -> String {
     let width = terminal_width();
     let compact = width < COMPACT_BELOW;
-    let header: &[&str] = if compact {
-        &["window", "when (local, then UTC)", "reason"]
+    let mut header: Vec<&str> = if compact {
+        vec!["window", "when (local, then UTC)", "reason"]
     } else {
-        &["window", "kind", "event", "when (local)", "UTC", "reason"]
+        vec!["window", "kind", "event", "when (local)", "UTC", "reason"]
     };
-    let mut table = new_table(header, width);
+    if answer.unscoped && !compact {
+        header.insert(1, "scope (env / service)");
+    }
+    let mut table = new_table(&header, width);
     for r in answer.rows() {
         let (o, w) = (r.occurrence, r.window);
         let utc = span_text(o.start, o.end, Zone::utc());
         let local = span_text(o.start, o.end, r.tz);
         let event = r.event.map(|e| e.name.clone()).unwrap_or_default();
         if compact {
-            let name = match (w.kind, r.event) {
+            let mut name = match (w.kind, r.event) {
                 (Kind::Allow, _) => format!("{} (allow)", w.id),
                 (_, Some(e)) => format!("{}\n{}", w.id, e.name),
                 _ => w.id.clone(),
             };
+            if answer.unscoped {
+                name.push_str(&format!("\nfor {}", scope_text(w)));
+            }
             table.add_row([name, format!("{local}\n{utc}"), w.reason.clone()]);
         } else {
-            table.add_row([w.id.clone(), w.kind.as_str().to_string(), event, local, utc, w.reason.clone()]);
+            let mut row = vec![w.id.clone(), w.kind.as_str().to_string(), event, local, utc, w.reason.clone()];
+            if answer.unscoped {
+                row.insert(1, scope_text(w));
+            }
+            table.add_row(row);
         }
     }
     let mut out = String::new();
     for note in &answer.notes {
-        out.push_str(&format!("note: {note}\n"));
+        push_wrapped(&mut out, &format!("note: {note}"), width);
     }
     let count = format!("{} occurrence(s)", answer.occurrences.len());
     let range = format!("from {} to {}", utc_string(answer.from), utc_string(answer.to));
@@ -344,6 +389,16 @@ pub fn next_open_json(answer: &NextOpenAnswer) -> Result<String> {
         "open_until": answer.open_until.map(utc_string),
         "blocked_by": entries(&answer.blocked_by),
         "closed_by": entries(&answer.closed_by),
+        "within": answer.within.map(|w| json!({"hours": w.text, "timezone": w.zone.name()})),
+        "open_windows": std::iter::once((answer.next.clone(), answer.open_until, &answer.closed_by))
+            .filter_map(|(n, u, c)| match n { NextOpen::At(t) => Some((t, u, c)), _ => None })
+            .chain(answer.later.iter().map(|w| (w.start, w.until, &w.closed_by)))
+            .map(|(start, end, closed_by)| json!({
+                "start": utc_string(start),
+                "end": end.map(utc_string),
+                "closed_by": closed_by.iter().map(|e| answer.calendar.windows[e.window].id.clone()).collect::<Vec<_>>(),
+            }))
+            .collect::<Vec<_>>(),
         "overrides_ignored": answer.overrides_ignored,
         "note": note,
         "notes": answer.notes,
@@ -380,38 +435,52 @@ fn describe(calendar: &Calendar, e: &Entry, tz: Option<Zone>) -> String {
 
 /// `tz`: the zone local times are shown in besides each window's own.
 pub fn next_open_text(answer: &NextOpenAnswer, tz: Zone) -> String {
+    let width = terminal_width();
     let mut out = String::new();
+    let mut line = |text: String| push_wrapped(&mut out, &text, width);
     for note in &answer.notes {
-        out.push_str(&format!("note: {note}\n"));
+        line(format!("note: {note}"));
+    }
+    if let Some(within) = answer.within {
+        line(format!("only within {} ({})", within.text, within.zone));
     }
     let cal = answer.calendar;
     let extra = Some(tz);
+    let closers = |closed_by: &[Entry]| -> Vec<String> {
+        match closed_by {
+            [] if answer.within.is_some() => vec!["  closed by: the end of the --within hours".to_string()],
+            entries => entries.iter().map(|e| format!("  closed by: {}", describe(cal, e, extra))).collect(),
+        }
+    };
     match answer.next {
         NextOpen::At(t) => {
-            out.push_str(&format!("next open: {} ({})\n", utc_string(t), local_string(t, tz)));
+            line(format!("next open: {} ({})", utc_string(t), local_string(t, tz)));
             for e in &answer.blocked_by {
-                out.push_str(&format!("  blocked until then by: {}\n", describe(cal, e, extra)));
+                line(format!("  blocked until then by: {}", describe(cal, e, extra)));
             }
             match answer.open_until {
                 Some(u) => {
-                    out.push_str(&format!("open until: {} ({})\n", utc_string(u), local_string(u, tz)));
-                    for e in &answer.closed_by {
-                        out.push_str(&format!("  closed by: {}\n", describe(cal, e, extra)));
-                    }
+                    line(format!("open until: {} ({})", utc_string(u), local_string(u, tz)));
+                    closers(&answer.closed_by).into_iter().for_each(&mut line);
                 }
-                None => out.push_str("open until: beyond the search horizon\n"),
+                None => line("open until: beyond the search horizon".to_string()),
             }
         }
         ref n => {
-            out.push_str(&format!("no open window of {}: {}\n", answer.min_duration, next_open_string(n)));
+            line(format!("no open window of {}: {}", answer.min_duration, next_open_string(n)));
             for e in &answer.blocked_by {
-                out.push_str(&format!("  blocked by: {}\n", describe(cal, e, extra)));
+                line(format!("  blocked by: {}", describe(cal, e, extra)));
             }
         }
     }
+    for w in &answer.later {
+        let until = w.until.map_or("beyond the search horizon".to_string(), |u| format!("{} ({})", utc_string(u), local_string(u, tz)));
+        line(format!("then open: {} ({}) until {until}", utc_string(w.start), local_string(w.start, tz)));
+        closers(&w.closed_by).into_iter().for_each(&mut line);
+    }
     if answer.overrides_ignored > 0 {
-        out.push_str(&format!(
-            "note: {} override(s) not used: next-open ignores overrides (only `freeze status` and `sluice check` use them, and audit them)\n",
+        line(format!(
+            "note: {} override(s) not used: next-open ignores overrides (only `freeze status` and `sluice check` use them, and audit them)",
             answer.overrides_ignored
         ));
     }

@@ -1,15 +1,22 @@
 //! `sluice freeze calendar`: the freeze windows as a picture.
 //!
-//! - HTML: a month grid, one self-contained page (inline CSS, no scripts, no external assets),
-//!   where each day lists the windows that touch it, coloured by kind, with the reason and times
-//!   in the native hover tooltip (`title`), and a legend. Each day cell carries `data-date` and
-//!   `data-frozen` so that tests (and scripts) can read the answer from the DOM.
-//! - SVG: the same occurrences as a timeline, one lane per window, for a wiki or a PR summary.
+//! - HTML: a month grid, one self-contained page (inline CSS, no scripts, no external assets).
+//!   Each day shows its frozen hours, as a bar over the day's 24 hours and written out
+//!   (`frozen 07:00–10:00`), and lists the windows that touch it with their times printed (a
+//!   screenshot or a wiki page has no hover; the reason is also in the tooltip), coloured by
+//!   kind; a day is tinted red only when it is frozen all day. Each day cell carries
+//!   `data-date`, `data-frozen` (any frozen time), `data-frozen-hours` and `data-frozen-intervals`,
+//!   so that tests (and scripts) can read the answer from the DOM.
+//! - SVG: the same occurrences as a timeline, one lane per window, with month and day ticks,
+//!   for a wiki or a PR summary.
 //!
-//! Days are days in the zone given (`--tz`, else the calendar's default zone): a day is frozen
-//! when a deny occurrence overlaps it, and marked `allow` when only allow occurrences do.
+//! Days and hours are those of the zone given (`--tz`, else the calendar's default zone). The
+//! frozen hours are [`crate::freeze::answer::frozen_hours`]: for one deploy (`--service` and
+//! `--env`) exactly what `freeze status` decides; otherwise the deny windows of every scope, with
+//! allow windows drawn as the slots they are. The page says which.
 
 use crate::freeze::answer::ListAnswer;
+use crate::freeze::decide::Query;
 use crate::freeze::calendar::Kind;
 use crate::freeze::time::utc_string;
 use crate::freeze::zone::Zone;
@@ -41,11 +48,14 @@ ul.legend li{display:flex;align-items:center;gap:6px}
 section.month{margin:0 0 22px;break-inside:avoid}h2{font-size:16px;margin:0 0 6px}
 table.grid{border-collapse:collapse;table-layout:fixed;width:100%;max-width:1100px}
 table.grid th{font-weight:600;color:#57606a;padding:4px;text-align:left;border-bottom:1px solid #d0d7de}
-td.day{vertical-align:top;height:84px;border:1px solid #d0d7de;padding:3px 4px;overflow:hidden}
-td.day.frozen{background:#ffebe9}td.day.allow{background:#dafbe1}td.pad{border:none;background:none}
+td.day{vertical-align:top;min-height:84px;height:84px;border:1px solid #d0d7de;padding:3px 4px;overflow:hidden}
+td.day.frozen{background:#ffebe9}td.day.allow{background:#dafbe1}td.day.partly{background:#fff8f7}td.pad{border:none;background:none}
+.bar{position:relative;height:8px;margin:3px 0 2px;background:#dafbe1;border:1px solid #d0d7de;border-radius:2px;overflow:hidden}
+.bar .seg{position:absolute;top:0;bottom:0;background:#d73a49}
+.hours{font-size:11px;font-weight:600;color:#a40e26}.hours.open{color:#1a7f37;font-weight:400}
 td.day .num{font-weight:600;font-size:12px;color:#57606a}
 td.day ul{list-style:none;margin:2px 0 0;padding:0}
-li.w{font-size:11px;border-radius:3px;padding:1px 4px;margin:1px 0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:help}
+li.w{font-size:11px;line-height:1.25;border-radius:3px;padding:1px 4px;margin:1px 0;overflow-wrap:anywhere;cursor:help}
 ";
 
 /// The months to draw: `months` calendar months from the one holding `from` (in `tz`).
@@ -58,16 +68,35 @@ pub fn month_range(from: DateTime<Utc>, months: u32, tz: Zone) -> (DateTime<Utc>
     )
 }
 
-/// One day: whether a deny (or only an allow) window touches it, and each window's label and
-/// tooltip.
+/// One day: its frozen stretches (clipped to the day), whether an allow window touches it, and
+/// each window's label, printed times and tooltip.
 struct Day {
-    frozen: bool,
+    frozen: Vec<(DateTime<Utc>, DateTime<Utc>)>,
+    /// The day's length (23 or 25 hours across a DST change).
+    length: Duration,
+    start: DateTime<Utc>,
     allow: bool,
     items: Vec<(Kind, String, String)>,
 }
 
-/// The windows touching each day in `[from, to)`.
-fn days(answer: &ListAnswer, tz: Zone) -> Vec<(NaiveDate, Day)> {
+impl Day {
+    fn frozen_seconds(&self) -> i64 {
+        self.frozen.iter().map(|(a, b)| (*b - *a).num_seconds()).sum()
+    }
+
+    fn all_day(&self) -> bool {
+        self.frozen_seconds() >= self.length.num_seconds()
+    }
+}
+
+/// `07:00–10:00` in `tz`, `24:00` for the end of the day.
+fn hours(start: DateTime<Utc>, end: DateTime<Utc>, day_end: DateTime<Utc>, tz: Zone) -> String {
+    let end_text = if end >= day_end { "24:00".to_string() } else { tz.local(end).format("%H:%M").to_string() };
+    format!("{}–{end_text}", tz.local(start).format("%H:%M"))
+}
+
+/// The windows touching each day in `[from, to)`, and its frozen hours out of `frozen`.
+fn days(answer: &ListAnswer, frozen: &[(DateTime<Utc>, DateTime<Utc>)], tz: Zone) -> Vec<(NaiveDate, Day)> {
     let (first, last) = (tz.local(answer.from).date(), tz.local(answer.to - Duration::nanoseconds(1)).date());
     let mut out = Vec::new();
     let mut d = first;
@@ -76,22 +105,22 @@ fn days(answer: &ListAnswer, tz: Zone) -> Vec<(NaiveDate, Day)> {
             tz.instant(d.and_hms_opt(0, 0, 0).unwrap_or_default()),
             tz.instant((d + Duration::days(1)).and_hms_opt(0, 0, 0).unwrap_or_default()),
         );
-        let mut day = Day { frozen: false, allow: false, items: Vec::new() };
+        let clipped = frozen.iter().filter(|(a, b)| *a < end && *b > start).map(|(a, b)| (*a.max(&start), *b.min(&end)));
+        let mut day = Day { frozen: clipped.collect(), length: end - start, start, allow: false, items: Vec::new() };
         for r in answer.rows() {
             let o = r.occurrence;
             if o.start < end && o.end > start {
-                match r.window.kind {
-                    Kind::Deny => day.frozen = true,
-                    Kind::Allow => day.allow = true,
-                }
+                day.allow |= r.window.kind == Kind::Allow;
                 let event = r.event.map(|e| format!(" ({})", e.name)).unwrap_or_default();
-                let label = format!("{}{event}", r.window.id);
+                let when = hours(o.start.max(start), o.end.min(end), end, tz);
+                let label = format!("{} {when}{event}", r.window.id);
                 let reason =
                     if r.window.reason.is_empty() { String::new() } else { format!(" — {}", r.window.reason) };
                 let title = format!(
-                    "{} {}{event}: {}{reason}",
+                    "{} {}{event} for {}: {}{reason}",
                     r.window.kind.as_str(),
                     r.window.id,
+                    super::freeze::scope_text(r.window),
                     super::freeze::span_text(o.start, o.end, r.tz),
                 );
                 if !day.items.iter().any(|(_, l, _)| *l == label) {
@@ -105,12 +134,29 @@ fn days(answer: &ListAnswer, tz: Zone) -> Vec<(NaiveDate, Day)> {
     out
 }
 
-/// The month-grid page.
-pub fn html(answer: &ListAnswer, tz: Zone, title: &str) -> String {
+/// What the picture shows, for the page's and the timeline's subtitle.
+fn showing(query: Query) -> &'static str {
+    if query.env.is_some() && query.service.is_some() {
+        "Frozen hours for this deploy, as `freeze status` decides them (allow windows included, overrides not)"
+    } else {
+        "Frozen hours of the deny windows of every scope the question leaves open; allow windows (green) are deploy \
+         slots for the services they name — pass --service and --env for one deploy's exact hours"
+    }
+}
+
+/// The month-grid page; `frozen` are the frozen stretches ([`crate::freeze::answer::frozen_hours`]).
+pub fn html(
+    answer: &ListAnswer,
+    query: Query,
+    frozen: &[(DateTime<Utc>, DateTime<Utc>)],
+    tz: Zone,
+    title: &str,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"meta\">{} to {}, days in {} · generated by sluice {} from {} (sha256 {})</p>",
+    let _ = writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"meta\">{}</p>\n<p class=\"meta\">{} to {}, days and hours in {} · generated by sluice {} from {} (sha256 {})</p>",
         escape(title),
         escape(title),
+        escape(showing(query)),
         utc_string(answer.from),
         utc_string(answer.to),
         escape(tz.name()),
@@ -118,8 +164,8 @@ pub fn html(answer: &ListAnswer, tz: Zone, title: &str) -> String {
         escape(&answer.calendar.path.display().to_string()),
         &answer.calendar.digest[..12.min(answer.calendar.digest.len())],
     );
-    out.push_str("<ul class=\"legend\"><li><span class=\"swatch deny\"></span>deny: frozen (day tinted red)</li><li><span class=\"swatch allow\"></span>allow: deploys only inside (day tinted green)</li><li>hover a window for its times and reason</li></ul>\n");
-    let all = days(answer, tz);
+    out.push_str("<ul class=\"legend\"><li><span class=\"swatch deny\"></span>frozen (the bar's red part over the day's 24 hours; the day tinted red when frozen all day)</li><li><span class=\"swatch allow\"></span>open, or an allow window's deploy slot</li><li>hover a window for its reason</li></ul>\n");
+    let all = days(answer, frozen, tz);
     let mut month_start = 0;
     while month_start < all.len() {
         let (first, _) = &all[month_start];
@@ -145,19 +191,33 @@ pub fn html(answer: &ListAnswer, tz: Zone, title: &str) -> String {
             if d.weekday() == Weekday::Mon && d.day() != 1 {
                 out.push_str("</tr>\n<tr>");
             }
-            let class = if day.frozen {
-                "day frozen"
-            } else if day.allow {
-                "day allow"
-            } else {
-                "day"
+            let day_end = day.start + day.length;
+            let class = match (day.frozen.is_empty(), day.all_day(), day.allow) {
+                (false, true, _) => "day frozen",
+                (false, false, _) => "day partly",
+                (true, _, true) => "day allow",
+                (true, _, false) => "day",
             };
+            let intervals: Vec<String> = day.frozen.iter().map(|(a, b)| hours(*a, *b, day_end, tz)).collect();
             let _ = write!(
                 out,
-                "<td class=\"{class}\" data-date=\"{d}\" data-frozen=\"{}\"><span class=\"num\">{}</span>",
-                day.frozen,
+                "<td class=\"{class}\" data-date=\"{d}\" data-frozen=\"{}\" data-frozen-hours=\"{}\" data-frozen-intervals=\"{}\"><span class=\"num\">{}</span>",
+                !day.frozen.is_empty(),
+                (day.frozen_seconds() as f64 / 36.0).round() / 100.0,
+                intervals.join(" "),
                 d.day()
             );
+            out.push_str("<div class=\"bar\">");
+            let share = |t: DateTime<Utc>| (t - day.start).num_seconds() as f64 / day.length.num_seconds().max(1) as f64 * 100.0;
+            for (a, b) in &day.frozen {
+                let _ = write!(out, "<span class=\"seg\" style=\"left:{:.2}%;width:{:.2}%\"></span>", share(*a), share(*b) - share(*a));
+            }
+            out.push_str("</div>");
+            let _ = match (intervals.is_empty(), day.all_day()) {
+                (true, _) => write!(out, "<div class=\"hours open\">open all day</div>"),
+                (false, true) => write!(out, "<div class=\"hours\">frozen all day</div>"),
+                (false, false) => write!(out, "<div class=\"hours\">frozen {}</div>", intervals.join(", ")),
+            };
             if !day.items.is_empty() {
                 out.push_str("<ul>");
                 for (kind, label, title) in &day.items {
@@ -190,7 +250,7 @@ pub fn svg(answer: &ListAnswer, tz: Zone, title: &str) -> String {
     let mut lanes: Vec<usize> = answer.occurrences.iter().map(|o| o.window).collect();
     lanes.sort_unstable();
     lanes.dedup();
-    let height = top + lane * lanes.len().max(1) as f64 + 40.0;
+    let height = top + lane * lanes.len().max(1) as f64 + 50.0;
     let span = (answer.to - answer.from).num_seconds().max(1) as f64;
     let x =
         |t: DateTime<Utc>| left + (t.clamp(answer.from, answer.to) - answer.from).num_seconds() as f64 / span * width;
@@ -200,6 +260,22 @@ pub fn svg(answer: &ListAnswer, tz: Zone, title: &str) -> String {
         t = escape(title)
     );
     let _ = writeln!(out, "<g class=\"legend\"><rect x=\"{left}\" y=\"34\" width=\"12\" height=\"12\" fill=\"#d73a49\"/><text x=\"{}\" y=\"45\">deny (frozen)</text><rect x=\"{}\" y=\"34\" width=\"12\" height=\"12\" fill=\"#2da44e\"/><text x=\"{}\" y=\"45\">allow (deploys only inside)</text><text x=\"{}\" y=\"45\" fill=\"#57606a\">times in {}; hover a bar for its reason</text></g>", left + 16.0, left + 130.0, left + 146.0, left + 360.0, escape(tz.name()));
+    // Day ticks (a label every Monday), then month ticks.
+    let mut day = tz.local(answer.from).date();
+    loop {
+        let at = tz.instant(day.and_hms_opt(0, 0, 0).unwrap_or_default());
+        if at >= answer.to {
+            break;
+        }
+        if at >= answer.from {
+            let monday = day.weekday() == Weekday::Mon;
+            let _ = writeln!(out, "<line class=\"day-tick\" data-date=\"{day}\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#d0d7de\"/>", x(at), height - 36.0, height - if monday { 26.0 } else { 31.0 });
+            if monday {
+                let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{}\" font-size=\"9\" fill=\"#57606a\">{}</text>", x(at) + 2.0, height - 28.0, day.format("%d"));
+            }
+        }
+        day += Duration::days(1);
+    }
     // Month ticks.
     let mut m = tz.local(answer.from).date().with_day(1).unwrap_or(tz.local(answer.from).date());
     loop {

@@ -13,10 +13,12 @@ Semantics implemented here, from the README:
 - a local time in a spring-forward gap is the first instant after the gap; an ambiguous one is
   the earlier instant;
 - recurrences run on the wall clock from DTSTART = `from` (default 2000-01-01) + start_time;
-  UNTIL without Z is wall-clock, with Z an instant; RDATEs are added, EXDATEs removed;
-- an occurrence lasts to `end_time` (the next day when not after the start time) or for
-  `duration`: its days on the wall clock from the written start, its hours/minutes/seconds in
-  real time; an occurrence squeezed to nothing by a DST change is no window but still an event;
+  UNTIL without Z is wall-clock, with Z an instant; RDATEs are added, EXDATEs removed; the set
+  is one of instants, so two wall-clock starts in one DST gap are one occurrence (the longer);
+- an occurrence lasts from `start_time` to `end_time` on the wall clock (the next day when not
+  after it), an RDATE at another time of day as long, or for `duration`: its days on the wall
+  clock from the written start, its hours/minutes/seconds in real time; an occurrence squeezed
+  to nothing by a DST change is no window but still an event;
 - an anchored window runs from the event's real start minus `lead` to its real end plus `lag`
   (days on the wall clock of the event's zone, then hours in real time);
 - next-open: the first instant from which deploys stay open for at least the minimum, searched
@@ -26,7 +28,7 @@ import json
 import re
 import sys
 from functools import lru_cache
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
@@ -36,10 +38,59 @@ HORIZON = timedelta(days=730)
 ZONES = {}
 
 
+
+
+class Transitions(tzinfo):
+    """A zone whose offset changes at given instants: what a VTIMEZONE whose observances have
+    no RRULE defines (RFC 5545 section 3.6.5: each observance begins once at its DTSTART and at
+    each RDATE). Written from the RFC, independently of Sluice's TZif."""
+
+    def __init__(self, initial, changes):
+        self.initial = timedelta(seconds=initial)
+        self.changes = [(parse_utc(t), timedelta(seconds=o)) for t, o in changes]
+
+    def _at(self, instant):
+        offset = self.initial
+        for t, o in self.changes:
+            if t <= instant:
+                offset = o
+        return offset
+
+    def utcoffset(self, dt):
+        local = dt.replace(tzinfo=None)
+        offsets = {self.initial} | {o for _, o in self.changes}
+        valid = sorted((local - o).replace(tzinfo=UTC) for o in offsets if self._at((local - o).replace(tzinfo=UTC)) == o)
+        if valid:
+            # An overlap: fold 0 is the earlier instant.
+            return local - valid[min(dt.fold, len(valid) - 1)].replace(tzinfo=None)
+        # A gap: fold 0 reads it with the offset before the change, fold 1 with the one after.
+        before = self.initial
+        for t, o in self.changes:
+            if t.replace(tzinfo=None) + before <= local < t.replace(tzinfo=None) + o:
+                return before if dt.fold == 0 else o
+            before = o
+        return self.initial
+
+    def dst(self, dt):
+        return timedelta(0)
+
+    def tzname(self, dt):
+        return None
+
+    def fromutc(self, dt):
+        instant = dt.replace(tzinfo=UTC)
+        local = dt.replace(tzinfo=None) + self._at(instant)
+        # The second reading of a local time that happens twice has fold 1.
+        earlier = [o for o in {self.initial} | {o for _, o in self.changes}
+                   if (local - o).replace(tzinfo=UTC) < instant and self._at((local - o).replace(tzinfo=UTC)) == o]
+        return local.replace(tzinfo=self, fold=1 if earlier else 0)
+
+
 def zone(name):
-    if name not in ZONES:
-        ZONES[name] = ZoneInfo(name)
-    return ZONES[name]
+    key = json.dumps(name, sort_keys=True)
+    if key not in ZONES:
+        ZONES[key] = Transitions(name["initial"], name["transitions"]) if isinstance(name, dict) else ZoneInfo(name)
+    return ZONES[key]
 
 
 def parse_utc(text):
@@ -167,17 +218,24 @@ def instances(spec, tz, lo, hi):
         slack = timedelta(days=3) + (timedelta(days=duration(spec["duration"])[0]) + duration(spec["duration"])[1] if "duration" in spec else timedelta(days=1))
         start_time = parse_time(spec["start_time"]) if spec.get("start_time") else None
         et = parse_time(spec["end_time"]) if "end_time" in spec else None
+        if et is not None:
+            # Every occurrence lasts the rule's wall-clock length, start_time to end_time (the
+            # next day when not after it), an RDATE at another time of day too.
+            wall = datetime.combine(datetime.min, et) - datetime.combine(datetime.min, start_time)
+            if wall <= timedelta(0):
+                wall += timedelta(days=1)
+        by_start = {}
         for ls in starts(spec, tz, (lo - slack).replace(tzinfo=None), (hi + timedelta(days=2)).replace(tzinfo=None)):
             s = resolve(ls, tz)
             if et is not None:
-                le = datetime.combine(ls.date(), et)
-                if et <= start_time or le <= ls:
-                    le += timedelta(days=1)
-                e = resolve(le, tz)
+                e = resolve(ls + wall, tz)
             else:
                 days, exact = duration(spec["duration"])
                 e = resolve(ls + timedelta(days=days), tz) + exact
-            out.append((s, max(s, e)))
+            # The recurrence set is a set of instants: two wall-clock starts in one DST gap are
+            # one occurrence, the longer.
+            by_start[s] = max(by_start.get(s, s), e)
+        out.extend(sorted(by_start.items()))
     return [(s, e) for (s, e) in out if s < hi and (e > lo or (s == e and s >= lo))]
 
 

@@ -248,6 +248,7 @@ impl<'r> Gate<'r> {
             flags.calendar.as_deref(),
             flags.overrides.as_deref(),
             flags.audit_log.as_deref(),
+            flags.cache_dir.as_deref(),
         );
         if flags.overrides.is_none() && config.loaded.config.freeze.overrides.is_none() {
             options.overrides = Some(options.calendar.parent().unwrap_or(Path::new(".")).join(freeze::OVERRIDES_FILE));
