@@ -6,7 +6,7 @@
 
 use assert_cmd::Command;
 use clap::CommandFactory;
-use sluice::cli::Cli;
+use sluice::cli::command::Cli;
 use std::collections::BTreeMap;
 
 /// Every command and subcommand, with its path (`freeze next-open`).
