@@ -14,11 +14,11 @@
 mod go;
 mod java;
 mod kotlin;
-// mod mybatis;
+mod mybatis;
 mod python;
 mod rust;
 mod sql_like;
-// mod sqlx_offline;
+mod sqlx_offline;
 mod syntax;
 #[cfg(test)]
 mod testing;
@@ -107,7 +107,8 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
         Language::Kotlin => kotlin::extract(text),
         Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text),
         Language::Python => python::extract(text),
-        _ => todo!(),
+        Language::MyBatis => mybatis::extract(path, text)?,
+        Language::SqlxOffline => sqlx_offline::extract(path, text)?,
     })
 }
 
