@@ -37,7 +37,9 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
             out.skipped.push(Skipped { at: host.position(at), reason });
             return Ok(());
         }
-        let value: String = serde_json::from_str(raw.get()).map_err(invalid)?;
+        let value: String = serde_json::from_str(raw.get()).map_err(|_| {
+            Error::invalid(path, Some(host.position(at).line), "not sqlx offline data: `query` is not a string")
+        })?;
         let text = json_string(&host, at, raw.get());
         let text = if text.sql == value { text } else {
             let mut exact = SqlText::default();
