@@ -7,6 +7,7 @@ mod init;
 mod lint;
 mod man;
 mod plan;
+mod queries;
 mod reviewers;
 mod rules;
 mod stats;
@@ -53,6 +54,8 @@ pub enum Command {
     Man(man::ManArgs),
     /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
     Reviewers(reviewers::ReviewersArgs),
+    /// List the SQL Sluice reads from application code (database calls, mappers, sqlx data).
+    Queries(queries::QueriesArgs),
 }
 
 /// Where the project is: `sluice.toml` and the directories it names, overridable by flags.
@@ -230,5 +233,6 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::Reviewers(args) => reviewers::run(args),
+        Command::Queries(args) => queries::run(args),
     }
 }

@@ -8,5 +8,7 @@
 //! - [`code`]: SQL passed to known database calls in application code (Go, Rust, Java/Kotlin,
 //!   TypeScript/JavaScript, Python) and in framework files (MyBatis mappers, sqlx offline
 //!   data), each read with a real parser of its language.
+//! - [`listing`]: what `sluice queries` shows of them.
 
 pub mod code;
+pub mod listing;

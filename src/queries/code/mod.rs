@@ -30,7 +30,7 @@ use crate::error::Result;
 use std::path::Path;
 
 /// The host languages and formats SQL is read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Language {
     Go,
     Rust,
@@ -100,7 +100,7 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     let Some(language) = language_of(path) else {
         return Ok(Extraction::default());
     };
-    Ok(match language {
+    let mut found = match language {
         Language::Go => go::extract(text),
         Language::Rust => rust::extract(text),
         Language::Java => java::extract(text),
@@ -109,7 +109,11 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
         Language::Python => python::extract(text),
         Language::MyBatis => mybatis::extract(path, text)?,
         Language::SqlxOffline => sqlx_offline::extract(path, text)?,
-    })
+    };
+    found.queries.sort_by_key(|q| q.map.start());
+    found.unreadable.sort_by_key(|u| u.at);
+    found.skipped.sort_by_key(|s| s.at);
+    Ok(found)
 }
 
 /// What one host file yielded.
