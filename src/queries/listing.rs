@@ -8,7 +8,7 @@
 //! extracted on every core.
 
 use super::code::{self, Extraction, HostPosition, Language};
-use crate::error::{read_text, Error, Result};
+use crate::error::{read_bytes, text_from_bytes, Error, Result};
 use rayon::prelude::*;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -80,8 +80,16 @@ pub fn scan(paths: &[PathBuf]) -> Result<Listing> {
     let files: Vec<Option<FileListing>> = candidates
         .into_par_iter()
         .map(|(path, language)| {
-            let text = read_text(&path)?;
-            let extraction = code::extract(&path, &text)?;
+            let bytes = read_bytes(&path)?;
+            // Any `.xml` may be a mapper: one that is not is not read further.
+            if language == Language::MyBatis && !bytes.windows(7).any(|w| w == b"<mapper") {
+                return Ok(None);
+            }
+            let extraction = match text_from_bytes(&path, bytes) {
+                Ok(text) => code::extract(&path, &text)?,
+                Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
+                Err(other) => return Err(other),
+            };
             if extraction.is_empty() {
                 return Ok(None);
             }
@@ -90,6 +98,14 @@ pub fn scan(paths: &[PathBuf]) -> Result<Listing> {
         })
         .collect::<Result<_>>()?;
     Ok(Listing { files: files.into_iter().flatten().collect(), scanned })
+}
+
+/// A source file that is not UTF-8 is not read, and says so (a test fixture in another encoding
+/// does not stop the listing).
+fn not_utf8(line: usize) -> Extraction {
+    let at = HostPosition { line, column: 1 };
+    let reason = "the file is not valid UTF-8 from here on: it is not read".to_string();
+    Extraction { unreadable: vec![code::Unreadable { at, source: "file".into(), reason }], ..Extraction::default() }
 }
 
 fn wanted_directory(path: &Path) -> bool {

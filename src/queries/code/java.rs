@@ -255,10 +255,8 @@ pub(super) mod spring {
     use tree_sitter::Node;
 
     /// Words without which a file has none of the calls below (a file without them is not parsed).
-    pub const TRIGGERS: [&str; 12] = [
-        "@Query", "@Select", "@Insert", "@Update", "@Delete", "NativeQuery", "query", "update", "execute", "prepare",
-        "addBatch", ".sql(",
-    ];
+    pub const TRIGGERS: [&str; 10] =
+        ["@Select", "@Insert", "@Delete", "Query", "query", "pdate", "execute", "prepare", "addBatch", ".sql("];
 
     /// What the file imports that decides how its annotations read.
     pub struct Imports {
@@ -374,6 +372,12 @@ pub(super) mod spring {
 mod tests {
     use super::super::testing::{assert_query, unreadable_lines};
     use super::extract;
+
+    #[test]
+    fn a_file_whose_only_call_is_batch_update_is_read() {
+        let text = "class R {\n  static final String UP = \"UPDATE t SET a = ?\";\n  void f() { jdbc.batchUpdate(UP, rows); }\n}\n";
+        assert_query(&extract(text), text, "JDBC batchUpdate", "UPDATE t SET a = ?", (2, 29));
+    }
 
     const REPOSITORY: &str = include_str!("../../../fixtures/queries/java/OrderRepository.java");
     const DAO: &str = include_str!("../../../fixtures/queries/java/OrderDao.java");
