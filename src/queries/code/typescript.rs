@@ -66,9 +66,12 @@ struct ScriptFile<'a, 't> {
 impl<'t> ScriptFile<'_, 't> {
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(mut function) = node.child_by_field_name("function") else { return };
-        // `prisma.$queryRaw<User[]>`…``: the callee under its type arguments.
-        while matches!(function.kind(), "instantiation_expression" | "non_null_expression") {
-            let Some(inner) = arguments(function).first().copied() else { return };
+        // `prisma.$queryRaw<User[]>`…``: the callee under its type arguments; the grammar reads
+        // `await db.query<T>(…)` as a call of `await db.query`.
+        while matches!(function.kind(), "instantiation_expression" | "non_null_expression" | "await_expression") {
+            let parts = arguments(function);
+            let inner = if function.kind() == "instantiation_expression" { parts.first() } else { parts.last() };
+            let Some(&inner) = inner else { return };
             function = inner;
         }
         let name = match function.kind() {
@@ -273,6 +276,12 @@ mod tests {
         assert_query(&found, PG, "Knex raw", "SELECT 'it''s' AS quote", (18, 33));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(24, "text interpolated with ${…}".to_string())]);
+    }
+
+    #[test]
+    fn a_generic_call_under_await_is_read() {
+        let text = "const rows = await sequelize.query<{ id: string }>(`SELECT id FROM teams`, {});\n";
+        assert_query(&extract(Language::TypeScript, text), text, "Sequelize query", "SELECT id FROM teams", (1, 53));
     }
 
     #[test]
