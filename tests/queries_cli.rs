@@ -84,3 +84,27 @@ fn a_broken_mapper_is_exit_2_naming_file_and_line() {
     let (code, _, stderr) = sluice(dir.path(), &["queries", "missing"]);
     assert_eq!((code, stderr.trim()), (2, "sluice: error: missing: no such file or directory"));
 }
+
+#[test]
+fn tracked_files_are_read_whatever_gitignore_says_and_no_ignore_reads_the_rest() {
+    let dir = app();
+    let root = dir.path();
+    write(root, ".gitignore", "build/\nconfig.py\n");
+    write(root, "cogs/config.py", "async def f(conn):\n    return await conn.fetch(\"SELECT prefix FROM guild_config\")\n");
+    let repository = git2::Repository::init(root).unwrap();
+    let mut index = repository.index().unwrap();
+    index.add_path(Path::new("cogs/config.py")).unwrap();
+    index.write().unwrap();
+    let sources = |args: &[&str]| {
+        let (code, stdout, stderr) = sluice(root, args);
+        assert_eq!(code, 0, "{stderr}");
+        let json: Value = serde_json::from_str(&stdout).unwrap();
+        json["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let listed = sources(&["queries", "--format", "json", "."]);
+    assert!(listed.contains(&"./cogs/config.py".to_string()), "{listed:?}");
+    assert!(!listed.iter().any(|p| p.contains("build/")), "{listed:?}");
+    let everything = sources(&["queries", "--format", "json", "--no-ignore", "."]);
+    assert!(everything.contains(&"./build/gen.go".to_string()), "{everything:?}");
+    assert!(!everything.iter().any(|p| p.contains("node_modules")), "{everything:?}");
+}

@@ -12,6 +12,9 @@ pub struct QueriesArgs {
     /// A table for people, or JSON (every query's full SQL and whether Sluice parses it).
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Also read the files .gitignore names (a repository's tracked files are always read).
+    #[arg(long)]
+    pub no_ignore: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +25,7 @@ pub enum ListFormat {
 
 pub fn run(args: QueriesArgs) -> Result<ExitCode> {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths };
-    let found = listing::scan(&paths)?;
+    let found = listing::scan(&paths, args.no_ignore)?;
     super::write_stdout(|out| match args.format {
         ListFormat::Table => listing::write_table(&found, out),
         ListFormat::Json => listing::write_json(&found, out),

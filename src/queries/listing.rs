@@ -2,10 +2,12 @@
 //! position, its source and whether Sluice's SQL parser reads it, and per file what could not be
 //! read or was skipped. The command is a thin renderer over [`scan`].
 //!
-//! Files are found as `lint` finds them: `.gitignore` honoured (inside a repository or not),
-//! hidden directories skipped except `.sqlx`, `node_modules` and a Go `vendor` directory (one
-//! with a `modules.txt`) skipped, since they hold other people's code. Files are read and
-//! extracted on every core.
+//! Files are found as `lint` finds them: `.gitignore` honoured (inside a repository or not) —
+//! except for files the repository tracks, which are the application's code whatever a pattern
+//! says (RoboDanny ignores `config.py` and commits `cogs/config.py`) —, or not at all with
+//! `no_ignore` (a snapshot exported from git is all tracked files); hidden directories skipped
+//! except `.sqlx`, `node_modules` and a Go `vendor` directory (one with a `modules.txt`) skipped,
+//! since they hold other people's code. Files are read and extracted on every core.
 
 use super::code::{self, Extraction, HostPosition, Language};
 use crate::error::{read_bytes, text_from_bytes, Error, Result};
@@ -49,8 +51,9 @@ impl Listing {
     }
 }
 
-/// Finds the files under `paths` (files or directories) and extracts their SQL.
-pub fn scan(paths: &[PathBuf]) -> Result<Listing> {
+/// Finds the files under `paths` (files or directories) and extracts their SQL; `no_ignore`
+/// reads the files `.gitignore` names too.
+pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
     let mut candidates = Vec::new();
     for path in paths {
         if path.is_file() {
@@ -60,9 +63,12 @@ pub fn scan(paths: &[PathBuf]) -> Result<Listing> {
         if !path.is_dir() {
             return Err(Error::Usage(format!("{}: no such file or directory", path.display())));
         }
+        candidates.extend(tracked_files(path));
         let walker = ignore::WalkBuilder::new(path)
             .hidden(false)
             .require_git(false)
+            .git_ignore(!no_ignore)
+            .ignore(!no_ignore)
             .filter_entry(|entry| !entry.file_type().is_some_and(|t| t.is_dir()) || wanted_directory(entry.path()))
             .build();
         for entry in walker {
@@ -98,6 +104,27 @@ pub fn scan(paths: &[PathBuf]) -> Result<Listing> {
         })
         .collect::<Result<_>>()?;
     Ok(Listing { files: files.into_iter().flatten().collect(), scanned })
+}
+
+/// The files under `dir` that its git repository tracks (none outside a repository), skipping
+/// the directories the walk skips.
+fn tracked_files(dir: &Path) -> Vec<(PathBuf, Language)> {
+    let Ok(repository) = git2::Repository::discover(dir) else { return Vec::new() };
+    let (Some(workdir), Ok(index)) = (repository.workdir(), repository.index()) else { return Vec::new() };
+    let Ok(absolute) = dir.canonicalize() else { return Vec::new() };
+    let Ok(workdir) = workdir.canonicalize() else { return Vec::new() };
+    let Ok(prefix) = absolute.strip_prefix(&workdir) else { return Vec::new() };
+    index
+        .iter()
+        .filter_map(|entry| {
+            let relative = PathBuf::from(String::from_utf8(entry.path).ok()?);
+            let inside = relative.strip_prefix(prefix).ok()?;
+            let path = dir.join(inside);
+            let language = code::language_of(&path)?;
+            let skipped = inside.parent().is_some_and(|p| p.ancestors().any(|a| !a.as_os_str().is_empty() && !wanted_directory(&dir.join(a))));
+            (!skipped && path.is_file()).then_some((path, language))
+        })
+        .collect()
 }
 
 /// A source file that is not UTF-8 is not read, and says so (a test fixture in another encoding
