@@ -189,6 +189,16 @@ mod tests {
     const FIXTURE: &str = include_str!("../../../fixtures/queries/python/repository.py");
 
     #[test]
+    fn a_name_reused_in_straight_line_code_reads_each_value_and_a_branch_does_not() {
+        let text = "import asyncpg\nasync def f(con, a):\n    query = \"DELETE FROM a WHERE id = $1\"\n    await con.execute(query, a)\n    query = \"DELETE FROM b WHERE id = $1\"\n    await con.execute(query, a)\n    if a:\n        query = \"SELECT 1 FROM c\"\n    await con.fetch(query)\n";
+        let found = extract(text);
+        assert_query(&found, text, "asyncpg execute", "DELETE FROM a WHERE id = $1", (3, 14));
+        assert_query(&found, text, "asyncpg execute", "DELETE FROM b WHERE id = $1", (5, 14));
+        assert_eq!(found.queries.len(), 2);
+        assert_eq!(unreadable_lines(&found), vec![(9, "`query` is set in more than one place (lines 3, 5, 8)".to_string())]);
+    }
+
+    #[test]
     fn db_api_asyncpg_and_sqlalchemy_text() {
         let found = extract(FIXTURE);
         assert_query(&found, FIXTURE, "DB-API execute", "SELECT id, email FROM users WHERE id = %s", (5, 15));

@@ -309,6 +309,9 @@ impl<'t> Names<'t> {
                 match (definitions, changes) {
                     ([], []) => {}
                     ([value], []) => return Resolved::Value(*value),
+                    _ if reaching(definitions, changes, at).is_some() => {
+                        return reaching(definitions, changes, at).map_or(Resolved::NotFound, Resolved::Value);
+                    }
                     _ => {
                         let lines = |nodes: &[Node]| {
                             nodes.iter().map(|n| (n.start_position().row + 1).to_string()).collect::<Vec<_>>().join(", ")
@@ -329,6 +332,35 @@ impl<'t> Names<'t> {
             _ => Resolved::NotFound,
         }
     }
+}
+
+/// The definition that reaches `at` in straight-line code: the last assignment before it is a
+/// definition (not a change such as `q += …`) that sits in no branch or loop the use is outside
+/// of (`query = "…"; fetch(query); query = "…"; fetch(query)` reads each; a `q += …` under an `if`
+/// makes `q` unreadable after it).
+fn reaching<'t>(definitions: &[Node<'t>], changes: &[Node<'t>], at: Node<'t>) -> Option<Node<'t>> {
+    let last_definition = definitions.iter().filter(|d| d.end_byte() <= at.start_byte()).max_by_key(|d| d.start_byte())?;
+    if changes.iter().any(|c| c.start_byte() > last_definition.start_byte() && c.start_byte() < at.start_byte()) {
+        return None;
+    }
+    let mut node = last_definition.parent();
+    while let Some(ancestor) = node {
+        if ancestor.start_byte() <= at.start_byte() && at.end_byte() <= ancestor.end_byte() {
+            return Some(*last_definition);
+        }
+        let branch = ancestor.kind().split('_').any(|word| {
+            matches!(
+                word,
+                "if" | "elif" | "else" | "for" | "while" | "loop" | "switch" | "case" | "match" | "try" | "catch"
+                    | "except" | "finally" | "select" | "ternary" | "conditional" | "do"
+            )
+        });
+        if branch {
+            return None;
+        }
+        node = ancestor.parent();
+    }
+    None
 }
 
 /// The value of the name `node` (text `name`) through its single definition, evaluated by `eval`
