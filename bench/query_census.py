@@ -55,8 +55,9 @@ KEYWORDS = {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "CREATE", "ALTER", "
 
 
 def sql_like(text):
-    words = [w for w in re.split(r"[^A-Za-z]+", text.lstrip(" \t\r\n(")) if w]
-    return len(words) >= 2 and words[0].upper() in KEYWORDS
+    """A statement keyword, a blank, and more (looser than Sluice's test, and written apart from it)."""
+    match = re.match(r"[\s(]*([A-Za-z]+)\s+\S", text)
+    return bool(match) and match.group(1).upper() in KEYWORDS
 
 
 def files(root, suffixes):

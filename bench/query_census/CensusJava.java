@@ -126,7 +126,7 @@ public class CensusJava {
     }
 
     static boolean sqlLike(String text) {
-        String[] words = text.trim().replaceFirst("^\\(+", "").split("[^A-Za-z]+");
-        return words.length >= 2 && KEYWORDS.contains(words[0].toUpperCase());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^[\\s(]*([A-Za-z]+)\\s+\\S").matcher(text);
+        return m.find() && KEYWORDS.contains(m.group(1).toUpperCase());
     }
 }

@@ -233,11 +233,11 @@ func firstLiteral(e ast.Expr, lookup scope) string {
 // sqlLike: a statement keyword and at least one more word (a looser test than Sluice's).
 func sqlLike(s string) bool {
 	s = strings.TrimLeft(s, " \t\n\r(")
-	words := strings.FieldsFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
-	if len(words) < 2 {
+	end := strings.IndexFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
+	if end <= 0 || !strings.ContainsAny(s[end:end+1], " \t\r\n") || strings.TrimSpace(s[end:]) == "" {
 		return false
 	}
-	switch strings.ToUpper(words[0]) {
+	switch strings.ToUpper(s[:end]) {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE", "COPY", "CALL",
 		"SET", "LOCK", "VACUUM", "ANALYZE", "REFRESH", "BEGIN", "COMMIT", "ROLLBACK", "EXPLAIN", "VALUES", "MERGE",
 		"DECLARE", "FETCH", "CLOSE", "MOVE", "PREPARE", "EXECUTE", "DO", "GRANT", "REVOKE", "COMMENT", "SHOW":

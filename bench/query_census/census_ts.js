@@ -9,8 +9,8 @@ const fs = require("fs");
 const KEYWORDS = new Set(["SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "CREATE", "ALTER", "DROP", "TRUNCATE",
   "COPY", "CALL", "SET", "LOCK", "VALUES", "MERGE", "REFRESH", "VACUUM", "ANALYZE", "DECLARE", "FETCH", "DO"]);
 const sqlLike = (text) => {
-  const words = text.replace(/^[\s(]+/, "").split(/[^A-Za-z]+/);
-  return words.length >= 2 && KEYWORDS.has(words[0].toUpperCase());
+  const match = /^[\s(]*([A-Za-z]+)\s+\S/.exec(text);
+  return match !== null && KEYWORDS.has(match[1].toUpperCase());
 };
 
 for (const file of process.argv.slice(2)) {

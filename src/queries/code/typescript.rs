@@ -47,10 +47,10 @@ pub fn extract(language: Language, text: &str) -> Extraction {
         "JavaScript"
     };
     let file = ScriptFile { host: &host, names: names(root, &host), client };
-    walk(root, |node| {
-        if node.kind() == "call_expression" {
-            file.call(node, &mut out);
-        }
+    walk(root, |node| match node.kind() {
+        "call_expression" => file.call(node, &mut out),
+        "binary_expression" => file.misread_generic_tag(node, &mut out),
+        _ => {}
     });
     syntax_errors(root, &host, language.name(), &STRINGS, &mut out);
     out
@@ -101,6 +101,27 @@ impl<'t> ScriptFile<'_, 't> {
             _ => return,
         };
         record(out, self.host, source, value, certainty);
+    }
+
+    /// The grammar reads `await prisma.$queryRaw<T>`…`` (a type argument before a tagged template,
+    /// after `await`) as the comparisons `(await prisma.$queryRaw < T) > `…``: read it as the tag.
+    fn misread_generic_tag(&self, node: Node<'t>, out: &mut Extraction) {
+        let operator = |n: Node, o: &str| n.child_by_field_name("operator").is_some_and(|op| op.kind() == o);
+        let (Some(left), Some(template)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return;
+        };
+        if !operator(node, ">") || template.kind() != "template_string" || left.kind() != "binary_expression" || !operator(left, "<") {
+            return;
+        }
+        let Some(mut tag) = left.child_by_field_name("left") else { return };
+        while tag.kind() == "await_expression" {
+            let Some(inner) = arguments(tag).last().copied() else { return };
+            tag = inner;
+        }
+        let name = tag.child_by_field_name("property").filter(|_| tag.kind() == "member_expression").map(|p| self.host.text_of(p));
+        if let Some(name @ ("$queryRaw" | "$executeRaw")) = name {
+            record(out, self.host, format!("Prisma {name}"), self.prisma(template, &mut 0, 0), Certainty::Sql);
+        }
     }
 
     /// `$queryRaw(Prisma.sql`…`)` or a name for one.
@@ -276,6 +297,13 @@ mod tests {
         assert_query(&found, PG, "Knex raw", "SELECT 'it''s' AS quote", (18, 33));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(24, "text interpolated with ${…}".to_string())]);
+    }
+
+    #[test]
+    fn a_generic_tagged_template_under_await_is_read() {
+        let text = "const rows = await prisma.$queryRaw<Row[]>`\n  SELECT id FROM users WHERE id = ${id}`;\n";
+        let sql = "\n  SELECT id FROM users WHERE id = $1";
+        assert_query(&extract(Language::TypeScript, text), text, "Prisma $queryRaw", sql, (1, 44));
     }
 
     #[test]
