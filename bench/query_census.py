@@ -209,7 +209,7 @@ class PythonCensus(ast.NodeVisitor):
             isinstance(function, ast.Name) or getattr(function.value, "id", "") in ("sa", "sqlalchemy", "sql"))
         if node.args and (is_text or (name in self.METHODS and isinstance(function, ast.Attribute))):
             kind, at = self.classify(node.args[0])
-            if kind and (is_text or sql_like(self.text_of(at))):
+            if kind and sql_like(self.text_of(at)):
                 self.found.append(item(self.path, at.lineno, kind, name))
         self.generic_visit(node)
 

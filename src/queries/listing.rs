@@ -143,12 +143,13 @@ fn wanted_directory(path: &Path) -> bool {
     !(name == "vendor" && path.join("modules.txt").is_file())
 }
 
-/// Whether Sluice's SQL parser reads every statement of `sql` (as `lint` would).
+/// Whether Sluice reads every statement of `sql` as `lint` would: parsed, or understood token by
+/// token by the recognizer (`DROP INDEX CONCURRENTLY …`, which sqlparser refuses).
 pub fn parses(sql: &str) -> bool {
     let parsed = crate::sql::parse::parse_file(sql.to_string());
     parsed.unread.is_empty()
         && !parsed.statements.is_empty()
-        && parsed.statements.iter().all(|s| s.parse_error.is_none() && s.too_deep.is_none())
+        && parsed.statements.iter().all(|s| s.too_deep.is_none() && (s.parse_error.is_none() || s.fully_recognized))
 }
 
 /// The listing for people: one line per query (`file:line:column`, source, first line of SQL),

@@ -14,7 +14,7 @@
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -50,7 +50,7 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = GoFile { host: &host, names: names(root, &host), libraries: libraries(root, &host) };
+    let file = GoFile { host: &host, names: LazyNames::new(|| names(root, &host)), libraries: libraries(root, &host) };
     walk(root, |node| {
         if node.kind() == "call_expression" {
             file.call(node, &mut out);
@@ -62,7 +62,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct GoFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     libraries: Vec<&'static str>,
 }
 
@@ -128,7 +128,7 @@ impl<'t> GoFile<'_, 't> {
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call_expression" => {
                 let function = node.child_by_field_name("function").map_or("", |f| self.host.text_of(f));

@@ -15,7 +15,7 @@
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Escape, Eval, Host, Names, SqlText,
+    walk, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -43,7 +43,7 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_java::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = JavaFile { host: &host, names: names(root, &host), imports: spring::Imports::of(text) };
+    let file = JavaFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "method_invocation" => file.call(node, &mut out),
@@ -55,7 +55,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct JavaFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     imports: spring::Imports,
 }
 
@@ -112,7 +112,7 @@ impl<'t> JavaFile<'_, 't> {
             "identifier" | "field_access" => {
                 let name_node = node.child_by_field_name("field").unwrap_or(node);
                 let name = self.host.text_of(name_node);
-                resolve_name(&self.names, name_node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), name_node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "method_invocation" => {
                 let method = node.child_by_field_name("name").map_or("", |n| self.host.text_of(n));
@@ -292,11 +292,11 @@ pub(super) mod spring {
 
     /// Reads annotation `name` whose elements are `values` (key, value; a lone value is
     /// `value`), `native` when it says `nativeQuery = true`.
-    pub fn annotation<'t>(
+    pub fn annotation<'k, 't>(
         name: &str,
         native: bool,
         imports: &Imports,
-        values: impl Iterator<Item = (&'t str, Node<'t>)>,
+        values: impl Iterator<Item = (&'k str, Node<'t>)>,
         out: &mut Extraction,
         host: &Host,
         eval: impl Fn(Node<'t>) -> Eval,

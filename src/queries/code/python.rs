@@ -2,15 +2,15 @@
 //! `fetchrow`, `fetchval`, `execute`, `executemany`, SQLAlchemy's `text()` and
 //! `exec_driver_sql`, and psycopg's `sql.SQL("…")` as the string it wraps.
 //!
-//! `text()` in a file that imports SQLAlchemy takes only SQL; the methods count when their text
-//! looks like SQL ([`super::sql_like`]). Strings are read from literals (triple-quoted, raw,
-//! byte, with their escapes), implicit concatenation (`"a" "b"`), `+`, and names assigned once
+//! `text()` (in a file that imports SQLAlchemy; it also makes fragments such as a column
+//! default) and the methods count when their text looks like SQL ([`super::sql_like`]). Strings
+//! are read from literals (triple-quoted, raw, byte, with their escapes), implicit concatenation (`"a" "b"`), `+`, and names assigned once
 //! in their scope. f-strings with replacement fields, `%`-formatting, `str.format` and
 //! `sql.SQL(…).format(…)` are text built at run time: unreadable.
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -32,7 +32,7 @@ pub fn extract(text: &str) -> Extraction {
     let imports = |module: &str| text.contains(&format!("import {module}")) || text.contains(&format!("from {module}"));
     let file = PythonFile {
         host: &host,
-        names: names(root, &host),
+        names: LazyNames::new(|| names(root, &host)),
         asyncpg: imports("asyncpg") && !DB_API.iter().any(|m| imports(m)),
         sqlalchemy: imports("sqlalchemy"),
     };
@@ -47,7 +47,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct PythonFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// asyncpg is imported and no DB-API driver is: `execute` is asyncpg's.
     asyncpg: bool,
     sqlalchemy: bool,
@@ -64,7 +64,10 @@ impl<'t> PythonFile<'_, 't> {
             _ => return,
         };
         let (source, certainty) = match name {
-            "text" if self.sqlalchemy && self.is_sqlalchemy_text(function) => ("SQLAlchemy text()".to_string(), Certainty::Sql),
+            // SQLAlchemy's `text()` also makes fragments (`server_default=text("now()")`).
+            "text" if self.sqlalchemy && self.is_sqlalchemy_text(function) => {
+                ("SQLAlchemy text()".to_string(), Certainty::IfSqlLike)
+            }
             "execute" | "executemany" | "fetch" | "fetchrow" | "fetchval" if function.kind() == "attribute" => {
                 let library = if self.asyncpg || name.starts_with("fetch") { "asyncpg" } else { "DB-API" };
                 (format!("{library} {name}"), Certainty::IfSqlLike)
@@ -101,7 +104,7 @@ impl<'t> PythonFile<'_, 't> {
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call" => {
                 let function = node.child_by_field_name("function");

@@ -12,7 +12,7 @@
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -43,7 +43,7 @@ pub fn extract(text: &str) -> Extraction {
     } else {
         "Rust"
     };
-    let file = RustFile { host: &host, names: names(root, &host), client };
+    let file = RustFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
     walk(root, |node| match node.kind() {
         "macro_invocation" => file.macro_call(node, &mut out),
         "call_expression" => file.call(node, &mut out),
@@ -55,7 +55,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct RustFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// Whose methods `query`, `execute` … are, by what the file names.
     client: &'static str,
 }
@@ -161,7 +161,7 @@ impl<'t> RustFile<'_, 't> {
             }
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "reference_expression" | "parenthesized_expression" => {
                 node.child_by_field_name("value").or_else(|| arguments(node).first().copied())

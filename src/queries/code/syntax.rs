@@ -273,6 +273,23 @@ pub struct Names<'t> {
     fields: HashMap<&'t str, Vec<Node<'t>>>,
 }
 
+/// [`Names`] collected on first use: most files the prefilter lets through hold no database
+/// call whose argument is a name, and collecting walks the whole tree.
+pub struct LazyNames<'t> {
+    cell: OnceCell<Names<'t>>,
+    collect: Box<dyn Fn() -> Names<'t> + 't>,
+}
+
+impl<'t> LazyNames<'t> {
+    pub fn new(collect: impl Fn() -> Names<'t> + 't) -> Self {
+        LazyNames { cell: OnceCell::new(), collect: Box::new(collect) }
+    }
+
+    pub fn get(&self) -> &Names<'t> {
+        self.cell.get_or_init(|| (self.collect)())
+    }
+}
+
 pub enum Resolved<'t> {
     /// Its only value.
     Value(Node<'t>),

@@ -11,7 +11,7 @@
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Eval, Host, Names, Resolved, SqlText,
+    walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
 };
 use super::{Extraction, Language};
 use tree_sitter::Node;
@@ -46,7 +46,7 @@ pub fn extract(language: Language, text: &str) -> Extraction {
     } else {
         "JavaScript"
     };
-    let file = ScriptFile { host: &host, names: names(root, &host), client };
+    let file = ScriptFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
     walk(root, |node| match node.kind() {
         "call_expression" => file.call(node, &mut out),
         "binary_expression" => file.misread_generic_tag(node, &mut out),
@@ -58,7 +58,7 @@ pub fn extract(language: Language, text: &str) -> Extraction {
 
 struct ScriptFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// Whose `query` method the file calls, by what it imports.
     client: &'static str,
 }
@@ -140,7 +140,7 @@ impl<'t> ScriptFile<'_, 't> {
                 let template = node.child_by_field_name("arguments").filter(|a| a.kind() == "template_string")?;
                 matches!(tag, "Prisma.sql" | "sql").then_some(template)
             }
-            "identifier" if depth < super::syntax::MAX_DEPTH => match self.names.resolve(self.host.text_of(node), node, is_scope) {
+            "identifier" if depth < super::syntax::MAX_DEPTH => match self.names.get().resolve(self.host.text_of(node), node, is_scope) {
                 Resolved::Value(value) => self.sql_tag(value, depth + 1),
                 _ => None,
             },
@@ -224,7 +224,7 @@ impl<'t> ScriptFile<'_, 't> {
             }
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call_expression" => {
                 let function = node.child_by_field_name("function").map_or("a call", |f| self.host.text_of(f));
