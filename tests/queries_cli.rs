@@ -24,7 +24,11 @@ fn app() -> tempfile::TempDir {
         "src/repo.py",
         "def count(cur):\n    cur.execute(\"SELECT count(*) FROM orders WHERE total > %s\", (100,))\n",
     );
-    write(root, ".sqlx/query-abc.json", "{\"db_name\": \"PostgreSQL\", \"query\": \"SELECT 1 AS one\", \"describe\": {}}");
+    write(
+        root,
+        ".sqlx/query-abc.json",
+        "{\"db_name\": \"PostgreSQL\", \"query\": \"SELECT 1 AS one\", \"describe\": {}}",
+    );
     // Other people's code and ignored files are not the application's queries.
     write(root, "node_modules/pg/lib/x.js", "pool.query('SELECT 1 FROM vendored')\n");
     write(root, ".gitignore", "build/\n");
@@ -33,7 +37,8 @@ fn app() -> tempfile::TempDir {
 }
 
 fn sluice(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::cargo_bin("sluice").unwrap().current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap();
+    let output =
+        Command::cargo_bin("sluice").unwrap().current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap();
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
     (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
 }
@@ -71,13 +76,20 @@ fn the_table_shows_file_line_column_source_and_first_line() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("internal/store/users.go:3:15  pgx QueryRow  SELECT id…"), "{stdout}");
     assert_eq!(lines[1], "internal/store/users.go: 1 unreadable (line 12)");
-    assert_eq!(lines.last().unwrap(), &"1 queries in 1 files (1 parsed by Sluice), 1 unreadable, 0 skipped; 1 files scanned");
+    assert_eq!(
+        lines.last().unwrap(),
+        &"1 queries in 1 files (1 parsed by Sluice), 1 unreadable, 0 skipped; 1 files scanned"
+    );
 }
 
 #[test]
 fn a_broken_mapper_is_exit_2_naming_file_and_line() {
     let dir = app();
-    write(dir.path(), "src/main/resources/OrderMapper.xml", "<mapper namespace=\"o\">\n  <select id=\"a\">SELECT 1</select>\n  <select>\n</mapper>\n");
+    write(
+        dir.path(),
+        "src/main/resources/OrderMapper.xml",
+        "<mapper namespace=\"o\">\n  <select id=\"a\">SELECT 1</select>\n  <select>\n</mapper>\n",
+    );
     let (code, _, stderr) = sluice(dir.path(), &["queries", "src"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("src/main/resources/OrderMapper.xml:4: not a well-formed MyBatis mapper"), "{stderr}");
@@ -90,7 +102,11 @@ fn tracked_files_are_read_whatever_gitignore_says_and_no_ignore_reads_the_rest()
     let dir = app();
     let root = dir.path();
     write(root, ".gitignore", "build/\nconfig.py\n");
-    write(root, "cogs/config.py", "async def f(conn):\n    return await conn.fetch(\"SELECT prefix FROM guild_config\")\n");
+    write(
+        root,
+        "cogs/config.py",
+        "async def f(conn):\n    return await conn.fetch(\"SELECT prefix FROM guild_config\")\n",
+    );
     let repository = git2::Repository::init(root).unwrap();
     let mut index = repository.index().unwrap();
     index.add_path(Path::new("cogs/config.py")).unwrap();

@@ -121,7 +121,9 @@ fn tracked_files(dir: &Path) -> Vec<(PathBuf, Language)> {
             let inside = relative.strip_prefix(prefix).ok()?;
             let path = dir.join(inside);
             let language = code::language_of(&path)?;
-            let skipped = inside.parent().is_some_and(|p| p.ancestors().any(|a| !a.as_os_str().is_empty() && !wanted_directory(&dir.join(a))));
+            let skipped = inside
+                .parent()
+                .is_some_and(|p| p.ancestors().any(|a| !a.as_os_str().is_empty() && !wanted_directory(&dir.join(a))));
             (!skipped && path.is_file()).then_some((path, language))
         })
         .collect()
@@ -178,10 +180,15 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         if unreadable.is_empty() && skipped.is_empty() {
             continue;
         }
-        let lines = |positions: Vec<HostPosition>| positions.iter().map(|p| p.line.to_string()).collect::<Vec<_>>().join(", ");
+        let lines =
+            |positions: Vec<HostPosition>| positions.iter().map(|p| p.line.to_string()).collect::<Vec<_>>().join(", ");
         let mut notes = Vec::new();
         if !unreadable.is_empty() {
-            notes.push(format!("{} unreadable (line {})", unreadable.len(), lines(unreadable.iter().map(|u| u.at).collect())));
+            notes.push(format!(
+                "{} unreadable (line {})",
+                unreadable.len(),
+                lines(unreadable.iter().map(|u| u.at).collect())
+            ));
         }
         if !skipped.is_empty() {
             notes.push(format!("{} skipped (line {})", skipped.len(), lines(skipped.iter().map(|s| s.at).collect())));
@@ -230,8 +237,12 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|u| serde_json::json!({ "at": position(u.at), "source": u.source, "reason": u.reason }))
                 .collect();
-            let skipped: Vec<_> =
-                file.extraction.skipped.iter().map(|s| serde_json::json!({ "at": position(s.at), "reason": s.reason })).collect();
+            let skipped: Vec<_> = file
+                .extraction
+                .skipped
+                .iter()
+                .map(|s| serde_json::json!({ "at": position(s.at), "reason": s.reason }))
+                .collect();
             serde_json::json!({
                 "path": file.path.display().to_string(),
                 "language": file.language.name(),

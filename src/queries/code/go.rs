@@ -25,8 +25,13 @@ fn sql_argument(method: &str, arguments: &[Node], context_first: bool) -> Option
         "Query" | "QueryRow" | "Exec" | "Prepare" => usize::from(context_first && arguments.len() > 1),
         "QueryContext" | "QueryRowContext" | "ExecContext" | "PrepareContext" => 1,
         "Queryx" | "QueryRowx" | "MustExec" | "NamedExec" | "NamedQuery" | "Preparex" | "PrepareNamed" => 0,
-        "QueryxContext" | "QueryRowxContext" | "MustExecContext" | "NamedExecContext" | "NamedQueryContext"
-        | "PreparexContext" | "PrepareNamedContext" => 1,
+        "QueryxContext"
+        | "QueryRowxContext"
+        | "MustExecContext"
+        | "NamedExecContext"
+        | "NamedQueryContext"
+        | "PreparexContext"
+        | "PrepareNamedContext" => 1,
         // sqlx's `Get(&dest, sql, …)`; scany's `pgxscan.Get(ctx, db, &dest, sql, …)`.
         "Get" | "Select" if context_first => 3,
         "Get" | "Select" => 1,
@@ -112,7 +117,8 @@ impl<'t> GoFile<'_, 't> {
             "raw_string_literal" => {
                 // Carriage returns are dropped from raw strings (the Go specification, "String literals").
                 let mut text = SqlText::default();
-                let (start, end) = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
+                let (start, end) =
+                    (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
                 let mut at = start;
                 for (i, _) in self.host.text[start..end].match_indices('\r') {
                     text.verbatim(self.host, at, start + i);
@@ -122,7 +128,8 @@ impl<'t> GoFile<'_, 't> {
                 Eval::Text(text)
             }
             "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 concat([operand("left"), operand("right")])
             }
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
@@ -150,7 +157,10 @@ impl<'t> GoFile<'_, 't> {
 fn go_escape(escape: &str) -> Escape {
     let body = &escape[1..];
     if body.len() == 3 && body.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-        return u8::from_str_radix(body, 8).ok().filter(u8::is_ascii).map_or(Escape::Unknown, |b| Escape::Char(b as char));
+        return u8::from_str_radix(body, 8)
+            .ok()
+            .filter(u8::is_ascii)
+            .map_or(Escape::Unknown, |b| Escape::Char(b as char));
     }
     match c_like_escape(escape) {
         Escape::LineContinuation { .. } => Escape::Unknown,
@@ -235,7 +245,13 @@ mod tests {
     #[test]
     fn what_is_built_at_run_time_is_unreadable_and_other_calls_are_not_sql() {
         let found = extract(FIXTURE);
-        assert_eq!(unreadable_lines(&found), vec![(57, "built at run time with fmt.Sprintf".into()), (66, "`q` is changed at run time (line 64)".into())]);
+        assert_eq!(
+            unreadable_lines(&found),
+            vec![
+                (57, "built at run time with fmt.Sprintf".into()),
+                (66, "`q` is changed at run time (line 64)".into())
+            ]
+        );
         // gin's c.Query("page") and cache.Get(key) are not database calls.
         assert!(found.queries.iter().all(|q| q.sql != "page"));
         assert_eq!(found.queries.len(), 6);

@@ -43,7 +43,8 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_java::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = JavaFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
+    let file =
+        JavaFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "method_invocation" => file.call(node, &mut out),
@@ -74,7 +75,8 @@ impl<'t> JavaFile<'_, 't> {
                 elements.push((None, argument));
             }
         }
-        let native = elements.iter().any(|(key, value)| *key == Some("nativeQuery") && self.host.text_of(*value) == "true");
+        let native =
+            elements.iter().any(|(key, value)| *key == Some("nativeQuery") && self.host.text_of(*value) == "true");
         let values = elements.iter().map(|(key, value)| (key.unwrap_or("value"), *value));
         spring::annotation(name, native, &self.imports, values, out, self.host, |value| self.eval(value, 0));
     }
@@ -82,7 +84,9 @@ impl<'t> JavaFile<'_, 't> {
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(method) = node.child_by_field_name("name").map(|n| self.host.text_of(n)) else { return };
         let Some((source, certainty)) = spring::method(method, &self.imports) else { return };
-        let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else { return };
+        let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else {
+            return;
+        };
         record(out, self.host, source, self.eval(first, 0), certainty);
     }
 
@@ -105,7 +109,8 @@ impl<'t> JavaFile<'_, 't> {
                 Eval::Text(text)
             }
             "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 concat([operand("left"), operand("right")])
             }
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
@@ -176,7 +181,12 @@ pub(super) fn text_block(host: &Host, start: usize, end: usize, out: &mut SqlTex
         if i == last {
             // The closing delimiter's line: its text before `"""` (blank, or the last content).
             if !line.trim().is_empty() {
-                escapes_in(host, line_start + margin.min(line.len()), line_start + line.trim_end_matches([' ', '\t']).len(), out);
+                escapes_in(
+                    host,
+                    line_start + margin.min(line.len()),
+                    line_start + line.trim_end_matches([' ', '\t']).len(),
+                    out,
+                );
             }
             break;
         }
@@ -270,7 +280,8 @@ pub(super) mod spring {
 
     impl Imports {
         pub fn of(text: &str) -> Imports {
-            let imported = |prefix: &str| text.match_indices(prefix).any(|(i, _)| text[..i].trim_end().ends_with("import"));
+            let imported =
+                |prefix: &str| text.match_indices(prefix).any(|(i, _)| text[..i].trim_end().ends_with("import"));
             let spring_data_sql = if imported("org.springframework.data.jdbc.repository.query") {
                 Some("Spring Data JDBC")
             } else if imported("org.springframework.data.r2dbc.repository") {
@@ -341,10 +352,7 @@ pub(super) mod spring {
         let mut joined = Vec::new();
         for (i, item) in items.into_iter().enumerate() {
             if i > 0 {
-                joined.push(Eval::Text(super::super::syntax::SqlText {
-                    sql: " ".into(),
-                    map: Default::default(),
-                }));
+                joined.push(Eval::Text(super::super::syntax::SqlText { sql: " ".into(), map: Default::default() }));
             }
             joined.push(eval(item));
         }
@@ -359,9 +367,8 @@ pub(super) mod spring {
             "query" | "queryForObject" | "queryForList" | "queryForMap" | "queryForRowSet" | "queryForStream"
             | "queryForLong" | "queryForInt" | "update" | "batchUpdate" | "execute" => template,
             "sql" => "JdbcClient",
-            "prepareStatement" | "prepareCall" | "executeQuery" | "executeUpdate" | "executeLargeUpdate" | "addBatch" => {
-                "JDBC"
-            }
+            "prepareStatement" | "prepareCall" | "executeQuery" | "executeUpdate" | "executeLargeUpdate"
+            | "addBatch" => "JDBC",
             _ => return None,
         };
         Some((format!("{library} {name}"), Certainty::IfSqlLike))
@@ -392,7 +399,13 @@ mod tests {
         let at = query.map.position(&query.sql, query.sql.find("o.customer_id").unwrap());
         assert_eq!((at.line, at.column), (18, 20));
         assert_query(&found, REPOSITORY, native, "SELECT count(*) FROM orders WHERE total > 100", (24, 21));
-        assert_query(&found, REPOSITORY, "Spring @Query(nativeQuery = true) countQuery", "SELECT count(*) FROM orders", (26, 21));
+        assert_query(
+            &found,
+            REPOSITORY,
+            "Spring @Query(nativeQuery = true) countQuery",
+            "SELECT count(*) FROM orders",
+            (26, 21),
+        );
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(found.skipped.iter().map(|s| s.at.line).collect::<Vec<_>>(), vec![29]);
     }

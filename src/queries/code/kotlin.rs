@@ -27,7 +27,8 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_kotlin_ng::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = KotlinFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
+    let file =
+        KotlinFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "call_expression" => file.call(node, &mut out),
@@ -45,12 +46,16 @@ struct KotlinFile<'a, 't> {
 
 impl<'t> KotlinFile<'_, 't> {
     fn annotation(&self, node: Node<'t>, out: &mut Extraction) {
-        let Some(invocation) = arguments(node).into_iter().find(|n| n.kind() == "constructor_invocation") else { return };
+        let Some(invocation) = arguments(node).into_iter().find(|n| n.kind() == "constructor_invocation") else {
+            return;
+        };
         let parts = arguments(invocation);
         let Some(name) = parts.iter().find(|n| n.kind() == "user_type").map(|n| self.host.text_of(*n)) else { return };
         let Some(list) = parts.iter().find(|n| n.kind() == "value_arguments") else { return };
-        let elements: Vec<(Option<&str>, Node)> = arguments(*list).into_iter().filter_map(|a| self.value_argument(a)).collect();
-        let native = elements.iter().any(|(key, value)| *key == Some("nativeQuery") && self.host.text_of(*value) == "true");
+        let elements: Vec<(Option<&str>, Node)> =
+            arguments(*list).into_iter().filter_map(|a| self.value_argument(a)).collect();
+        let native =
+            elements.iter().any(|(key, value)| *key == Some("nativeQuery") && self.host.text_of(*value) == "true");
         let values = elements.iter().map(|(key, value)| (key.unwrap_or("value"), *value));
         spring::annotation(name, native, &self.imports, values, out, self.host, |value| self.eval(value, 0));
     }
@@ -65,7 +70,8 @@ impl<'t> KotlinFile<'_, 't> {
 
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let parts = arguments(node);
-        let Some(method) = parts.first().filter(|p| p.kind() == "navigation_expression").and_then(|n| arguments(*n).last().copied())
+        let Some(method) =
+            parts.first().filter(|p| p.kind() == "navigation_expression").and_then(|n| arguments(*n).last().copied())
         else {
             return;
         };
@@ -79,7 +85,8 @@ impl<'t> KotlinFile<'_, 't> {
         match node.kind() {
             "string_literal" | "multiline_string_literal" => self.template(node, depth),
             "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 concat([operand("left"), operand("right")])
             }
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
@@ -91,7 +98,9 @@ impl<'t> KotlinFile<'_, 't> {
             "navigation_expression" => match arguments(node).last() {
                 Some(field) if field.kind() == "identifier" => {
                     let name = self.host.text_of(*field);
-                    resolve_name(self.names.get(), *field, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                    resolve_name(self.names.get(), *field, name, is_scope, depth, |value, depth| {
+                        self.eval(value, depth)
+                    })
                 }
                 _ => Eval::NotText,
             },
@@ -118,7 +127,9 @@ impl<'t> KotlinFile<'_, 't> {
                 let prefix = match first.map(|f| self.eval(f, depth + 1)) {
                     None => "|".to_string(),
                     Some(Eval::Text(prefix)) => prefix.sql,
-                    Some(_) => return Eval::runtime(node.start_byte(), "trimMargin with a prefix built at run time", false),
+                    Some(_) => {
+                        return Eval::runtime(node.start_byte(), "trimMargin with a prefix built at run time", false)
+                    }
                 };
                 match self.eval(receiver, depth + 1) {
                     Eval::Text(text) => Eval::Text(text.trim_indent(Some(&prefix))),
@@ -242,7 +253,13 @@ mod tests {
         );
         assert_eq!(query.map.position(&query.sql, query.sql.find("due").unwrap()).line, 23);
         assert_query(&found, FIXTURE, "JdbcTemplate update", "UPDATE invoices SET paid = true WHERE id = $1", (8, 32));
-        assert_query(&found, FIXTURE, "JdbcTemplate queryForList", "SELECT id\n  FROM invoices\n WHERE total > ?", (36, 13));
+        assert_query(
+            &found,
+            FIXTURE,
+            "JdbcTemplate queryForList",
+            "SELECT id\n  FROM invoices\n WHERE total > ?",
+            (36, 13),
+        );
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(found.skipped.len(), 1);
         assert_eq!(unreadable_lines(&found), vec![(45, "text interpolated with a $name template".to_string())]);

@@ -35,18 +35,16 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
         return Ok(out);
     }
     let options = ParsingOptions { allow_dtd: true, ..ParsingOptions::default() };
-    let document = Document::parse_with_options(text, options)
-        .map_err(|e| Error::invalid(path, Some(e.pos().row as usize), format!("not a well-formed MyBatis mapper: {e}")))?;
+    let document = Document::parse_with_options(text, options).map_err(|e| {
+        Error::invalid(path, Some(e.pos().row as usize), format!("not a well-formed MyBatis mapper: {e}"))
+    })?;
     let root = document.root_element();
     if root.tag_name().name() != "mapper" {
         return Ok(out);
     }
     let namespace = root.attribute("namespace").unwrap_or("");
-    let fragments: HashMap<&str, Node> = root
-        .children()
-        .filter(|n| n.has_tag_name("sql"))
-        .filter_map(|n| n.attribute("id").map(|id| (id, n)))
-        .collect();
+    let fragments: HashMap<&str, Node> =
+        root.children().filter(|n| n.has_tag_name("sql")).filter_map(|n| n.attribute("id").map(|id| (id, n))).collect();
     let mapper = Mapper { host: Host::new(text), fragments, namespace };
     for statement in root.children().filter(|n| STATEMENTS.contains(&n.tag_name().name())) {
         mapper.statement(statement, &mut out);
@@ -103,7 +101,9 @@ impl<'a, 'input> Mapper<'a, 'input> {
             match child.tag_name().name() {
                 "include" => self.include(child, out, depth)?,
                 "choose" => {
-                    let branch = child.children().find(|n| n.has_tag_name("when"))
+                    let branch = child
+                        .children()
+                        .find(|n| n.has_tag_name("when"))
                         .or_else(|| child.children().find(|n| n.has_tag_name("otherwise")));
                     if let Some(branch) = branch {
                         self.expand(branch, out, depth)?;
@@ -147,10 +147,16 @@ impl<'a, 'input> Mapper<'a, 'input> {
         let local = refid.strip_prefix(self.namespace).and_then(|r| r.strip_prefix('.')).unwrap_or(refid);
         let at = self.host.position(node.range().start);
         let Some(fragment) = self.fragments.get(local) else {
-            return Err(Unread { at, reason: format!("<include refid=\"{refid}\"> names no <sql> fragment of this mapper") });
+            return Err(Unread {
+                at,
+                reason: format!("<include refid=\"{refid}\"> names no <sql> fragment of this mapper"),
+            });
         };
         if depth >= MAX_INCLUDES {
-            return Err(Unread { at, reason: format!("<include refid=\"{refid}\"> nests more than {MAX_INCLUDES} deep") });
+            return Err(Unread {
+                at,
+                reason: format!("<include refid=\"{refid}\"> nests more than {MAX_INCLUDES} deep"),
+            });
         }
         out.stand_in(&self.host, node.range().start, " ");
         self.expand(*fragment, out, depth + 1)?;
@@ -176,10 +182,18 @@ impl<'a, 'input> Mapper<'a, 'input> {
         self.expand(node, &mut inner, depth)?;
         let (mut start, mut end) = trimmed(&inner.sql);
         let upper = inner.sql.to_ascii_uppercase();
-        if let Some(cut) = prefix_overrides.split('|').filter(|p| !p.is_empty()).find(|p| upper[start..end].starts_with(&p.to_ascii_uppercase())) {
+        if let Some(cut) = prefix_overrides
+            .split('|')
+            .filter(|p| !p.is_empty())
+            .find(|p| upper[start..end].starts_with(&p.to_ascii_uppercase()))
+        {
             start += cut.len();
         }
-        if let Some(cut) = suffix_overrides.split('|').filter(|p| !p.is_empty()).find(|p| upper[start..end].ends_with(&p.to_ascii_uppercase())) {
+        if let Some(cut) = suffix_overrides
+            .split('|')
+            .filter(|p| !p.is_empty())
+            .find(|p| upper[start..end].ends_with(&p.to_ascii_uppercase()))
+        {
             end -= cut.len();
         }
         if start >= end {
@@ -325,17 +339,24 @@ mod tests {
         assert_eq!(unreadable_lines(&found), vec![(47, reason.to_string())]);
         assert_eq!(found.unreadable[0].at.column, 35);
         assert_eq!(found.queries.len(), 6);
-        assert_eq!(found.skipped.iter().map(|s| (s.at.line, s.reason.as_str())).collect::<Vec<_>>(), vec![(50, "MyBatis select byIdMysql is for mysql, not PostgreSQL")]);
+        assert_eq!(
+            found.skipped.iter().map(|s| (s.at.line, s.reason.as_str())).collect::<Vec<_>>(),
+            vec![(50, "MyBatis select byIdMysql is for mysql, not PostgreSQL")]
+        );
     }
 
     #[test]
     fn a_broken_mapper_is_an_error_naming_its_line_and_other_xml_is_nothing() {
-        let error = extract(Path::new("m/Broken.xml"), "<mapper namespace=\"x\">\n<select id=\"a\">SELECT 1</selec>\n</mapper>")
-            .unwrap_err()
-            .to_string();
+        let error = extract(
+            Path::new("m/Broken.xml"),
+            "<mapper namespace=\"x\">\n<select id=\"a\">SELECT 1</selec>\n</mapper>",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("m/Broken.xml:2: not a well-formed MyBatis mapper"), "{error}");
         assert!(extract(Path::new("pom.xml"), "<project><select>x</select></project>").unwrap().is_empty());
-        let include = "<mapper namespace=\"a\"><select id=\"s\">SELECT <include refid=\"b.cols\"/> FROM t</select></mapper>";
+        let include =
+            "<mapper namespace=\"a\"><select id=\"s\">SELECT <include refid=\"b.cols\"/> FROM t</select></mapper>";
         let found = extract(Path::new("A.xml"), include).unwrap();
         assert_eq!(found.unreadable[0].reason, "<include refid=\"b.cols\"> names no <sql> fragment of this mapper");
     }

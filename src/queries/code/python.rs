@@ -94,10 +94,15 @@ impl<'t> PythonFile<'_, 't> {
             "concatenated_string" => concat(arguments(node).into_iter().map(|s| self.eval(s, depth + 1))),
             "binary_operator" => {
                 let operator = node.child_by_field_name("operator").map_or("", |o| o.kind());
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 match operator {
                     "+" => concat([operand("left"), operand("right")]),
-                    "%" => Eval::runtime(node.start_byte(), "built at run time with %-formatting", operand("left").sql_like()),
+                    "%" => Eval::runtime(
+                        node.start_byte(),
+                        "built at run time with %-formatting",
+                        operand("left").sql_like(),
+                    ),
                     _ => Eval::NotText,
                 }
             }
@@ -136,7 +141,11 @@ impl<'t> PythonFile<'_, 't> {
         if let Some(field) = descendants(node, "interpolation").first() {
             let mut before = SqlText::default();
             decode_body(self.host, &mut before, (start.end_byte(), field.start_byte()), &[], |_| Escape::Unknown);
-            return Eval::runtime(field.start_byte(), "text interpolated in an f-string", super::looks_like_sql(&before.sql));
+            return Eval::runtime(
+                field.start_byte(),
+                "text interpolated in an f-string",
+                super::looks_like_sql(&before.sql),
+            );
         }
         let escapes = if prefix.contains('r') {
             descendants(node, "escape_interpolation")
@@ -198,7 +207,10 @@ mod tests {
         assert_query(&found, text, "asyncpg execute", "DELETE FROM a WHERE id = $1", (3, 14));
         assert_query(&found, text, "asyncpg execute", "DELETE FROM b WHERE id = $1", (5, 14));
         assert_eq!(found.queries.len(), 2);
-        assert_eq!(unreadable_lines(&found), vec![(9, "`query` is set in more than one place (lines 3, 5, 8)".to_string())]);
+        assert_eq!(
+            unreadable_lines(&found),
+            vec![(9, "`query` is set in more than one place (lines 3, 5, 8)".to_string())]
+        );
     }
 
     #[test]
@@ -213,8 +225,20 @@ mod tests {
             (16, 16),
         );
         assert_eq!(query.map.position(&query.sql, query.sql.find("ON CONFLICT").unwrap()).line, 18);
-        assert_query(&found, FIXTURE, "SQLAlchemy text()", "UPDATE users SET last_seen = now() WHERE id = :id", (24, 27));
-        assert_query(&found, FIXTURE, "asyncpg fetchval", "SELECT count(*) FROM \"orders\"\tWHERE user_id = $1", (30, 14));
+        assert_query(
+            &found,
+            FIXTURE,
+            "SQLAlchemy text()",
+            "UPDATE users SET last_seen = now() WHERE id = :id",
+            (24, 27),
+        );
+        assert_query(
+            &found,
+            FIXTURE,
+            "asyncpg fetchval",
+            "SELECT count(*) FROM \"orders\"\tWHERE user_id = $1",
+            (30, 14),
+        );
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(
             unreadable_lines(&found),

@@ -20,8 +20,17 @@ use tree_sitter::Node;
 const MACROS: [&str; 6] =
     ["query", "query_as", "query_scalar", "query_unchecked", "query_as_unchecked", "query_scalar_unchecked"];
 const FUNCTIONS: [&str; 6] = ["query", "query_as", "query_scalar", "query_with", "query_as_with", "sql_query"];
-const METHODS: [&str; 9] =
-    ["query", "query_one", "query_opt", "query_raw", "execute", "prepare", "prepare_typed", "batch_execute", "simple_query"];
+const METHODS: [&str; 9] = [
+    "query",
+    "query_one",
+    "query_opt",
+    "query_raw",
+    "execute",
+    "prepare",
+    "prepare_typed",
+    "batch_execute",
+    "simple_query",
+];
 const STRINGS: [&str; 2] = ["string_literal", "raw_string_literal"];
 
 fn is_scope(kind: &str) -> bool {
@@ -36,13 +45,14 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_rust::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let client = if text.contains("tokio_postgres") || text.contains("deadpool_postgres") || text.contains("bb8_postgres") {
-        "tokio-postgres"
-    } else if text.contains("sqlx") {
-        "sqlx"
-    } else {
-        "Rust"
-    };
+    let client =
+        if text.contains("tokio_postgres") || text.contains("deadpool_postgres") || text.contains("bb8_postgres") {
+            "tokio-postgres"
+        } else if text.contains("sqlx") {
+            "sqlx"
+        } else {
+            "Rust"
+        };
     let file = RustFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
     walk(root, |node| match node.kind() {
         "macro_invocation" => file.macro_call(node, &mut out),
@@ -77,7 +87,9 @@ impl<'t> RustFile<'_, 't> {
 
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(function) = node.child_by_field_name("function") else { return };
-        let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else { return };
+        let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else {
+            return;
+        };
         let (source, certainty) = match function.kind() {
             "field_expression" => {
                 let Some(method) = function.child_by_field_name("field").map(|f| self.host.text_of(f)) else { return };
@@ -144,7 +156,8 @@ impl<'t> RustFile<'_, 't> {
         match node.kind() {
             "string_literal" => {
                 let mut text = SqlText::default();
-                let (Some(open), Some(close)) = (node.child(0), node.child(node.child_count().saturating_sub(1) as u32))
+                let (Some(open), Some(close)) =
+                    (node.child(0), node.child(node.child_count().saturating_sub(1) as u32))
                 else {
                     return Eval::NotText;
                 };
@@ -163,12 +176,13 @@ impl<'t> RustFile<'_, 't> {
                 let name = self.host.text_of(node);
                 resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
-            "reference_expression" | "parenthesized_expression" => {
-                node.child_by_field_name("value").or_else(|| arguments(node).first().copied())
-                    .map_or(Eval::NotText, |inner| self.eval(inner, depth + 1))
-            }
+            "reference_expression" | "parenthesized_expression" => node
+                .child_by_field_name("value")
+                .or_else(|| arguments(node).first().copied())
+                .map_or(Eval::NotText, |inner| self.eval(inner, depth + 1)),
             "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 concat([operand("left"), operand("right")])
             }
             // `"…".to_string()`, `q.as_str()`: the same text.
@@ -281,7 +295,13 @@ mod tests {
             "UPDATE users\n           SET name = $1\n         WHERE id = $2",
             (21, 21),
         );
-        assert_query(&found, FIXTURE, "sqlx query_scalar!", "SELECT count(*) FROM \"orders\" WHERE user_id = $1", (31, 10));
+        assert_query(
+            &found,
+            FIXTURE,
+            "sqlx query_scalar!",
+            "SELECT count(*) FROM \"orders\" WHERE user_id = $1",
+            (31, 10),
+        );
         assert_query(&found, FIXTURE, "sqlx query", "DELETE FROM sessions WHERE user_id = $1", (6, 23));
         assert_query(&found, FIXTURE, "tokio-postgres query_one", "SELECT total FROM orders WHERE id = $1", (47, 14));
         assert_query(&found, FIXTURE, "diesel sql_query", "SELECT * FROM users ORDER BY id", (55, 24));

@@ -41,9 +41,7 @@ pub fn looks_like_sql(text: &str) -> bool {
         "WITH" => ["SELECT", "INSERT", "UPDATE", "DELETE", "MERGE"].iter().any(|k| has(k)),
         "MERGE" => has("INTO") && has("USING"),
         "BEGIN" | "COMMIT" | "ROLLBACK" | "ABORT" | "END" | "START" | "SAVEPOINT" | "RELEASE" | "CHECKPOINT"
-        | "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "LISTEN" | "UNLISTEN" | "NOTIFY" => {
-            more() || word == upper
-        }
+        | "VACUUM" | "ANALYZE" | "DISCARD" | "RESET" | "LISTEN" | "UNLISTEN" | "NOTIFY" => more() || word == upper,
         "CREATE" | "ALTER" | "DROP" | "TRUNCATE" | "COPY" | "CALL" | "DO" | "SET" | "SHOW" | "EXPLAIN" | "LOCK"
         | "GRANT" | "REVOKE" | "REFRESH" | "DECLARE" | "FETCH" | "MOVE" | "CLOSE" | "PREPARE" | "EXECUTE"
         | "DEALLOCATE" | "COMMENT" | "REINDEX" | "CLUSTER" | "IMPORT" | "SECURITY" | "REASSIGN" | "LOAD" => more(),

@@ -41,7 +41,9 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
             Error::invalid(path, Some(host.position(at).line), "not sqlx offline data: `query` is not a string")
         })?;
         let text = json_string(&host, at, raw.get());
-        let text = if text.sql == value { text } else {
+        let text = if text.sql == value {
+            text
+        } else {
             let mut exact = SqlText::default();
             exact.stand_in(&host, at, &value);
             exact

@@ -40,9 +40,9 @@ impl<'a> Host<'a> {
 
     /// The 1-based line and column (in characters) of byte `offset`.
     pub fn position(&self, offset: usize) -> HostPosition {
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect()
-        });
+        let starts = self
+            .line_starts
+            .get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect());
         let line = starts.partition_point(|&start| start <= offset);
         let start = starts[line - 1];
         let column = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count()) + 1;
@@ -129,7 +129,11 @@ impl SqlText {
                 None => common,
                 Some(prefix) => {
                     let blank = indent(line);
-                    if line[blank..].starts_with(prefix) { blank + prefix.len() } else { 0 }
+                    if line[blank..].starts_with(prefix) {
+                        blank + prefix.len()
+                    } else {
+                        0
+                    }
                 }
             };
             out.append(self.slice(start + cut, start + line.len()));
@@ -147,7 +151,9 @@ pub enum Escape {
     Char(char),
     /// A backslash before a line break: nothing; `skip_blanks` also drops the next line's leading
     /// blanks (Rust's string continuation).
-    LineContinuation { skip_blanks: bool },
+    LineContinuation {
+        skip_blanks: bool,
+    },
     /// Not an escape this decoder knows: the text stays as written.
     Unknown,
 }
@@ -295,7 +301,10 @@ pub enum Resolved<'t> {
     Value(Node<'t>),
     /// Defined more than once or assigned again: the first definition (for whether it looks like
     /// SQL) and why it is not a constant.
-    Changed { first: Option<Node<'t>>, reason: String },
+    Changed {
+        first: Option<Node<'t>>,
+        reason: String,
+    },
     NotFound,
 }
 
@@ -331,7 +340,11 @@ impl<'t> Names<'t> {
                     }
                     _ => {
                         let lines = |nodes: &[Node]| {
-                            nodes.iter().map(|n| (n.start_position().row + 1).to_string()).collect::<Vec<_>>().join(", ")
+                            nodes
+                                .iter()
+                                .map(|n| (n.start_position().row + 1).to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         };
                         let reason = if changes.is_empty() {
                             format!("`{name}` is set in more than one place (lines {})", lines(definitions))
@@ -356,7 +369,8 @@ impl<'t> Names<'t> {
 /// of (`query = "…"; fetch(query); query = "…"; fetch(query)` reads each; a `q += …` under an `if`
 /// makes `q` unreadable after it).
 fn reaching<'t>(definitions: &[Node<'t>], changes: &[Node<'t>], at: Node<'t>) -> Option<Node<'t>> {
-    let last_definition = definitions.iter().filter(|d| d.end_byte() <= at.start_byte()).max_by_key(|d| d.start_byte())?;
+    let last_definition =
+        definitions.iter().filter(|d| d.end_byte() <= at.start_byte()).max_by_key(|d| d.start_byte())?;
     if changes.iter().any(|c| c.start_byte() > last_definition.start_byte() && c.start_byte() < at.start_byte()) {
         return None;
     }
@@ -368,8 +382,22 @@ fn reaching<'t>(definitions: &[Node<'t>], changes: &[Node<'t>], at: Node<'t>) ->
         let branch = ancestor.kind().split('_').any(|word| {
             matches!(
                 word,
-                "if" | "elif" | "else" | "for" | "while" | "loop" | "switch" | "case" | "match" | "try" | "catch"
-                    | "except" | "finally" | "select" | "ternary" | "conditional" | "do"
+                "if" | "elif"
+                    | "else"
+                    | "for"
+                    | "while"
+                    | "loop"
+                    | "switch"
+                    | "case"
+                    | "match"
+                    | "try"
+                    | "catch"
+                    | "except"
+                    | "finally"
+                    | "select"
+                    | "ternary"
+                    | "conditional"
+                    | "do"
             )
         });
         if branch {
@@ -400,7 +428,9 @@ pub fn resolve_name<'t>(
             let sql_like = first.is_some_and(|first| eval(first, depth + 1).sql_like());
             Eval::runtime(node.start_byte(), reason, sql_like)
         }
-        Resolved::NotFound => Eval::runtime(node.start_byte(), format!("`{name}` is not a constant of this file"), false),
+        Resolved::NotFound => {
+            Eval::runtime(node.start_byte(), format!("`{name}` is not a constant of this file"), false)
+        }
     }
 }
 

@@ -33,7 +33,8 @@ pub fn assert_map_lands_on_host(query: &EmbeddedQuery, host: &str) {
     for (offset, expected) in query.sql.char_indices() {
         let at = query.map.position(&query.sql, offset);
         let actual = lines.get(at.line - 1).and_then(|l| l.get(at.column - 1)).copied().unwrap_or('\n');
-        let stands_in = matches!(actual, '\\' | '&' | '$' | '#' | '{' | '<') || expected.is_whitespace() || expected == '$';
+        let stands_in =
+            matches!(actual, '\\' | '&' | '$' | '#' | '{' | '<') || expected.is_whitespace() || expected == '$';
         assert!(
             actual.eq_ignore_ascii_case(&expected) || stands_in,
             "byte {offset} of {:?} ({expected:?}) maps to {}:{} which holds {actual:?}",

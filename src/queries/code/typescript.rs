@@ -21,8 +21,13 @@ const STRINGS: [&str; 2] = ["string", "template_string"];
 fn is_scope(kind: &str) -> bool {
     matches!(
         kind,
-        "program" | "function_declaration" | "function_expression" | "arrow_function" | "method_definition"
-            | "generator_function_declaration" | "class_body"
+        "program"
+            | "function_declaration"
+            | "function_expression"
+            | "arrow_function"
+            | "method_definition"
+            | "generator_function_declaration"
+            | "class_body"
     )
 }
 
@@ -110,7 +115,11 @@ impl<'t> ScriptFile<'_, 't> {
         let (Some(left), Some(template)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
             return;
         };
-        if !operator(node, ">") || template.kind() != "template_string" || left.kind() != "binary_expression" || !operator(left, "<") {
+        if !operator(node, ">")
+            || template.kind() != "template_string"
+            || left.kind() != "binary_expression"
+            || !operator(left, "<")
+        {
             return;
         }
         let Some(mut tag) = left.child_by_field_name("left") else { return };
@@ -118,7 +127,10 @@ impl<'t> ScriptFile<'_, 't> {
             let Some(inner) = arguments(tag).last().copied() else { return };
             tag = inner;
         }
-        let name = tag.child_by_field_name("property").filter(|_| tag.kind() == "member_expression").map(|p| self.host.text_of(p));
+        let name = tag
+            .child_by_field_name("property")
+            .filter(|_| tag.kind() == "member_expression")
+            .map(|p| self.host.text_of(p));
         if let Some(name @ ("$queryRaw" | "$executeRaw")) = name {
             record(out, self.host, format!("Prisma {name}"), self.prisma(template, &mut 0, 0), Certainty::Sql);
         }
@@ -140,10 +152,12 @@ impl<'t> ScriptFile<'_, 't> {
                 let template = node.child_by_field_name("arguments").filter(|a| a.kind() == "template_string")?;
                 matches!(tag, "Prisma.sql" | "sql").then_some(template)
             }
-            "identifier" if depth < super::syntax::MAX_DEPTH => match self.names.get().resolve(self.host.text_of(node), node, is_scope) {
-                Resolved::Value(value) => self.sql_tag(value, depth + 1),
-                _ => None,
-            },
+            "identifier" if depth < super::syntax::MAX_DEPTH => {
+                match self.names.get().resolve(self.host.text_of(node), node, is_scope) {
+                    Resolved::Value(value) => self.sql_tag(value, depth + 1),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
@@ -174,7 +188,11 @@ impl<'t> ScriptFile<'_, 't> {
             let callee = (expression.kind() == "call_expression")
                 .then(|| expression.child_by_field_name("function").map_or("", |f| self.host.text_of(f)));
             if callee == Some("Prisma.raw") || expression.kind() == "ternary_expression" {
-                let reason = if callee.is_some() { "text interpolated with Prisma.raw" } else { "a fragment chosen at run time" };
+                let reason = if callee.is_some() {
+                    "text interpolated with Prisma.raw"
+                } else {
+                    "a fragment chosen at run time"
+                };
                 return Eval::runtime(part.start_byte(), reason, super::looks_like_sql(&text.sql));
             }
             *numbering += 1;
@@ -211,12 +229,15 @@ impl<'t> ScriptFile<'_, 't> {
                 let end = substitution.map_or(node.end_byte() - 1, |s| s.start_byte());
                 self.template_text(&mut text, node.start_byte() + 1, end, node);
                 match substitution {
-                    Some(s) => Eval::runtime(s.start_byte(), "text interpolated with ${…}", super::looks_like_sql(&text.sql)),
+                    Some(s) => {
+                        Eval::runtime(s.start_byte(), "text interpolated with ${…}", super::looks_like_sql(&text.sql))
+                    }
                     None => Eval::Text(text),
                 }
             }
             "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
+                let operand =
+                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
                 concat([operand("left"), operand("right")])
             }
             "parenthesized_expression" | "as_expression" | "satisfies_expression" | "non_null_expression" => {
@@ -281,8 +302,20 @@ mod tests {
         );
         let at = query.map.position(&query.sql, query.sql.find("$2").unwrap());
         assert_eq!((at.line, at.column), (8, 45));
-        assert_query(&found, PRISMA, "Prisma $executeRaw", "UPDATE users SET plan = 'free' WHERE id = ANY($1)", (12, 28));
-        assert_query(&found, PRISMA, "Prisma $queryRaw", "SELECT * FROM orders WHERE user_id = $1 AND total > $2", (16, 32));
+        assert_query(
+            &found,
+            PRISMA,
+            "Prisma $executeRaw",
+            "UPDATE users SET plan = 'free' WHERE id = ANY($1)",
+            (12, 28),
+        );
+        assert_query(
+            &found,
+            PRISMA,
+            "Prisma $queryRaw",
+            "SELECT * FROM orders WHERE user_id = $1 AND total > $2",
+            (16, 32),
+        );
         assert_query(&found, PRISMA, "Prisma $queryRawUnsafe", "SELECT * FROM users WHERE id = $1", (21, 34));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(25, "text interpolated with Prisma.raw".to_string())]);
@@ -292,8 +325,20 @@ mod tests {
     fn node_postgres_sequelize_and_knex() {
         let found = extract(Language::JavaScript, PG);
         assert_query(&found, PG, "node-postgres query", "SELECT balance FROM accounts WHERE id = $1", (3, 18));
-        assert_query(&found, PG, "node-postgres query", "UPDATE accounts SET balance = balance - $1 WHERE id = $2", (9, 12));
-        assert_query(&found, PG, "node-postgres query", "INSERT INTO ledger (account_id, amount)\nVALUES ($1, $2)", (14, 6));
+        assert_query(
+            &found,
+            PG,
+            "node-postgres query",
+            "UPDATE accounts SET balance = balance - $1 WHERE id = $2",
+            (9, 12),
+        );
+        assert_query(
+            &found,
+            PG,
+            "node-postgres query",
+            "INSERT INTO ledger (account_id, amount)\nVALUES ($1, $2)",
+            (14, 6),
+        );
         assert_query(&found, PG, "Knex raw", "SELECT 'it''s' AS quote", (18, 33));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(24, "text interpolated with ${…}".to_string())]);
