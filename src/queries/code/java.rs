@@ -14,8 +14,8 @@
 //! [`spring`] is shared with the Kotlin extractor.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Escape, Eval, Host, LazyNames, Names, SqlText,
+    arguments, c_like_escape, concat, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of,
+    syntax_errors, walk, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -97,22 +97,13 @@ impl<'t> JavaFile<'_, 't> {
                 text_block(self.host, node.start_byte() + 3, node.end_byte().saturating_sub(3), &mut text);
                 Eval::Text(text)
             }
-            "string_literal" => {
-                let mut text = SqlText::default();
-                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
-                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), java_escape);
-                Eval::Text(text)
-            }
+            "string_literal" => quoted_literal(self.host, node, java_escape),
             "decimal_integer_literal" => {
                 let mut text = SqlText::default();
                 text.verbatim(self.host, node.start_byte(), node.end_byte());
                 Eval::Text(text)
             }
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" | "field_access" => {
                 let name_node = node.child_by_field_name("field").unwrap_or(node);

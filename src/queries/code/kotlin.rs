@@ -7,8 +7,8 @@
 
 use super::java::spring;
 use super::syntax::{
-    arguments, c_like_escape, concat, parse, record, resolve_name, scope_of, syntax_errors, walk, Escape, Eval, Host,
-    LazyNames, Names, SqlText,
+    arguments, c_like_escape, is_plus, parse, plus, record, resolve_name, scope_of, syntax_errors, walk, Escape, Eval,
+    Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -84,11 +84,7 @@ impl<'t> KotlinFile<'_, 't> {
     fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
         match node.kind() {
             "string_literal" | "multiline_string_literal" => self.template(node, depth),
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);

@@ -11,8 +11,8 @@
 //! is reported as unreadable.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
+    arguments, c_like_escape, concat, decode_body, descendants, is_plus, parse, plus, record, resolve_name, scope_of,
+    syntax_errors, walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use super::Extraction;
 use tree_sitter::Node;
@@ -180,11 +180,7 @@ impl<'t> RustFile<'_, 't> {
                 .child_by_field_name("value")
                 .or_else(|| arguments(node).first().copied())
                 .map_or(Eval::NotText, |inner| self.eval(inner, depth + 1)),
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             // `"…".to_string()`, `q.as_str()`: the same text.
             "call_expression" => {
                 let function = node.child_by_field_name("function");

@@ -216,6 +216,27 @@ pub fn c_like_escape(escape: &str) -> Escape {
     decoded.map_or(Escape::Unknown, Escape::Char)
 }
 
+/// A literal between one-character delimiters (`"…"`, `'…'`), its `escape_sequence` nodes read
+/// by `decode`.
+pub fn quoted_literal(host: &Host, node: Node, decode: impl Fn(&str) -> Escape) -> Eval {
+    let mut text = SqlText::default();
+    let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
+    decode_body(host, &mut text, body, &descendants(node, "escape_sequence"), decode);
+    Eval::Text(text)
+}
+
+/// `left + right` (a `binary_expression` whose operator is `+`) as a concatenation of the
+/// operands' values.
+pub fn plus<'t>(node: Node<'t>, eval: impl Fn(Node<'t>) -> Eval) -> Eval {
+    let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, &eval);
+    concat([operand("left"), operand("right")])
+}
+
+/// Whether `node` is a `+` binary expression.
+pub fn is_plus(node: Node) -> bool {
+    node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+")
+}
+
 /// A string value read from syntax.
 #[derive(Debug)]
 pub enum Eval {

@@ -10,8 +10,8 @@
 //! `${…}` passed to `query` is text built at run time: unreadable.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
+    arguments, c_like_escape, decode_body, descendants, is_plus, parse, plus, quoted_literal, record, resolve_name,
+    scope_of, syntax_errors, walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
 };
 use super::{Extraction, Language};
 use tree_sitter::Node;
@@ -217,12 +217,7 @@ impl<'t> ScriptFile<'_, 't> {
 
     fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
         match node.kind() {
-            "string" => {
-                let mut text = SqlText::default();
-                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
-                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), c_like_escape);
-                Eval::Text(text)
-            }
+            "string" => quoted_literal(self.host, node, c_like_escape),
             "template_string" => {
                 let mut text = SqlText::default();
                 let substitution = arguments(node).into_iter().find(|p| p.kind() == "template_substitution");
@@ -235,11 +230,7 @@ impl<'t> ScriptFile<'_, 't> {
                     None => Eval::Text(text),
                 }
             }
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" | "as_expression" | "satisfies_expression" | "non_null_expression" => {
                 arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1))
             }
