@@ -1,6 +1,6 @@
 //! `sluice`'s subcommands, parsed by clap from these definitions, and the dispatch to them.
 
-use super::{check, completions, freeze, init, lint, man, plan, reviewers, rules, stats};
+use super::{check, completions, freeze, init, lint, man, plan, queries, reviewers, rules, stats};
 use crate::error::Error;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +36,8 @@ pub enum Command {
     Man(man::ManArgs),
     /// List the domain reviewers the base revision's identity.toml names (for CI to resolve teams).
     Reviewers(reviewers::ReviewersArgs),
+    /// List the SQL Sluice reads from application code (database calls, mappers, sqlx data).
+    Queries(queries::QueriesArgs),
 }
 
 /// The binary's entry point: parse, run, turn errors into exit code 2. The work runs on
@@ -71,5 +73,6 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Completions(args) => completions::run(args, Cli::command()),
         Command::Man(args) => man::run(args, Cli::command()),
         Command::Reviewers(args) => reviewers::run(args),
+        Command::Queries(args) => queries::run(args),
     }
 }

@@ -10,6 +10,7 @@ mod init;
 mod lint;
 mod man;
 mod plan;
+mod queries;
 mod reviewers;
 mod rules;
 mod stats;

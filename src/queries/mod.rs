@@ -11,6 +11,7 @@
 //! - [`code`]: SQL passed to known database calls in application code (Go, Rust, Java/Kotlin,
 //!   TypeScript/JavaScript, Python) and in framework files (MyBatis mappers, sqlx offline
 //!   data), each read with a real parser of its language.
+//! - [`listing`]: what `sluice queries` shows of them.
 //!
 //! Every source yields [`Query`] values; [`ParsedQuery`] is one parsed for the rules, with
 //! its placeholders read as parameters and the way back from a position in what the rules
@@ -19,6 +20,7 @@
 pub mod changes;
 pub mod code;
 pub mod code_scan;
+pub mod listing;
 mod parsed;
 mod query;
 pub mod sql_files;

@@ -26,7 +26,7 @@ pub enum Source {
     Code(String),
     /// An entry of production's workload (`[queries] workload`): its record, `queryid` and
     /// traffic.
-    Workload(Box<super::workload::Origin>),
+    Workload(Box<super::workload::origin::Origin>),
 }
 
 /// Where the SQL stands in its file.

@@ -13,10 +13,10 @@
 //! of another file of the package is not read (each file is read on its own).
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    arguments, c_like_escape, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of, syntax_errors,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::Extraction;
+use super::extraction::Extraction;
 use tree_sitter::Node;
 
 /// Method names whose SQL argument is read, with where it stands.
@@ -55,7 +55,7 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = GoFile { host: &host, names: names(root, &host), libraries: libraries(root, &host) };
+    let file = GoFile { host: &host, names: LazyNames::new(|| names(root, &host)), libraries: libraries(root, &host) };
     walk(root, |node| {
         if node.kind() == "call_expression" {
             file.call(node, &mut out);
@@ -67,7 +67,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct GoFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     libraries: Vec<&'static str>,
 }
 
@@ -108,12 +108,7 @@ impl<'t> GoFile<'_, 't> {
 
     fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
         match node.kind() {
-            "interpreted_string_literal" => {
-                let mut text = SqlText::default();
-                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
-                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), go_escape);
-                Eval::Text(text)
-            }
+            "interpreted_string_literal" => quoted_literal(self.host, node, go_escape),
             "raw_string_literal" => {
                 // Carriage returns are dropped from raw strings (the Go specification, "String literals").
                 let mut text = SqlText::default();
@@ -127,15 +122,11 @@ impl<'t> GoFile<'_, 't> {
                 text.verbatim(self.host, at, end);
                 Eval::Text(text)
             }
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call_expression" => {
                 let function = node.child_by_field_name("function").map_or("", |f| self.host.text_of(f));

@@ -14,10 +14,10 @@
 //! [`spring`] is shared with the Kotlin extractor.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Escape, Eval, Host, Names, SqlText,
+    arguments, c_like_escape, concat, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of,
+    syntax_errors, walk, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::Extraction;
+use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 1] = ["string_literal"];
@@ -43,7 +43,8 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_java::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = JavaFile { host: &host, names: names(root, &host), imports: spring::Imports::of(text) };
+    let file =
+        JavaFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "method_invocation" => file.call(node, &mut out),
@@ -55,7 +56,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct JavaFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     imports: spring::Imports,
 }
 
@@ -96,27 +97,18 @@ impl<'t> JavaFile<'_, 't> {
                 text_block(self.host, node.start_byte() + 3, node.end_byte().saturating_sub(3), &mut text);
                 Eval::Text(text)
             }
-            "string_literal" => {
-                let mut text = SqlText::default();
-                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
-                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), java_escape);
-                Eval::Text(text)
-            }
+            "string_literal" => quoted_literal(self.host, node, java_escape),
             "decimal_integer_literal" => {
                 let mut text = SqlText::default();
                 text.verbatim(self.host, node.start_byte(), node.end_byte());
                 Eval::Text(text)
             }
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" | "field_access" => {
                 let name_node = node.child_by_field_name("field").unwrap_or(node);
                 let name = self.host.text_of(name_node);
-                resolve_name(&self.names, name_node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), name_node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "method_invocation" => {
                 let method = node.child_by_field_name("name").map_or("", |n| self.host.text_of(n));
@@ -264,20 +256,8 @@ pub(super) mod spring {
     use tree_sitter::Node;
 
     /// Words without which a file has none of the calls below (a file without them is not parsed).
-    pub const TRIGGERS: [&str; 12] = [
-        "@Query",
-        "@Select",
-        "@Insert",
-        "@Update",
-        "@Delete",
-        "NativeQuery",
-        "query",
-        "update",
-        "execute",
-        "prepare",
-        "addBatch",
-        ".sql(",
-    ];
+    pub const TRIGGERS: [&str; 10] =
+        ["@Select", "@Insert", "@Delete", "Query", "query", "pdate", "execute", "prepare", "addBatch", ".sql("];
 
     /// What the file imports that decides how its annotations read.
     pub struct Imports {
@@ -314,11 +294,11 @@ pub(super) mod spring {
 
     /// Reads annotation `name` whose elements are `values` (key, value; a lone value is
     /// `value`), `native` when it says `nativeQuery = true`.
-    pub fn annotation<'t>(
+    pub fn annotation<'k, 't>(
         name: &str,
         native: bool,
         imports: &Imports,
-        values: impl Iterator<Item = (&'t str, Node<'t>)>,
+        values: impl Iterator<Item = (&'k str, Node<'t>)>,
         out: &mut Extraction,
         host: &Host,
         eval: impl Fn(Node<'t>) -> Eval,
@@ -390,6 +370,12 @@ pub(super) mod spring {
 mod tests {
     use super::super::testing::{assert_query, unreadable_lines};
     use super::extract;
+
+    #[test]
+    fn a_file_whose_only_call_is_batch_update_is_read() {
+        let text = "class R {\n  static final String UP = \"UPDATE t SET a = ?\";\n  void f() { jdbc.batchUpdate(UP, rows); }\n}\n";
+        assert_query(&extract(text), text, "JDBC batchUpdate", "UPDATE t SET a = ?", (2, 29));
+    }
 
     const REPOSITORY: &str = include_str!("../../../fixtures/queries/java/OrderRepository.java");
     const DAO: &str = include_str!("../../../fixtures/queries/java/OrderDao.java");

@@ -7,10 +7,10 @@
 
 use super::java::spring;
 use super::syntax::{
-    arguments, c_like_escape, concat, parse, record, resolve_name, scope_of, syntax_errors, walk, Escape, Eval, Host,
-    Names, SqlText,
+    arguments, c_like_escape, is_plus, parse, plus, record, resolve_name, scope_of, syntax_errors, walk, Escape, Eval,
+    Host, LazyNames, Names, SqlText,
 };
-use super::Extraction;
+use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 2] = ["string_literal", "multiline_string_literal"];
@@ -27,7 +27,8 @@ pub fn extract(text: &str) -> Extraction {
     let tree = parse(&tree_sitter_kotlin_ng::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = KotlinFile { host: &host, names: names(root, &host), imports: spring::Imports::of(text) };
+    let file =
+        KotlinFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "call_expression" => file.call(node, &mut out),
@@ -39,7 +40,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct KotlinFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     imports: spring::Imports,
 }
 
@@ -83,21 +84,19 @@ impl<'t> KotlinFile<'_, 't> {
     fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
         match node.kind() {
             "string_literal" | "multiline_string_literal" => self.template(node, depth),
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             // `Queries.FIND`: the constant `FIND` of the file.
             "navigation_expression" => match arguments(node).last() {
                 Some(field) if field.kind() == "identifier" => {
                     let name = self.host.text_of(*field);
-                    resolve_name(&self.names, *field, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                    resolve_name(self.names.get(), *field, name, is_scope, depth, |value, depth| {
+                        self.eval(value, depth)
+                    })
                 }
                 _ => Eval::NotText,
             },

@@ -2,17 +2,17 @@
 //! `fetchrow`, `fetchval`, `execute`, `executemany`, SQLAlchemy's `text()` and
 //! `exec_driver_sql`, and psycopg's `sql.SQL("…")` as the string it wraps.
 //!
-//! `text()` in a file that imports SQLAlchemy takes only SQL; the methods count when their text
-//! looks like SQL ([`super::sql_like`]). Strings are read from literals (triple-quoted, raw,
-//! byte, with their escapes), implicit concatenation (`"a" "b"`), `+`, and names assigned once
+//! `text()` (in a file that imports SQLAlchemy; it also makes fragments such as a column
+//! default) and the methods count when their text looks like SQL ([`super::sql_like`]). Strings
+//! are read from literals (triple-quoted, raw, byte, with their escapes), implicit concatenation (`"a" "b"`), `+`, and names assigned once
 //! in their scope. f-strings with replacement fields, `%`-formatting, `str.format` and
 //! `sql.SQL(…).format(…)` are text built at run time: unreadable.
 
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::Extraction;
+use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 1] = ["string"];
@@ -32,7 +32,7 @@ pub fn extract(text: &str) -> Extraction {
     let imports = |module: &str| text.contains(&format!("import {module}")) || text.contains(&format!("from {module}"));
     let file = PythonFile {
         host: &host,
-        names: names(root, &host),
+        names: LazyNames::new(|| names(root, &host)),
         asyncpg: imports("asyncpg") && !DB_API.iter().any(|m| imports(m)),
         sqlalchemy: imports("sqlalchemy"),
     };
@@ -47,7 +47,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct PythonFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// asyncpg is imported and no DB-API driver is: `execute` is asyncpg's.
     asyncpg: bool,
     sqlalchemy: bool,
@@ -64,8 +64,9 @@ impl<'t> PythonFile<'_, 't> {
             _ => return,
         };
         let (source, certainty) = match name {
+            // SQLAlchemy's `text()` also makes fragments (`server_default=text("now()")`).
             "text" if self.sqlalchemy && self.is_sqlalchemy_text(function) => {
-                ("SQLAlchemy text()".to_string(), Certainty::Sql)
+                ("SQLAlchemy text()".to_string(), Certainty::IfSqlLike)
             }
             "execute" | "executemany" | "fetch" | "fetchrow" | "fetchval" if function.kind() == "attribute" => {
                 let library = if self.asyncpg || name.starts_with("fetch") { "asyncpg" } else { "DB-API" };
@@ -108,7 +109,7 @@ impl<'t> PythonFile<'_, 't> {
             "parenthesized_expression" => arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1)),
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call" => {
                 let function = node.child_by_field_name("function");
@@ -198,6 +199,19 @@ mod tests {
     use super::extract;
 
     const FIXTURE: &str = include_str!("../../../fixtures/queries/python/repository.py");
+
+    #[test]
+    fn a_name_reused_in_straight_line_code_reads_each_value_and_a_branch_does_not() {
+        let text = "import asyncpg\nasync def f(con, a):\n    query = \"DELETE FROM a WHERE id = $1\"\n    await con.execute(query, a)\n    query = \"DELETE FROM b WHERE id = $1\"\n    await con.execute(query, a)\n    if a:\n        query = \"SELECT 1 FROM c\"\n    await con.fetch(query)\n";
+        let found = extract(text);
+        assert_query(&found, text, "asyncpg execute", "DELETE FROM a WHERE id = $1", (3, 14));
+        assert_query(&found, text, "asyncpg execute", "DELETE FROM b WHERE id = $1", (5, 14));
+        assert_eq!(found.queries.len(), 2);
+        assert_eq!(
+            unreadable_lines(&found),
+            vec![(9, "`query` is set in more than one place (lines 3, 5, 8)".to_string())]
+        );
+    }
 
     #[test]
     fn db_api_asyncpg_and_sqlalchemy_text() {

@@ -11,10 +11,10 @@
 //! is reported as unreadable.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, Names, SqlText,
+    arguments, c_like_escape, concat, decode_body, descendants, is_plus, parse, plus, record, resolve_name, scope_of,
+    syntax_errors, walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::Extraction;
+use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const MACROS: [&str; 6] =
@@ -53,7 +53,7 @@ pub fn extract(text: &str) -> Extraction {
         } else {
             "Rust"
         };
-    let file = RustFile { host: &host, names: names(root, &host), client };
+    let file = RustFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
     walk(root, |node| match node.kind() {
         "macro_invocation" => file.macro_call(node, &mut out),
         "call_expression" => file.call(node, &mut out),
@@ -65,7 +65,7 @@ pub fn extract(text: &str) -> Extraction {
 
 struct RustFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// Whose methods `query`, `execute` … are, by what the file names.
     client: &'static str,
 }
@@ -74,6 +74,7 @@ impl<'t> RustFile<'_, 't> {
     fn macro_call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(name) = node.child_by_field_name("macro").map(|m| last_segment(self.host.text_of(m))) else { return };
         if !MACROS.contains(&name) {
+            self.calls_in_tokens(node, out);
             return;
         }
         let Some(tokens) = token_tree(node) else { return };
@@ -113,6 +114,34 @@ impl<'t> RustFile<'_, 't> {
         record(out, self.host, source, self.eval(first, 0), certainty);
     }
 
+    /// Calls inside another macro's tokens (`assert_ok!(diesel::sql_query("…").execute(&mut c))`,
+    /// `tokio::join!(client.query("…", &[]))`), which the grammar leaves unparsed: a function or
+    /// method name followed by a token tree whose first argument is string literals.
+    fn calls_in_tokens(&self, node: Node<'t>, out: &mut Extraction) {
+        for tree in descendants(node, "token_tree") {
+            let mut cursor = tree.walk();
+            let tokens: Vec<Node> = tree.children(&mut cursor).collect();
+            for (i, token) in tokens.iter().enumerate() {
+                let Some(arguments) = tokens.get(i + 1).filter(|t| t.kind() == "token_tree") else { continue };
+                let name = self.host.text_of(*token);
+                let before = |back: usize| i.checked_sub(back).map(|j| self.host.text_of(tokens[j]));
+                let (source, certainty) = if FUNCTIONS.contains(&name) && before(1) == Some("::") {
+                    let library = if name == "sql_query" { "diesel" } else { "sqlx" };
+                    let qualified = matches!(before(2), Some("sqlx" | "diesel"));
+                    (format!("{library} {name}"), if qualified { Certainty::Sql } else { Certainty::IfSqlLike })
+                } else if METHODS.contains(&name) && before(1) == Some(".") {
+                    (format!("{} {name}", self.client), Certainty::IfSqlLike)
+                } else {
+                    continue;
+                };
+                let Some(first) = split_commas(*arguments).into_iter().next() else { continue };
+                if first.first().is_some_and(|t| STRINGS.contains(&t.kind())) {
+                    record(out, self.host, source, self.eval_tokens(&first), certainty);
+                }
+            }
+        }
+    }
+
     /// A macro argument: string literals joined by `+`.
     fn eval_tokens(&self, tokens: &[Node<'t>]) -> Eval {
         let operands = tokens.iter().filter(|t| t.kind() != "+");
@@ -145,17 +174,13 @@ impl<'t> RustFile<'_, 't> {
             }
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "reference_expression" | "parenthesized_expression" => node
                 .child_by_field_name("value")
                 .or_else(|| arguments(node).first().copied())
                 .map_or(Eval::NotText, |inner| self.eval(inner, depth + 1)),
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             // `"…".to_string()`, `q.as_str()`: the same text.
             "call_expression" => {
                 let function = node.child_by_field_name("function");
@@ -277,6 +302,14 @@ mod tests {
         assert_query(&found, FIXTURE, "tokio-postgres query_one", "SELECT total FROM orders WHERE id = $1", (47, 14));
         assert_query(&found, FIXTURE, "diesel sql_query", "SELECT * FROM users ORDER BY id", (55, 24));
         assert_eq!(found.queries.len(), 6, "{:#?}", found.queries);
+    }
+
+    #[test]
+    fn calls_inside_other_macros_are_read() {
+        let text = "async fn t(conn: &mut C) {\n    assert_ok!(diesel::sql_query(\"SET default_transaction_read_only = 't'\").execute(conn).await);\n}\n";
+        let found = extract(text);
+        assert_query(&found, text, "diesel sql_query", "SET default_transaction_read_only = 't'", (2, 35));
+        assert_eq!(found.queries.len(), 1);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! turns a call's argument into a query, an unreadable note or nothing.
 
 use super::sql_like::looks_like_sql;
-use super::{EmbeddedQuery, Extraction, HostPosition, SourceMap, Unreadable};
+use super::extraction::{EmbeddedQuery, Extraction, HostPosition, SourceMap, Unreadable};
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use tree_sitter::{Language as Grammar, Node, Parser, Tree};
@@ -216,6 +216,27 @@ pub fn c_like_escape(escape: &str) -> Escape {
     decoded.map_or(Escape::Unknown, Escape::Char)
 }
 
+/// A literal between one-character delimiters (`"…"`, `'…'`), its `escape_sequence` nodes read
+/// by `decode`.
+pub fn quoted_literal(host: &Host, node: Node, decode: impl Fn(&str) -> Escape) -> Eval {
+    let mut text = SqlText::default();
+    let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
+    decode_body(host, &mut text, body, &descendants(node, "escape_sequence"), decode);
+    Eval::Text(text)
+}
+
+/// `left + right` (a `binary_expression` whose operator is `+`) as a concatenation of the
+/// operands' values.
+pub fn plus<'t>(node: Node<'t>, eval: impl Fn(Node<'t>) -> Eval) -> Eval {
+    let operand = |field| node.child_by_field_name(field).map_or(Eval::NotText, &eval);
+    concat([operand("left"), operand("right")])
+}
+
+/// Whether `node` is a `+` binary expression.
+pub fn is_plus(node: Node) -> bool {
+    node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+")
+}
+
 /// A string value read from syntax.
 #[derive(Debug)]
 pub enum Eval {
@@ -279,6 +300,23 @@ pub struct Names<'t> {
     fields: HashMap<&'t str, Vec<Node<'t>>>,
 }
 
+/// [`Names`] collected on first use: most files the prefilter lets through hold no database
+/// call whose argument is a name, and collecting walks the whole tree.
+pub struct LazyNames<'t> {
+    cell: OnceCell<Names<'t>>,
+    collect: Box<dyn Fn() -> Names<'t> + 't>,
+}
+
+impl<'t> LazyNames<'t> {
+    pub fn new(collect: impl Fn() -> Names<'t> + 't) -> Self {
+        LazyNames { cell: OnceCell::new(), collect: Box::new(collect) }
+    }
+
+    pub fn get(&self) -> &Names<'t> {
+        self.cell.get_or_init(|| (self.collect)())
+    }
+}
+
 pub enum Resolved<'t> {
     /// Its only value.
     Value(Node<'t>),
@@ -318,6 +356,9 @@ impl<'t> Names<'t> {
                 match (definitions, changes) {
                     ([], []) => {}
                     ([value], []) => return Resolved::Value(*value),
+                    _ if reaching(definitions, changes, at).is_some() => {
+                        return reaching(definitions, changes, at).map_or(Resolved::NotFound, Resolved::Value);
+                    }
                     _ => {
                         let lines = |nodes: &[Node]| {
                             nodes
@@ -342,6 +383,50 @@ impl<'t> Names<'t> {
             _ => Resolved::NotFound,
         }
     }
+}
+
+/// The definition that reaches `at` in straight-line code: the last assignment before it is a
+/// definition (not a change such as `q += …`) that sits in no branch or loop the use is outside
+/// of (`query = "…"; fetch(query); query = "…"; fetch(query)` reads each; a `q += …` under an `if`
+/// makes `q` unreadable after it).
+fn reaching<'t>(definitions: &[Node<'t>], changes: &[Node<'t>], at: Node<'t>) -> Option<Node<'t>> {
+    let last_definition =
+        definitions.iter().filter(|d| d.end_byte() <= at.start_byte()).max_by_key(|d| d.start_byte())?;
+    if changes.iter().any(|c| c.start_byte() > last_definition.start_byte() && c.start_byte() < at.start_byte()) {
+        return None;
+    }
+    let mut node = last_definition.parent();
+    while let Some(ancestor) = node {
+        if ancestor.start_byte() <= at.start_byte() && at.end_byte() <= ancestor.end_byte() {
+            return Some(*last_definition);
+        }
+        let branch = ancestor.kind().split('_').any(|word| {
+            matches!(
+                word,
+                "if" | "elif"
+                    | "else"
+                    | "for"
+                    | "while"
+                    | "loop"
+                    | "switch"
+                    | "case"
+                    | "match"
+                    | "try"
+                    | "catch"
+                    | "except"
+                    | "finally"
+                    | "select"
+                    | "ternary"
+                    | "conditional"
+                    | "do"
+            )
+        });
+        if branch {
+            return None;
+        }
+        node = ancestor.parent();
+    }
+    None
 }
 
 /// The value of the name `node` (text `name`) through its single definition, evaluated by `eval`

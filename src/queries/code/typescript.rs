@@ -10,10 +10,11 @@
 //! `${…}` passed to `query` is text built at run time: unreadable.
 
 use super::syntax::{
-    arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Eval, Host, Names, Resolved, SqlText,
+    arguments, c_like_escape, decode_body, descendants, is_plus, parse, plus, quoted_literal, record, resolve_name,
+    scope_of, syntax_errors, walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
 };
-use super::{Extraction, Language};
+use super::extraction::Extraction;
+use super::language::Language;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 2] = ["string", "template_string"];
@@ -51,11 +52,11 @@ pub fn extract(language: Language, text: &str) -> Extraction {
     } else {
         "JavaScript"
     };
-    let file = ScriptFile { host: &host, names: names(root, &host), client };
-    walk(root, |node| {
-        if node.kind() == "call_expression" {
-            file.call(node, &mut out);
-        }
+    let file = ScriptFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
+    walk(root, |node| match node.kind() {
+        "call_expression" => file.call(node, &mut out),
+        "binary_expression" => file.misread_generic_tag(node, &mut out),
+        _ => {}
     });
     syntax_errors(root, &host, language.name(), &STRINGS, &mut out);
     out
@@ -63,7 +64,7 @@ pub fn extract(language: Language, text: &str) -> Extraction {
 
 struct ScriptFile<'a, 't> {
     host: &'a Host<'a>,
-    names: Names<'t>,
+    names: LazyNames<'t>,
     /// Whose `query` method the file calls, by what it imports.
     client: &'static str,
 }
@@ -71,9 +72,12 @@ struct ScriptFile<'a, 't> {
 impl<'t> ScriptFile<'_, 't> {
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(mut function) = node.child_by_field_name("function") else { return };
-        // `prisma.$queryRaw<User[]>`…``: the callee under its type arguments.
-        while matches!(function.kind(), "instantiation_expression" | "non_null_expression") {
-            let Some(inner) = arguments(function).first().copied() else { return };
+        // `prisma.$queryRaw<User[]>`…``: the callee under its type arguments; the grammar reads
+        // `await db.query<T>(…)` as a call of `await db.query`.
+        while matches!(function.kind(), "instantiation_expression" | "non_null_expression" | "await_expression") {
+            let parts = arguments(function);
+            let inner = if function.kind() == "instantiation_expression" { parts.first() } else { parts.last() };
+            let Some(&inner) = inner else { return };
             function = inner;
         }
         let name = match function.kind() {
@@ -105,6 +109,34 @@ impl<'t> ScriptFile<'_, 't> {
         record(out, self.host, source, value, certainty);
     }
 
+    /// The grammar reads `await prisma.$queryRaw<T>`…`` (a type argument before a tagged template,
+    /// after `await`) as the comparisons `(await prisma.$queryRaw < T) > `…``: read it as the tag.
+    fn misread_generic_tag(&self, node: Node<'t>, out: &mut Extraction) {
+        let operator = |n: Node, o: &str| n.child_by_field_name("operator").is_some_and(|op| op.kind() == o);
+        let (Some(left), Some(template)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return;
+        };
+        if !operator(node, ">")
+            || template.kind() != "template_string"
+            || left.kind() != "binary_expression"
+            || !operator(left, "<")
+        {
+            return;
+        }
+        let Some(mut tag) = left.child_by_field_name("left") else { return };
+        while tag.kind() == "await_expression" {
+            let Some(inner) = arguments(tag).last().copied() else { return };
+            tag = inner;
+        }
+        let name = tag
+            .child_by_field_name("property")
+            .filter(|_| tag.kind() == "member_expression")
+            .map(|p| self.host.text_of(p));
+        if let Some(name @ ("$queryRaw" | "$executeRaw")) = name {
+            record(out, self.host, format!("Prisma {name}"), self.prisma(template, &mut 0, 0), Certainty::Sql);
+        }
+    }
+
     /// `$queryRaw(Prisma.sql`…`)` or a name for one.
     fn prisma_argument(&self, argument: Node<'t>) -> Eval {
         match self.sql_tag(argument, 0) {
@@ -122,7 +154,7 @@ impl<'t> ScriptFile<'_, 't> {
                 matches!(tag, "Prisma.sql" | "sql").then_some(template)
             }
             "identifier" if depth < super::syntax::MAX_DEPTH => {
-                match self.names.resolve(self.host.text_of(node), node, is_scope) {
+                match self.names.get().resolve(self.host.text_of(node), node, is_scope) {
                     Resolved::Value(value) => self.sql_tag(value, depth + 1),
                     _ => None,
                 }
@@ -186,12 +218,7 @@ impl<'t> ScriptFile<'_, 't> {
 
     fn eval(&self, node: Node<'t>, depth: usize) -> Eval {
         match node.kind() {
-            "string" => {
-                let mut text = SqlText::default();
-                let body = (node.start_byte() + 1, node.end_byte().saturating_sub(1).max(node.start_byte() + 1));
-                decode_body(self.host, &mut text, body, &descendants(node, "escape_sequence"), c_like_escape);
-                Eval::Text(text)
-            }
+            "string" => quoted_literal(self.host, node, c_like_escape),
             "template_string" => {
                 let mut text = SqlText::default();
                 let substitution = arguments(node).into_iter().find(|p| p.kind() == "template_substitution");
@@ -204,17 +231,13 @@ impl<'t> ScriptFile<'_, 't> {
                     None => Eval::Text(text),
                 }
             }
-            "binary_expression" if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") => {
-                let operand =
-                    |field| node.child_by_field_name(field).map_or(Eval::NotText, |n| self.eval(n, depth + 1));
-                concat([operand("left"), operand("right")])
-            }
+            "binary_expression" if is_plus(node) => plus(node, |n| self.eval(n, depth + 1)),
             "parenthesized_expression" | "as_expression" | "satisfies_expression" | "non_null_expression" => {
                 arguments(node).first().map_or(Eval::NotText, |n| self.eval(*n, depth + 1))
             }
             "identifier" => {
                 let name = self.host.text_of(node);
-                resolve_name(&self.names, node, name, is_scope, depth, |value, depth| self.eval(value, depth))
+                resolve_name(self.names.get(), node, name, is_scope, depth, |value, depth| self.eval(value, depth))
             }
             "call_expression" => {
                 let function = node.child_by_field_name("function").map_or("a call", |f| self.host.text_of(f));
@@ -311,6 +334,19 @@ mod tests {
         assert_query(&found, PG, "Knex raw", "SELECT 'it''s' AS quote", (18, 33));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(24, "text interpolated with ${…}".to_string())]);
+    }
+
+    #[test]
+    fn a_generic_tagged_template_under_await_is_read() {
+        let text = "const rows = await prisma.$queryRaw<Row[]>`\n  SELECT id FROM users WHERE id = ${id}`;\n";
+        let sql = "\n  SELECT id FROM users WHERE id = $1";
+        assert_query(&extract(Language::TypeScript, text), text, "Prisma $queryRaw", sql, (1, 44));
+    }
+
+    #[test]
+    fn a_generic_call_under_await_is_read() {
+        let text = "const rows = await sequelize.query<{ id: string }>(`SELECT id FROM teams`, {});\n";
+        assert_query(&extract(Language::TypeScript, text), text, "Sequelize query", "SELECT id FROM teams", (1, 53));
     }
 
     #[test]

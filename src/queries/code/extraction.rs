@@ -1,0 +1,103 @@
+//! What a host file yields: the SQL at its database calls with a map back to the host's lines
+//! and columns, and what could not be read.
+
+/// What one host file yielded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extraction {
+    pub queries: Vec<EmbeddedQuery>,
+    /// SQL at a known database call that cannot be read exactly.
+    pub unreadable: Vec<Unreadable>,
+    /// Query text that is deliberately not SQL (JPQL without `nativeQuery = true`).
+    pub skipped: Vec<Skipped>,
+}
+
+/// One SQL statement (or several, as the driver sends them) found in a host file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedQuery {
+    /// The SQL as the driver receives it, escapes resolved and compile-time concatenations
+    /// joined; placeholders as the driver's style writes them (`$1`, `?`, `:name`, `#{x}`);
+    /// a host-language interpolation that is a parameter (`${…}` in a Prisma tagged template)
+    /// becomes `$n`.
+    pub sql: String,
+    /// The construct it came from, for findings: `sqlx query!`, `pgx QueryRow`,
+    /// `MyBatis select byName`, `Spring @Query(nativeQuery = true)`.
+    pub source: String,
+    /// Where each byte of `sql` stands in the host file.
+    pub map: SourceMap,
+}
+
+/// A 1-based line and column (in characters) in the host file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HostPosition {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Extraction {
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty() && self.unreadable.is_empty() && self.skipped.is_empty()
+    }
+}
+
+/// The host positions of a query's text: a list of runs, each a range of the SQL whose bytes
+/// stand one for one on the host's text from `start` on (a literal's text between escapes).
+/// A byte outside every run (an escape's result, a joined `+`) takes the position of the run
+/// before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceMap {
+    pub(super) runs: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    pub(super) sql_start: usize,
+    pub(super) start: HostPosition,
+}
+
+impl SourceMap {
+    /// Records that the SQL from byte `sql_start` on reads the host text from `start` on,
+    /// newlines included (runs are pushed in increasing `sql_start`).
+    pub fn push(&mut self, sql_start: usize, start: HostPosition) {
+        debug_assert!(self.runs.last().is_none_or(|r| r.sql_start <= sql_start));
+        self.runs.push(Run { sql_start, start });
+    }
+
+    /// The host position of the query's first byte.
+    pub fn start(&self) -> HostPosition {
+        self.runs.first().map_or(HostPosition { line: 1, column: 1 }, |run| run.start)
+    }
+
+    /// The host position of byte `offset` of `sql` (the text the map was built for).
+    pub fn position(&self, sql: &str, offset: usize) -> HostPosition {
+        let index = self.runs.partition_point(|r| r.sql_start <= offset);
+        let Some(run) = index.checked_sub(1).map(|i| self.runs[i]) else {
+            return HostPosition { line: 1, column: 1 };
+        };
+        let offset = offset.min(sql.len());
+        let between = sql.get(run.sql_start..offset).unwrap_or("");
+        match between.rfind('\n') {
+            None => HostPosition { line: run.start.line, column: run.start.column + between.chars().count() },
+            Some(newline) => HostPosition {
+                line: run.start.line + between.matches('\n').count(),
+                column: between[newline + 1..].chars().count() + 1,
+            },
+        }
+    }
+}
+
+/// SQL at a known database call that is built at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub at: HostPosition,
+    /// The call, as in [`EmbeddedQuery::source`].
+    pub source: String,
+    /// Why it cannot be read: "identifier interpolated with fmt.Sprintf".
+    pub reason: String,
+}
+
+/// Query text that is not SQL, counted so nothing is dropped without a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub at: HostPosition,
+    pub reason: String,
+}

@@ -1,0 +1,267 @@
+//! `sluice queries`: what Sluice reads as queries under some paths — each query with its host
+//! position, its source and whether Sluice's SQL parser reads it, and per file what could not be
+//! read or was skipped. The command is a thin renderer over [`scan`].
+//!
+//! Files are found as `lint` finds them: `.gitignore` honoured (inside a repository or not) —
+//! except for files the repository tracks, which are the application's code whatever a pattern
+//! says (RoboDanny ignores `config.py` and commits `cogs/config.py`) —, or not at all with
+//! `no_ignore` (a snapshot exported from git is all tracked files); hidden directories skipped
+//! except `.sqlx`, `node_modules` and a Go `vendor` directory (one with a `modules.txt`) skipped,
+//! since they hold other people's code. Files are read and extracted on every core.
+
+use super::code::{self, Extraction, HostPosition, Language};
+use crate::error::{read_bytes, text_from_bytes, Error, Result};
+use rayon::prelude::*;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// What one file yielded.
+#[derive(Debug)]
+pub struct FileListing {
+    pub path: PathBuf,
+    pub language: Language,
+    pub extraction: Extraction,
+    /// For each query (same order): Sluice's SQL parser reads every statement of it.
+    pub parsed: Vec<bool>,
+}
+
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Files that yielded something, by path.
+    pub files: Vec<FileListing>,
+    /// Files of a language Sluice reads that were looked at.
+    pub scanned: usize,
+}
+
+impl Listing {
+    pub fn queries(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.queries.len()).sum()
+    }
+
+    pub fn parsed(&self) -> usize {
+        self.files.iter().map(|f| f.parsed.iter().filter(|p| **p).count()).sum()
+    }
+
+    pub fn unreadable(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.unreadable.len()).sum()
+    }
+
+    pub fn skipped(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.skipped.len()).sum()
+    }
+}
+
+/// Finds the files under `paths` (files or directories) and extracts their SQL; `no_ignore`
+/// reads the files `.gitignore` names too.
+pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
+    let mut candidates = Vec::new();
+    for path in paths {
+        if path.is_file() {
+            candidates.extend(code::language_of(path).map(|language| (path.clone(), language)));
+            continue;
+        }
+        if !path.is_dir() {
+            return Err(Error::Usage(format!("{}: no such file or directory", path.display())));
+        }
+        candidates.extend(tracked_files(path));
+        let walker = ignore::WalkBuilder::new(path)
+            .hidden(false)
+            .require_git(false)
+            .git_ignore(!no_ignore)
+            .ignore(!no_ignore)
+            .filter_entry(|entry| !entry.file_type().is_some_and(|t| t.is_dir()) || wanted_directory(entry.path()))
+            .build();
+        for entry in walker {
+            let entry = entry.map_err(|e| Error::Other(format!("cannot list {}: {e}", path.display())))?;
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                if let Some(language) = code::language_of(entry.path()) {
+                    candidates.push((entry.into_path(), language));
+                }
+            }
+        }
+    }
+    candidates.sort();
+    candidates.dedup();
+    let scanned = candidates.len();
+    let files: Vec<Option<FileListing>> = candidates
+        .into_par_iter()
+        .map(|(path, language)| {
+            let bytes = read_bytes(&path)?;
+            // Any `.xml` may be a mapper: one that is not is not read further.
+            if language == Language::MyBatis && !bytes.windows(7).any(|w| w == b"<mapper") {
+                return Ok(None);
+            }
+            let extraction = match text_from_bytes(&path, bytes) {
+                Ok(text) => code::extract(&path, &text)?,
+                Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
+                Err(other) => return Err(other),
+            };
+            if extraction.is_empty() {
+                return Ok(None);
+            }
+            let parsed = extraction.queries.iter().map(|q| parses(&q.sql)).collect();
+            Ok(Some(FileListing { path, language, extraction, parsed }))
+        })
+        .collect::<Result<_>>()?;
+    Ok(Listing { files: files.into_iter().flatten().collect(), scanned })
+}
+
+/// The files under `dir` that its git repository tracks (none outside a repository), skipping
+/// the directories the walk skips.
+fn tracked_files(dir: &Path) -> Vec<(PathBuf, Language)> {
+    let Ok(repository) = git2::Repository::discover(dir) else { return Vec::new() };
+    let (Some(workdir), Ok(index)) = (repository.workdir(), repository.index()) else { return Vec::new() };
+    let Ok(absolute) = dir.canonicalize() else { return Vec::new() };
+    let Ok(workdir) = workdir.canonicalize() else { return Vec::new() };
+    let Ok(prefix) = absolute.strip_prefix(&workdir) else { return Vec::new() };
+    index
+        .iter()
+        .filter_map(|entry| {
+            let relative = PathBuf::from(String::from_utf8(entry.path).ok()?);
+            let inside = relative.strip_prefix(prefix).ok()?;
+            let path = dir.join(inside);
+            let language = code::language_of(&path)?;
+            let skipped = inside
+                .parent()
+                .is_some_and(|p| p.ancestors().any(|a| !a.as_os_str().is_empty() && !wanted_directory(&dir.join(a))));
+            (!skipped && path.is_file()).then_some((path, language))
+        })
+        .collect()
+}
+
+/// A source file that is not UTF-8 is not read, and says so (a test fixture in another encoding
+/// does not stop the listing).
+fn not_utf8(line: usize) -> Extraction {
+    let at = HostPosition { line, column: 1 };
+    let reason = "the file is not valid UTF-8 from here on: it is not read".to_string();
+    Extraction { unreadable: vec![code::Unreadable { at, source: "file".into(), reason }], ..Extraction::default() }
+}
+
+fn wanted_directory(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return true };
+    if name == "node_modules" || (name.starts_with('.') && name != ".sqlx" && name != "." && name != "..") {
+        return false;
+    }
+    !(name == "vendor" && path.join("modules.txt").is_file())
+}
+
+/// Whether Sluice reads every statement of `sql` as `lint` would: parsed, or understood token by
+/// token by the recognizer (`DROP INDEX CONCURRENTLY …`, which sqlparser refuses).
+pub fn parses(sql: &str) -> bool {
+    let parsed = crate::sql::parse::parse_file(sql.to_string());
+    parsed.unread.is_empty()
+        && !parsed.statements.is_empty()
+        && parsed.statements.iter().all(|s| s.too_deep.is_none() && (s.parse_error.is_none() || s.fully_recognized))
+}
+
+/// The listing for people: one line per query (`file:line:column`, source, first line of SQL),
+/// then what each file could not read or skipped, then the totals.
+pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
+    let mut rows = Vec::new();
+    for file in &listing.files {
+        for (query, parsed) in file.extraction.queries.iter().zip(&file.parsed) {
+            let at = query.map.start();
+            let first_line = query.sql.trim().lines().next().unwrap_or("").trim();
+            let mut sql: String = first_line.chars().take(100).collect();
+            if sql.len() < first_line.len() || query.sql.trim().contains('\n') {
+                sql.push('…');
+            }
+            let location = format!("{}:{}:{}", file.path.display(), at.line, at.column);
+            rows.push((location, query.source.as_str(), if *parsed { "" } else { "not parsed: " }, sql));
+        }
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let source_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (location, source, parsed, sql) in &rows {
+        writeln!(out, "{location:width$}  {source:source_width$}  {parsed}{sql}")?;
+    }
+    for file in &listing.files {
+        let Extraction { unreadable, skipped, .. } = &file.extraction;
+        if unreadable.is_empty() && skipped.is_empty() {
+            continue;
+        }
+        let lines =
+            |positions: Vec<HostPosition>| positions.iter().map(|p| p.line.to_string()).collect::<Vec<_>>().join(", ");
+        let mut notes = Vec::new();
+        if !unreadable.is_empty() {
+            notes.push(format!(
+                "{} unreadable (line {})",
+                unreadable.len(),
+                lines(unreadable.iter().map(|u| u.at).collect())
+            ));
+        }
+        if !skipped.is_empty() {
+            notes.push(format!("{} skipped (line {})", skipped.len(), lines(skipped.iter().map(|s| s.at).collect())));
+        }
+        writeln!(out, "{}: {}", file.path.display(), notes.join(", "))?;
+        for note in unreadable {
+            writeln!(out, "  {}:{} {}: {}", note.at.line, note.at.column, note.source, note.reason)?;
+        }
+    }
+    let files_with_queries = listing.files.iter().filter(|f| !f.extraction.queries.is_empty()).count();
+    writeln!(
+        out,
+        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped; {} files scanned",
+        listing.queries(),
+        files_with_queries,
+        listing.parsed(),
+        listing.unreadable(),
+        listing.skipped(),
+        listing.scanned
+    )
+}
+
+/// The listing as one JSON document: `files` (each with its `queries`, `unreadable` and
+/// `skipped`, positions 1-based) and `totals`.
+pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
+    let position = |at: HostPosition| serde_json::json!({ "line": at.line, "column": at.column });
+    let files: Vec<serde_json::Value> = listing
+        .files
+        .iter()
+        .map(|file| {
+            let queries: Vec<_> = file
+                .extraction
+                .queries
+                .iter()
+                .zip(&file.parsed)
+                .map(|(q, parsed)| {
+                    let at = q.map.start();
+                    serde_json::json!({
+                        "line": at.line, "column": at.column, "source": q.source, "sql": q.sql, "parsed": parsed,
+                    })
+                })
+                .collect();
+            let unreadable: Vec<_> = file
+                .extraction
+                .unreadable
+                .iter()
+                .map(|u| serde_json::json!({ "at": position(u.at), "source": u.source, "reason": u.reason }))
+                .collect();
+            let skipped: Vec<_> = file
+                .extraction
+                .skipped
+                .iter()
+                .map(|s| serde_json::json!({ "at": position(s.at), "reason": s.reason }))
+                .collect();
+            serde_json::json!({
+                "path": file.path.display().to_string(),
+                "language": file.language.name(),
+                "queries": queries,
+                "unreadable": unreadable,
+                "skipped": skipped,
+            })
+        })
+        .collect();
+    let document = serde_json::json!({
+        "files": files,
+        "totals": {
+            "scanned": listing.scanned,
+            "queries": listing.queries(),
+            "parsed": listing.parsed(),
+            "unreadable": listing.unreadable(),
+            "skipped": listing.skipped(),
+        },
+    });
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    writeln!(out)
+}
