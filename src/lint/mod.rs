@@ -272,8 +272,9 @@ impl Replay<'_> {
     }
 
     /// Runs every rule on a statement. A statement that does nothing (`IF [NOT] EXISTS` on an
-    /// object that is, or is not, there) is not checked at all, and its sub-commands that do
-    /// nothing are left out.
+    /// object that is, or is not, there) is checked only by the rules about the locks it may still
+    /// take (`Rule::checks_no_ops`), and its sub-commands that do nothing are left out (the rules
+    /// see their locks through `Context::table_locks`).
     fn check(
         &mut self,
         file: &SourceFile,
@@ -282,13 +283,18 @@ impl Replay<'_> {
         state: &MigrationState,
         mark: &mut dyn FnMut(Finding) -> Finding,
     ) {
+        let mut found = Vec::new();
         if schema.no_op(&statement.ddl).is_some() {
+            let cx = Context::new(file, statement, schema, Role::Migration(state), self.facts);
+            for rule in rules::REGISTRY.iter().filter(|r| r.checks_no_ops()) {
+                rule.check(&cx, &mut found);
+            }
+            self.findings.extend(found.into_iter().map(mark));
             return;
         }
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
-        let statement = effective.as_ref().unwrap_or(statement);
-        let mut found = Vec::new();
-        let cx = Context::new(file, statement, schema, Role::Migration(state), self.facts);
+        let cx = Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
+            .written_as(statement);
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }
@@ -307,8 +313,10 @@ impl Replay<'_> {
             state.do_block = Some(inner.branch);
             let statement = state.resolve(&inner.statement, schema);
             if self.check {
+                let span = &statement.span;
                 self.check(file, &statement, schema, state, &mut |mut finding| {
                     finding.message = format!("{} ({})", finding.message, inner.branch.describe());
+                    rules::claims::mark_branch(&mut finding, (span.line, span.column), inner.branch);
                     finding
                 });
             }

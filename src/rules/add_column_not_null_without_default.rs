@@ -1,3 +1,5 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
@@ -54,17 +56,18 @@ impl Rule for AddColumnNotNullWithoutDefault {
             if !column.not_null || has_default || column.identity || column.generated_stored {
                 continue;
             }
-            out.push(
-                cx.finding(
+            let finding = cx
+                .finding(
                     &META,
                     format!(
-                        "column {} is added to existing table {table} as NOT NULL without a default: the migration fails as soon as the table has a row",
+                        "column {} is added to existing table {table} as NOT NULL without a default: PostgreSQL checks every row under ACCESS EXCLUSIVE, and the migration fails as soon as the table has one",
                         column.name
                     ),
                 )
                 .fact("table", table.as_str())
-                .fact("table rows", cx.size_fact(table)),
-            );
+                .fact("table rows", cx.size_fact(table));
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Scan)];
+            out.push(claims::add(finding, claims));
         }
     }
 }

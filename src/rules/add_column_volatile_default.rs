@@ -1,3 +1,5 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
@@ -94,12 +96,6 @@ pub fn volatile_call(default: &Default, schema: &Schema) -> Option<String> {
     })
 }
 
-/// Why adding `column` rewrites the table on this PostgreSQL version, if it does, judging user
-/// functions without a schema (every one is assumed volatile).
-pub fn rewrite_reason(column: &Column, postgres_version: u32) -> Option<String> {
-    rewrite_reason_in(column, &Schema::default(), postgres_version)
-}
-
 /// Why adding `column` rewrites the table on this PostgreSQL version, if it does, with the
 /// volatility of the functions `schema` knows.
 pub fn rewrite_reason_in(column: &Column, schema: &Schema, postgres_version: u32) -> Option<String> {
@@ -143,10 +139,10 @@ impl Rule for AddColumnVolatileDefault {
                 "adding column {} to existing table {table} rewrites the table under ACCESS EXCLUSIVE: {reason}",
                 column.name
             );
-            out.extend(
-                cx.lock_finding(&META, table, message)
-                    .map(|f| f.fact("postgres version", cx.facts.postgres_version.to_string())),
-            );
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Rewrite)];
+            out.extend(cx.lock_finding(&META, table, message).map(|f| {
+                claims::add(f.fact("postgres version", cx.facts.postgres_version.to_string()), claims)
+            }));
         }
     }
 }

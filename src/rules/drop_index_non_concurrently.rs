@@ -1,6 +1,9 @@
+use super::claims;
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::index_lock_target;
+use crate::rules::locks::{index_lock_target, with_partitions};
+use crate::schema::RelationKind;
 use crate::rules::Category;
 use crate::sql::ddl::{Ddl, ObjectKind};
 
@@ -52,18 +55,37 @@ impl Rule for DropIndexNonConcurrently {
                 continue;
             }
             let table = index_lock_target(cx.schema, name);
-            let mut message = format!(
-                "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
-            );
+            let partitioned = cx.schema.table(&table).is_some_and(|t| t.kind == RelationKind::PartitionedTable);
+            let locked = if partitioned { with_partitions(cx.schema, &table) } else { vec![table.clone()] };
+            let mut message = if partitioned {
+                format!(
+                    "DROP INDEX {name} takes an ACCESS EXCLUSIVE lock on partitioned table {table} and each of its partitions ({}), blocking reads and writes while it waits and runs; PostgreSQL has no concurrent drop for a partitioned index",
+                    locked[1..].join(", ")
+                )
+            } else {
+                format!(
+                    "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
+                )
+            };
             if !cx.schema.indexes.contains_key(name) {
                 message.push_str(&format!(
                     "; the migration history never created index {name}, so its table and that table's size are unknown"
                 ));
             }
-            out.extend(cx.lock_finding(&META, &table, message).map(|f| f.fact("index", name.as_str())));
+            let claims: Vec<_> = locked.iter().map(|t| cx.claim_lock(t, Lock::AccessExclusive)).collect();
+            let help = partitioned.then_some(PARTITIONED_FIX);
+            out.extend(cx.lock_finding(&META, &table, message).map(|f| {
+                let f = f.fact("index", name.as_str());
+                claims::add(if let Some(help) = help { f.help(help) } else { f }, claims)
+            }));
         }
     }
 }
+
+/// The fix for a partitioned index, which PostgreSQL cannot drop concurrently.
+const PARTITIONED_FIX: &str = "PostgreSQL refuses DROP INDEX CONCURRENTLY on a partitioned index (and a partition's \
+attached index cannot be dropped alone): drop it in a migration of its own, with `SET lock_timeout = '5s';` before \
+it and a retry on timeout, at a quiet hour.";
 
 /// The message for an index the history created and already dropped: PostgreSQL stops the
 /// migration with `index "…" does not exist`.
@@ -88,6 +110,22 @@ mod tests {
     #[test]
     fn examples_lint_as_documented() {
         check_examples(&META, "");
+    }
+
+    /// Issue 37: read from `pg_locks` on PostgreSQL 15, which refuses the concurrent form here.
+    #[test]
+    fn a_partitioned_index_locks_every_partition_and_has_no_concurrent_drop() {
+        let history = "CREATE TABLE p (id bigint, at date) PARTITION BY RANGE (at);
+            CREATE TABLE p1 PARTITION OF p FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+            CREATE INDEX p_at ON p (at);";
+        let found = lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX p_at;")], &Setup::default());
+        let f = of(&found, META.id);
+        assert!(f[0].message.contains("partitioned table p and each of its partitions (p1)"), "{}", f[0].message);
+        assert!(f[0].help.contains("refuses DROP INDEX CONCURRENTLY on a partitioned index"), "{}", f[0].help);
+        let tables: Vec<String> = crate::rules::claims::of(f[0]).iter().map(|c| c["table"].to_string()).collect();
+        assert_eq!(tables, ["\"p\"", "\"p1\""]);
+        let concurrent = lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX CONCURRENTLY p_at;")], &Setup::default());
+        assert_eq!(of(&concurrent, "runner-rejects-migration").len(), 1);
     }
 
     #[test]

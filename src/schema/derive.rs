@@ -46,7 +46,14 @@ fn sources(select: &ast::Select) -> Vec<(String, String)> {
 }
 
 fn unknown(name: String) -> ColumnInfo {
-    ColumnInfo { name, data_type: "unknown".into(), not_null: false, has_default: false, generated: false }
+    ColumnInfo {
+        name,
+        data_type: "unknown".into(),
+        not_null: false,
+        has_default: false,
+        generated: false,
+        collation: None,
+    }
 }
 
 /// The column an expression copies, with its type, if it is a plain column reference.

@@ -2,7 +2,7 @@
 //! tables, materialized views), columns, indexes, constraints, views, sequences, functions and
 //! schemas. Names are normalized: folded, truncated to 63 bytes, `public.` dropped.
 
-use crate::sql::ddl::{ConstraintKind, IndexKey, Name, Volatility};
+use crate::sql::ddl::{ConstraintKind, IndexKey, Lock, Name, TriggerEvent, Volatility};
 use crate::sql::names;
 use crate::sql::query::{Catalog, ColumnUse};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,9 @@ pub struct ColumnInfo {
     pub has_default: bool,
     /// The database generates its values (identity, serial, a sequence or UUID default): a surrogate key.
     pub generated: bool,
+    /// `COLLATE name`; `None`: its type's default collation.
+    #[serde(default)]
+    pub collation: Option<Name>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +167,20 @@ pub struct Sequence {
 pub struct Function {
     pub name: Name,
     pub volatility: Volatility,
+    /// The table locks its body takes when it runs (see `Ddl::CreateFunction`).
+    pub locks: Vec<(Name, Lock)>,
+    pub origin: Origin,
+}
+
+/// A trigger: dropping its function with CASCADE drops it, and locks its table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trigger {
+    pub table: Name,
+    pub name: Name,
+    pub function: Name,
+    pub events: Vec<TriggerEvent>,
+    /// `FOR EACH ROW`: fires once per row the statement touches (not at all for none).
+    pub per_row: bool,
     pub origin: Origin,
 }
 
@@ -174,6 +191,7 @@ pub struct Schema {
     pub views: BTreeMap<Name, View>,
     pub sequences: BTreeMap<Name, Sequence>,
     pub functions: BTreeMap<Name, Function>,
+    pub triggers: Vec<Trigger>,
     /// Schemas the history created (`public` always exists).
     pub schemas: BTreeSet<Name>,
     /// Extended statistics objects and their table.
@@ -230,6 +248,10 @@ pub fn is_tool_table(name: &str) -> bool {
 impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.get(name)
+    }
+
+    pub fn trigger(&self, table: &str, name: &str) -> Option<&Trigger> {
+        self.triggers.iter().find(|t| t.table == table && t.name == name)
     }
 
     pub fn indexes_on<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Index> + 'a {

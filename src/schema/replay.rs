@@ -7,6 +7,7 @@ use super::model::*;
 use super::naming::{Freed, IndexPurpose};
 use crate::sql::ddl::{
     AlterAction, Column, Constraint, ConstraintKind, CreateIndex, Ddl, IndexKey, Name, ObjectKind, TableLineage,
+    TriggerAction,
 };
 use crate::sql::names::{beside, split};
 use crate::sql::parse::Statement;
@@ -56,6 +57,13 @@ impl Schema {
             Ddl::Rename { kind, from, if_exists: true, .. } if !self.object_exists(*kind, from) => {
                 Some(format!("{} {from} does not exist", kind.as_str()))
             }
+            // A table the history never created may have any trigger: only a known table's
+            // missing trigger is known to be missing.
+            Ddl::Trigger { table, name, action: TriggerAction::Drop { if_exists: true } }
+                if self.relation_exists(table) && self.trigger(table, name).is_none() =>
+            {
+                Some(format!("trigger {name} on {table} does not exist"))
+            }
             _ => None,
         }
     }
@@ -68,10 +76,10 @@ impl Schema {
             AlterAction::AddColumn { column, if_not_exists: true } if t.column(&column.name).is_some() => {
                 Some(format!("column {table}.{} already exists", column.name))
             }
-            AlterAction::DropColumn { name, if_exists: true } if t.column(name).is_none() => {
+            AlterAction::DropColumn { name, if_exists: true, .. } if t.column(name).is_none() => {
                 Some(format!("column {table}.{name} does not exist"))
             }
-            AlterAction::DropConstraint { name, if_exists: true } if t.constraint(name).is_none() => {
+            AlterAction::DropConstraint { name, if_exists: true, .. } if t.constraint(name).is_none() => {
                 Some(format!("constraint {name} on {table} does not exist"))
             }
             _ => None,
@@ -152,6 +160,7 @@ impl Schema {
                     | ObjectKind::MaterializedView
                     | ObjectKind::Sequence
                     | ObjectKind::Table => self.rename_relation(from, &to),
+                    ObjectKind::Type => self.rename_type(from, &to),
                     _ => {}
                 }
             }
@@ -176,10 +185,10 @@ impl Schema {
                     View { name: name.clone(), materialized: *materialized, uses, depends_on, origin: origin.clone() },
                 );
             }
-            Ddl::CreateFunction { name, volatility, .. } => {
+            Ddl::CreateFunction { name, volatility, locks, .. } => {
                 self.functions.insert(
                     name.clone(),
-                    Function { name: name.clone(), volatility: *volatility, origin: origin.clone() },
+                    Function { name: name.clone(), volatility: *volatility, locks: locks.clone(), origin: origin.clone() },
                 );
             }
             Ddl::CreateSequence { name, .. } => {
@@ -196,6 +205,30 @@ impl Schema {
             }
             Ddl::CreateStatistics { name: Some(name), table, .. } => {
                 self.statistics.insert(beside(table, split(name).1), table.clone());
+            }
+            Ddl::Trigger { table, name, action } => {
+                let at = self.triggers.iter().position(|t| t.table == *table && t.name == *name);
+                match (action, at) {
+                    (TriggerAction::Create { function, events, per_row }, at) => {
+                        let trigger = Trigger {
+                            table: table.clone(),
+                            name: name.clone(),
+                            function: function.clone(),
+                            events: events.clone(),
+                            per_row: *per_row,
+                            origin: origin.clone(),
+                        };
+                        match at {
+                            Some(at) => self.triggers[at] = trigger,
+                            None => self.triggers.push(trigger),
+                        }
+                    }
+                    (TriggerAction::Drop { .. }, Some(at)) => {
+                        self.triggers.remove(at);
+                    }
+                    (TriggerAction::Rename { to }, Some(at)) => self.triggers[at].name = to.clone(),
+                    _ => {}
+                }
             }
             _ => {}
         }
@@ -256,11 +289,15 @@ impl Schema {
         }
     }
 
+    /// Whether `table` has an index a new one with these keys would adopt instead of being built
+    /// (a partition's, when the partitioned table gets the index).
+    pub fn has_equivalent_index(&self, table: &str, keys: &[IndexKey], predicate: Option<&str>, unique: bool) -> bool {
+        self.indexes_on(table).any(|i| i.keys == keys && i.predicate.as_deref() == predicate && i.unique == unique)
+    }
+
     /// One index of `parent` copied onto `target`, named for it (see [`Self::clone_indexes`]).
     fn clone_index(&mut self, parent: &str, index: Index, target: &str, origin: &Origin, adopt_equivalent: bool) {
-        let equivalent = self
-            .indexes_on(target)
-            .any(|i| i.keys == index.keys && i.predicate == index.predicate && i.unique == index.unique);
+        let equivalent = self.has_equivalent_index(target, &index.keys, index.predicate.as_deref(), index.unique);
         if adopt_equivalent && equivalent {
             return;
         }
@@ -306,6 +343,9 @@ impl Schema {
             }
             ObjectKind::Function => {
                 self.functions.remove(name);
+                if cascade {
+                    self.triggers.retain(|t| t.function != name);
+                }
             }
             ObjectKind::Statistics => {
                 self.statistics.remove(name);
@@ -321,6 +361,7 @@ impl Schema {
                     }
                     self.sequences.retain(|n, _| !in_schema(n));
                     self.functions.retain(|n, _| !in_schema(n));
+                    self.triggers.retain(|t| !in_schema(&t.function));
                     self.indexes.retain(|n, _| !in_schema(n));
                 }
             }
@@ -343,6 +384,7 @@ impl Schema {
         }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, _)| t != name));
         self.statistics.retain(|_, t| t != name);
+        self.triggers.retain(|t| t.table != name);
         for partition in partitions {
             self.drop_relation(&partition, cascade);
         }
@@ -365,6 +407,24 @@ impl Schema {
         }
     }
 
+    /// Renames a type: the columns of that type (or arrays of it) now have the new name, so a
+    /// later `ALTER COLUMN … TYPE` to a new type of the old name is a change of type.
+    fn rename_type(&mut self, from: &str, to: &str) {
+        let renamed = |data_type: &str| -> Option<String> {
+            let (base, array) = match data_type.find('[') {
+                Some(at) => data_type.split_at(at),
+                None => (data_type, ""),
+            };
+            let base = base.trim();
+            (base == from || base.strip_prefix("public.") == Some(from)).then(|| format!("{to}{array}"))
+        };
+        for column in self.tables.values_mut().flat_map(|t| t.columns.iter_mut()) {
+            if let Some(new) = renamed(&column.data_type) {
+                column.data_type = new;
+            }
+        }
+    }
+
     /// Renames a relation of any kind, keeping everything that refers to it in step.
     fn rename_relation(&mut self, from: &str, to: &str) {
         if let Some(mut table) = self.tables.remove(from) {
@@ -372,6 +432,9 @@ impl Schema {
             self.tables.insert(to.to_string(), table);
             for index in self.indexes.values_mut().filter(|i| i.table == from) {
                 index.table = to.to_string();
+            }
+            for trigger in self.triggers.iter_mut().filter(|t| t.table == from) {
+                trigger.table = to.to_string();
             }
             for sequence in self.sequences.values_mut() {
                 if let Some((table, _)) = sequence.owned_by.as_mut().filter(|(t, _)| t == from) {
@@ -446,6 +509,7 @@ impl Schema {
                 not_null: column.not_null,
                 has_default: column.default.is_some() || column.identity,
                 generated: column.identity || column.default.as_ref().is_some_and(|d| d.volatile),
+                collation: column.collation.clone(),
             });
         }
     }
@@ -568,8 +632,12 @@ impl Schema {
         };
         self.indexes.insert(name, created.clone());
         // An index on a partitioned table is built on each partition too (or adopts an
-        // equivalent one the partition has).
-        let partitions: Vec<Name> = self.partitions_of(&index.table).map(|t| t.name.clone()).collect();
+        // equivalent one the partition has), unless it is `ON ONLY` the parent.
+        let partitions: Vec<Name> = if index.only {
+            Vec::new()
+        } else {
+            self.partitions_of(&index.table).map(|t| t.name.clone()).collect()
+        };
         for partition in partitions {
             self.clone_index(&index.table, created.clone(), &partition, origin, true);
         }
@@ -577,7 +645,7 @@ impl Schema {
 
     /// The tables an `ALTER TABLE` on `table` reaches: itself, and its partitions and
     /// inheritance children (PostgreSQL recurses unless `ONLY`).
-    fn with_descendants(&self, table: &str) -> Vec<Name> {
+    pub fn with_descendants(&self, table: &str) -> Vec<Name> {
         let mut out = vec![table.to_string()];
         let mut i = 0;
         while i < out.len() {
@@ -672,7 +740,7 @@ impl Schema {
         // In order, each on what the ones before it left, as `alter` applies them to the copy.
         for drop in actions.iter().filter(|a| is_drop(a)) {
             match drop {
-                AlterAction::DropColumn { name, if_exists } => {
+                AlterAction::DropColumn { name, if_exists, .. } => {
                     let exists = t.column(name).is_some() && !dropped_columns.contains(&name.as_str());
                     if *if_exists && !exists {
                         continue;
@@ -688,7 +756,7 @@ impl Schema {
                     };
                     freed.sequences.extend(self.sequences.iter().filter(owned).map(|(key, _)| key.clone()));
                 }
-                AlterAction::DropConstraint { name, if_exists } => {
+                AlterAction::DropConstraint { name, if_exists, .. } => {
                     let named: Vec<(usize, &ConstraintInfo)> =
                         remaining(&freed).into_iter().filter(|(_, c)| &c.name == name).collect();
                     if *if_exists && named.is_empty() {
@@ -727,17 +795,21 @@ impl Schema {
                 self.rename_relation(table, &to);
                 *table = to;
             }
-            AlterAction::SetType { column, data_type, .. } => {
+            AlterAction::SetType { column, data_type, collation, .. } => {
                 for t in self.with_descendants(table) {
                     if let Some(c) = self.tables.get_mut(&t).and_then(|t| t.column_mut(column)) {
                         c.data_type = data_type.clone();
+                        c.collation = collation.clone();
                     }
                 }
             }
+            // Both recurse to partitions and inheritance children.
             AlterAction::SetNotNull { column } | AlterAction::DropNotNull { column } => {
                 let not_null = matches!(action, AlterAction::SetNotNull { .. });
-                if let Some(c) = self.tables.get_mut(table.as_str()).and_then(|t| t.column_mut(column)) {
-                    c.not_null = not_null;
+                for t in self.with_descendants(table) {
+                    if let Some(c) = self.tables.get_mut(&t).and_then(|t| t.column_mut(column)) {
+                        c.not_null = not_null;
+                    }
                 }
             }
             AlterAction::SetDefault { column, .. } | AlterAction::DropDefault { column } => {

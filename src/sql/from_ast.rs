@@ -182,6 +182,7 @@ fn column(def: &ast::ColumnDef) -> Column {
         default: None,
         generated_stored: false,
         constraints: Vec::new(),
+        collation: None,
     };
     let on_column = |option_name: Option<Name>, kind: ConstraintKind| Constraint {
         name: option_name,
@@ -193,6 +194,7 @@ fn column(def: &ast::ColumnDef) -> Column {
         let option_name = option.name.as_ref().map(ident);
         match &option.option {
             ColumnOption::NotNull => column.not_null = true,
+            ColumnOption::Collation(name) => column.collation = Some(names::last(name)),
             ColumnOption::Default(expr) => column.default = Some(default_of(expr)),
             ColumnOption::PrimaryKey(_) => {
                 column.not_null = true;
@@ -242,8 +244,12 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
         AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
             AlterAction::AddColumn { column: column(column_def), if_not_exists: *if_not_exists }
         }
-        AlterTableOperation::DropColumn { column_names, if_exists, .. } if column_names.len() == 1 => {
-            AlterAction::DropColumn { name: ident(&column_names[0]), if_exists: *if_exists }
+        AlterTableOperation::DropColumn { column_names, if_exists, drop_behavior, .. } if column_names.len() == 1 => {
+            AlterAction::DropColumn {
+                name: ident(&column_names[0]),
+                if_exists: *if_exists,
+                cascade: matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+            }
         }
         AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
             AlterAction::RenameColumn { from: ident(old_column_name), to: ident(new_column_name) }
@@ -264,7 +270,8 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
                 AlterColumnOperation::SetDataType { data_type: t, using, .. } => AlterAction::SetType {
                     column: column.clone(),
                     data_type: data_type(t),
-                    using: using.as_ref().filter(|u| !is_plain_conversion(u, &column)).map(expression),
+                    using: using.as_ref().filter(|u| !is_plain_conversion(u, &column, t)).map(expression),
+                    collation: None,
                 },
                 AlterColumnOperation::AddGenerated { .. } => AlterAction::AddIdentity { column },
                 other => AlterAction::Other(format!("ALTER COLUMN {column} {other}")),
@@ -273,9 +280,11 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
         AlterTableOperation::AddConstraint { constraint: c, not_valid } => {
             AlterAction::AddConstraint(constraint(c, *not_valid))
         }
-        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
-            AlterAction::DropConstraint { name: ident(name), if_exists: *if_exists }
-        }
+        AlterTableOperation::DropConstraint { if_exists, name, drop_behavior } => AlterAction::DropConstraint {
+            name: ident(name),
+            if_exists: *if_exists,
+            cascade: matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+        },
         AlterTableOperation::ValidateConstraint { name } => AlterAction::ValidateConstraint { name: ident(name) },
         AlterTableOperation::RenameConstraint { old_name, new_name } => {
             AlterAction::RenameConstraint { from: ident(old_name), to: ident(new_name) }
@@ -294,13 +303,21 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
 }
 
 /// `USING c` or `USING c::new_type`: the conversion PostgreSQL would do anyway, which does not
-/// force a rewrite when the types are binary-coercible.
-fn is_plain_conversion(using: &Expr, column: &str) -> bool {
+/// force a rewrite when the types are binary-coercible. A cast to any other type on the way
+/// (`USING c::text::new_type`) is a conversion of its own, evaluated for every row.
+fn is_plain_conversion(using: &Expr, column: &str, new_type: &ast::DataType) -> bool {
     let mut expr = using;
+    let mut casts = 0;
     loop {
         match expr {
             Expr::Nested(inner) => expr = inner,
-            Expr::Cast { expr: inner, .. } => expr = inner,
+            Expr::Cast { expr: inner, data_type: to, .. } => {
+                casts += 1;
+                if casts > 1 || data_type(to) != data_type(new_type) {
+                    return false;
+                }
+                expr = inner
+            }
             Expr::Identifier(i) => return ident(i) == column,
             Expr::CompoundIdentifier(parts) => return parts.last().is_some_and(|p| ident(p) == column),
             _ => return false,
@@ -337,6 +354,45 @@ fn string_value(expr: &Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// The table locks a function body takes when it runs: those of its `REFRESH MATERIALIZED
+/// VIEW`, `LOCK TABLE` and `TRUNCATE` statements (the statements that lock tables other than by
+/// reading and writing rows), found as the statements of a DO block are.
+fn body_locks(body: &str, plpgsql: bool) -> Vec<(Name, Lock)> {
+    let upper = body.to_ascii_uppercase();
+    if !["REFRESH", "LOCK", "TRUNCATE"].iter().any(|w| upper.contains(w)) {
+        return Vec::new();
+    }
+    let statements: Vec<Ddl> = if plpgsql {
+        let text = format!("DO $sluice_function_body$\n{body}\n$sluice_function_body$");
+        let span = super::split::Span {
+            start: 0,
+            end: text.len(),
+            line: 1,
+            column: 1,
+            end_line: text.lines().count(),
+            end_column: 1,
+        };
+        super::plpgsql::read(&text, &span).map(|b| b.statements.into_iter().map(|s| s.statement.ddl).collect())
+    } else {
+        Some(super::parse::parse_file(body.to_string()).statements.into_iter().map(|s| s.ddl).collect())
+    }
+    .unwrap_or_default();
+    let mut locks = Vec::new();
+    for ddl in statements {
+        match ddl {
+            Ddl::RefreshMaterializedView { name, concurrently } => {
+                locks.push((name, if concurrently { Lock::Exclusive } else { Lock::AccessExclusive }))
+            }
+            Ddl::LockTable { tables, mode } => {
+                locks.extend(Lock::from_mode(&mode).into_iter().flat_map(|l| tables.iter().map(move |t| (t.clone(), l))))
+            }
+            Ddl::Truncate { tables, .. } => locks.extend(tables.into_iter().map(|t| (t, Lock::AccessExclusive))),
+            _ => {}
+        }
+    }
+    locks
 }
 
 fn volatility(behavior: Option<&FunctionBehavior>) -> Volatility {
@@ -423,6 +479,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             unique: i.unique,
             concurrently: i.concurrently,
             if_not_exists: i.if_not_exists,
+            only: false,
             keys: index_keys(&i.columns),
             key_names: key_names(i.columns.iter().map(|c| &c.column.expr), &i.include),
             predicate: i.predicate.as_ref().map(expression),
@@ -441,6 +498,16 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             if_exists: d.if_exists,
             concurrently: false,
             cascade: matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
+        },
+        Statement::Analyze(a) => Ddl::Analyze { tables: a.table_name.iter().map(object).collect() },
+        Statement::AlterType(t) => match &t.operation {
+            ast::AlterTypeOperation::Rename(rename) => Ddl::Rename {
+                kind: ObjectKind::Type,
+                from: object(&t.name),
+                to: ident(&rename.new_name),
+                if_exists: false,
+            },
+            _ => Ddl::Other(leading.to_string()),
         },
         Statement::AlterIndex { name, operation: AlterIndexOperation::RenameIndex { index_name } } => {
             Ddl::Rename { kind: ObjectKind::Index, from: object(name), to: names::last(index_name), if_exists: false }
@@ -475,7 +542,15 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 }
                 _ => None,
             };
-            Ddl::CreateFunction { name: object(&f.name), sql_body, volatility: volatility(f.behavior.as_ref()) }
+            let language = f.language.as_ref().map(|l| l.value.to_ascii_lowercase());
+            let locks = match (&f.function_body, language.as_deref()) {
+                (
+                    Some(CreateFunctionBody::AsBeforeOptions { body, .. } | CreateFunctionBody::AsAfterOptions(body)),
+                    Some(language @ ("sql" | "plpgsql")),
+                ) => string_value(body).map(|b| body_locks(&b, language == "plpgsql")).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            Ddl::CreateFunction { name: object(&f.name), sql_body, volatility: volatility(f.behavior.as_ref()), locks }
         }
         Statement::CreateSequence { if_not_exists, name, .. } => {
             Ddl::CreateSequence { name: object(name), if_not_exists: *if_not_exists }
@@ -531,12 +606,47 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 _ => String::new(),
             },
         },
-        Statement::CreateTrigger(t) => Ddl::Trigger { table: object(&t.table_name), drop: false },
+        Statement::CreateTrigger(t) => Ddl::Trigger {
+            table: object(&t.table_name),
+            name: names::last(&t.name),
+            action: TriggerAction::Create {
+                function: t.exec_body.as_ref().map(|b| object(&b.func_desc.name)).unwrap_or_default(),
+                events: t
+                    .events
+                    .iter()
+                    .map(|e| match e {
+                        ast::TriggerEvent::Insert => TriggerEvent::Insert,
+                        ast::TriggerEvent::Update(_) => TriggerEvent::Update,
+                        ast::TriggerEvent::Delete => TriggerEvent::Delete,
+                        ast::TriggerEvent::Truncate => TriggerEvent::Truncate,
+                    })
+                    .collect(),
+                per_row: matches!(
+                    t.trigger_object,
+                    Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row) | ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
+                ),
+            },
+        },
+        Statement::AlterTrigger(t) => match &t.operation {
+            ast::AlterTriggerOperation::Rename { new_name } => Ddl::Trigger {
+                table: object(&t.table_name),
+                name: ident(&t.name),
+                action: TriggerAction::Rename { to: ident(new_name) },
+            },
+            _ => Ddl::Other(leading.to_string()),
+        },
         Statement::DropTrigger(t) => match &t.table_name {
-            Some(table) => Ddl::Trigger { table: object(table), drop: true },
+            Some(table) => Ddl::Trigger {
+                table: object(table),
+                name: names::last(&t.trigger_name),
+                action: TriggerAction::Drop { if_exists: t.if_exists },
+            },
             None => Ddl::Other(leading.to_string()),
         },
-        Statement::Truncate(t) => Ddl::Truncate { tables: t.table_names.iter().map(|t| object(&t.name)).collect() },
+        Statement::Truncate(t) => Ddl::Truncate {
+            tables: t.table_names.iter().map(|t| object(&t.name)).collect(),
+            cascade: matches!(t.cascade, Some(ast::CascadeOption::Cascade)),
+        },
         Statement::Lock(l) => Ddl::LockTable {
             tables: l.tables.iter().map(|t| object(&t.name)).collect(),
             mode: l
