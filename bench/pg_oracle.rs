@@ -25,6 +25,7 @@
 use sluice::finding::Finding;
 use sluice::lint::{self, final_schema};
 use sluice::plan::server::{Server, ServerOptions};
+use sluice::schema::is_tool_table;
 use sluice::sql::ddl::Ddl;
 use sluice::sql::parse::Statement;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -130,6 +131,9 @@ struct Tally {
     branch_not_taken: usize,
     names: Vec<String>,
     names_compared: usize,
+    columns_compared: usize,
+    /// Columns whose type Sluice's schema leaves `unknown` (it never claims one).
+    unknown_types: usize,
 }
 
 fn qualified(schema: &str, name: &str) -> String {
@@ -434,7 +438,8 @@ fn check_unreported(
     let claimed = |table: &str, pred: &dyn Fn(&Claim) -> bool| claims.iter().any(|c| c.table == table && pred(c));
     for (oid, mode) in &seen.locks {
         let Some(relation) = seen.relation(*oid) else { continue };
-        if !existing.contains(oid) || !matches!(relation.kind, 'r' | 'p' | 'm' | 'v') {
+        // The migration tool's own bookkeeping table blocks no application query.
+        if !existing.contains(oid) || !matches!(relation.kind, 'r' | 'p' | 'm' | 'v') || is_tool_table(&relation.name) {
             continue;
         }
         if blocks_writes(mode)
@@ -495,6 +500,12 @@ fn check_unreported(
     }
 }
 
+/// A user type Sluice names as written and PostgreSQL qualified or quoted (`public.mode`).
+fn same_enum_or_domain(ours: &str, theirs: &str) -> bool {
+    let strip = |t: &str| t.trim_start_matches("public.").trim_matches('"').to_string();
+    strip(ours) == strip(theirs)
+}
+
 /// The index and constraint names of the replayed schema against the catalog's.
 async fn compare_names(client: &Client, sources: &lint::Sources, tally: &mut Tally) {
     let model = final_schema(sources);
@@ -514,6 +525,9 @@ async fn compare_names(client: &Client, sources: &lint::Sources, tally: &mut Tal
         WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'";
     for r in rows(client, indexes).await {
         let name = qualified(r[0].as_deref().unwrap_or(""), r[1].as_deref().unwrap_or(""));
+        if is_tool_table(&qualified(r[2].as_deref().unwrap_or(""), r[3].as_deref().unwrap_or(""))) {
+            continue;
+        }
         theirs.insert((format!("index {name}"), qualified(r[2].as_deref().unwrap_or(""), r[3].as_deref().unwrap_or(""))));
     }
     let constraints = "SELECT co.conname, n.nspname, t.relname FROM pg_constraint co
@@ -521,9 +535,39 @@ async fn compare_names(client: &Client, sources: &lint::Sources, tally: &mut Tal
         WHERE co.contype IN ('p', 'u', 'f', 'c', 'x') AND n.nspname NOT IN ('pg_catalog', 'information_schema')";
     for r in rows(client, constraints).await {
         let table = qualified(r[1].as_deref().unwrap_or(""), r[2].as_deref().unwrap_or(""));
+        if is_tool_table(&table) {
+            continue;
+        }
         theirs.insert((format!("constraint {}", r[0].as_deref().unwrap_or("")), table));
     }
     tally.names_compared = theirs.len();
+    // Column types, compared in a canonical spelling (`int` is `integer`).
+    let canonical = |t: &str| {
+        let t = sluice::sql::types::parse_type(t);
+        format!("{}{:?}{}", t.base, t.modifiers, if t.array { "[]" } else { "" })
+    };
+    let columns = "SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+        JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind IN ('r', 'p', 'm') AND a.attnum > 0 AND NOT a.attisdropped
+          AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'";
+    for r in rows(client, columns).await {
+        let table = qualified(r[0].as_deref().unwrap_or(""), r[1].as_deref().unwrap_or(""));
+        if is_tool_table(&table) {
+            continue;
+        }
+        let column = r[2].clone().unwrap_or_default();
+        let theirs = r[3].clone().unwrap_or_default();
+        tally.columns_compared += 1;
+        let ours = model.table(&table).and_then(|t| t.column(&column)).map(|c| c.data_type.clone());
+        match ours {
+            None => tally.names.push(format!("PostgreSQL has column {table}.{column}; Sluice's schema does not")),
+            Some(t) if t == sluice::schema::UNKNOWN_TYPE => tally.unknown_types += 1,
+            Some(t) if canonical(&t) != canonical(&theirs) && !same_enum_or_domain(&t, &theirs) => tally
+                .names
+                .push(format!("column {table}.{column} is {theirs} on PostgreSQL, {t} in Sluice's schema")),
+            Some(_) => {}
+        }
+    }
     for (name, table) in theirs.difference(&ours) {
         tally.names.push(format!("PostgreSQL has {name} on {table}; Sluice's schema does not"));
     }
@@ -630,7 +674,13 @@ fn main() {
     for line in &tally.unreported {
         println!("  {line}");
     }
-    println!("index and constraint names: {} in the catalog, {} differences", tally.names_compared, tally.names.len());
+    println!(
+        "index and constraint names, column types: {} names and {} columns in the catalog ({} of unknown type in Sluice's schema), {} differences",
+        tally.names_compared,
+        tally.columns_compared,
+        tally.unknown_types,
+        tally.names.len()
+    );
     for line in &tally.names {
         println!("  {line}");
     }

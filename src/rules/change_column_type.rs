@@ -24,8 +24,14 @@ to a higher or unbounded precision; `cidr` to `inet`; `xml` to `text`; the same 
 'UTC'`). `char(n)` to `text` and array element changes do rewrite. Two of these (`timestamp` ↔ `timestamptz` in \
 UTC, `bit(n)` to `varbit`) still rebuild the column's indexes under ACCESS EXCLUSIVE, which is flagged when the \
 column has one. A `USING` clause counts as a rewrite unless it is the column itself (`USING col` or \
-`USING col::new_type`). When the history does not show the old type, the rule fires (it cannot prove the change \
-safe). Severity follows the table's size.",
+`USING col::new_type`), or the column cast through types each step of which is binary-coercible (`USING \
+col::varchar::text`; through `text` to an enum is a conversion, and rewrites). Without a rewrite, the indexes over \
+an expression of the column or with a WHERE reading it are still built anew under ACCESS EXCLUSIVE, whatever the \
+change, and so are its plain indexes when the collation changes (`COLLATE \"C\"`): flagged as the rebuilds they \
+are (each case read off `relfilenode` on PostgreSQL 15: `varchar(10)` → `text` rebuilds an index on \
+`lower(name)`). The column's old type comes from the history, through `ALTER TYPE … RENAME` and the columns of \
+`CREATE TABLE … AS` (their types as PostgreSQL resolves them); when the history does not show it, the rule fires \
+(it cannot prove the change safe). Severity follows the table's size.",
     why: "A rewrite copies every row and rebuilds every index of the table while holding ACCESS EXCLUSIVE: an \
 outage as long as the copy. Application code reading the old type may break too.",
     fix: "Add a new column of the new type, dual-write from the application (or a trigger), backfill in batches, \
@@ -65,7 +71,7 @@ impl Rule for ChangeColumnType {
         let timezone = cx.migration().and_then(|s| s.timezone());
         let utc = timezone.is_some_and(is_utc);
         for action in actions {
-            let AlterAction::SetType { column, data_type, using, collation } = action else {
+            let AlterAction::SetType { column, data_type, using, through, collation } = action else {
                 continue;
             };
             let change = work::type_change(
@@ -74,6 +80,7 @@ impl Rule for ChangeColumnType {
                 column,
                 data_type,
                 using.as_deref(),
+                through,
                 collation.as_deref(),
                 cx.facts.postgres_version,
                 utc,
@@ -99,8 +106,11 @@ impl Rule for ChangeColumnType {
                 (Some(old), None) => {
                     claims.push(cx.claim_work(table, Work::Rewrite));
                     let zone_hint = is_timestamp_zone_change(old, data_type) && cx.facts.postgres_version >= 12;
+                    let path: Vec<&str> =
+                        std::iter::once(old.as_str()).chain(through.iter().map(String::as_str)).chain([data_type.as_str()]).collect();
                     let mut why = format!(
-                        "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {old} → {data_type} is not binary-coercible"
+                        "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {} is not binary-coercible",
+                        path.join(" → ")
                     );
                     if zone_hint {
                         why.push_str(&match timezone {
@@ -218,10 +228,25 @@ mod tests {
         let found = messages(history, sql);
         assert!(found.len() == 1 && found[0].contains("rewrites the table and rebuilds its indexes"), "{found:?}");
         assert!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE int USING n::int;").is_empty());
+        let free = "CREATE TABLE u (s varchar(10)); CREATE INDEX u_s ON u (s);";
+        assert!(messages(free, "ALTER TABLE u ALTER COLUMN s TYPE text USING s::varchar::text;").is_empty(), "each step is free");
         // The column follows its type's rename: the new type of the old name is another type.
         let renamed = "ALTER TYPE mode RENAME TO mode__;\nCREATE TYPE mode AS ENUM ('a', 'b', 'c');\nALTER TABLE t ALTER COLUMN m TYPE mode;";
         assert!(messages(history, renamed)[0].contains("mode__ → mode is not binary-coercible"), "{:?}", messages(history, renamed));
         assert_eq!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE bigint USING n::int::bigint;").len(), 1);
+    }
+
+    /// Issue 37: a column a query made keeps the type PostgreSQL gives it, and a column of a type
+    /// Sluice cannot follow is of unknown type, not of a type named "unknown".
+    #[test]
+    fn columns_made_by_queries_have_their_types() {
+        let history = "CREATE TABLE likes (person_id int, score smallint, published timestamptz);
+            CREATE TABLE a AS SELECT person_id, max(published) AS at, sum(score) AS total, f(score) AS mystery FROM likes GROUP BY person_id;";
+        assert!(messages(history, "ALTER TABLE a ALTER COLUMN at TYPE timestamptz;").is_empty());
+        assert!(messages(history, "ALTER TABLE a ALTER COLUMN total TYPE bigint;").is_empty());
+        assert_eq!(messages(history, "ALTER TABLE a ALTER COLUMN total TYPE int;").len(), 1);
+        let unknown = messages(history, "ALTER TABLE a ALTER COLUMN mystery TYPE text;");
+        assert!(unknown[0].contains("the migration history does not show the column's old type"), "{unknown:?}");
     }
 
     #[test]

@@ -112,7 +112,7 @@ fn slow_action(cx: &Context, action: &AlterAction, table: &str) -> Option<Slow> 
                 (format!("scans every row of {table} to set {column} NOT NULL"), "a full scan", scan())
             })
         }
-        AlterAction::SetType { column, data_type, using, collation } => {
+        AlterAction::SetType { column, data_type, using, through, collation } => {
             let utc = cx.migration().and_then(|s| s.timezone()).is_some_and(super::context::is_utc);
             let change = super::work::type_change(
                 cx.schema,
@@ -120,6 +120,7 @@ fn slow_action(cx: &Context, action: &AlterAction, table: &str) -> Option<Slow> 
                 column,
                 data_type,
                 using.as_deref(),
+                through,
                 collation.as_deref(),
                 version,
                 utc,

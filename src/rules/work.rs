@@ -5,7 +5,7 @@
 //! one that reports what keeps a lock held (`lock-held-across-statements`); each case was read
 //! off the scan counters (`pg_stat_xact_user_tables`) of a real PostgreSQL 15.
 
-use crate::schema::Schema;
+use crate::schema::{Schema, UNKNOWN_TYPE};
 use crate::sql::ddl::{Column, Constraint, ConstraintKind, IndexKey, Name};
 use crate::sql::types::{change_cost, Coercion, Cost};
 
@@ -98,11 +98,14 @@ pub fn type_change(
     column: &str,
     data_type: &str,
     using: Option<&str>,
+    through: &[String],
     collation: Option<&str>,
     postgres_version: u32,
     utc: bool,
 ) -> TypeChange {
-    let before = schema.table(table).and_then(|t| t.column(column));
+    // A column of a type the history does not show (`CREATE TABLE … AS` over what Sluice cannot
+    // follow) is of unknown type, not of a type named "unknown".
+    let before = schema.table(table).and_then(|t| t.column(column)).filter(|c| c.data_type != UNKNOWN_TYPE);
     let old = before.map(|c| c.data_type.clone());
     let rewrite = |old: Option<String>| TypeChange {
         old,
@@ -115,7 +118,15 @@ pub fn type_change(
     if using.is_some() {
         return rewrite(old);
     }
-    let (cost, coercion) = change_cost(old_type, data_type, postgres_version, utc);
+    // Cast through other types, each step must be free: text → an enum is a function call.
+    let steps: Vec<&str> = std::iter::once(old_type).chain(through.iter().map(String::as_str)).chain([data_type]).collect();
+    let mut cost = Cost::Nothing;
+    let mut coercion = None;
+    for step in steps.windows(2) {
+        let (step_cost, step_coercion) = change_cost(step[0], step[1], postgres_version, utc);
+        cost = cost.max(step_cost);
+        coercion = coercion.or(step_coercion);
+    }
     if cost == Cost::Rewrite {
         return TypeChange { coercion, ..rewrite(old) };
     }

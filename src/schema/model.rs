@@ -192,6 +192,8 @@ pub struct Schema {
     pub sequences: BTreeMap<Name, Sequence>,
     pub functions: BTreeMap<Name, Function>,
     pub triggers: Vec<Trigger>,
+    /// Extensions the history created: the functions they install have a known volatility.
+    pub extensions: BTreeSet<Name>,
     /// Schemas the history created (`public` always exists).
     pub schemas: BTreeSet<Name>,
     /// Extended statistics objects and their table.
@@ -322,6 +324,13 @@ impl Schema {
     /// The declared volatility of a function the history created.
     pub fn function_volatility(&self, name: &str) -> Option<Volatility> {
         self.functions.get(name).map(|f| f.volatility)
+    }
+
+    /// The extension the history created that installs `name` (qualified by the schema it was
+    /// created in, or not), and the function's volatility there.
+    pub fn extension_function(&self, name: &str) -> Option<(&str, Volatility)> {
+        let bare = names::split(name).1;
+        self.extensions.iter().find_map(|e| Some((e.as_str(), crate::sql::catalog::extension_volatility(e, bare)?)))
     }
 
     /// The partitions of a partitioned table.

@@ -110,6 +110,7 @@ impl Schema {
             ObjectKind::Function => self.functions.contains_key(name),
             ObjectKind::Schema => self.schemas.contains(name),
             ObjectKind::Statistics => self.statistics.contains_key(name),
+            ObjectKind::Extension => self.extensions.contains(name),
             ObjectKind::Type | ObjectKind::Other => true,
         }
     }
@@ -202,6 +203,9 @@ impl Schema {
             }
             Ddl::CreateSchema { name, .. } => {
                 self.schemas.insert(name.clone());
+            }
+            Ddl::CreateExtension { name, .. } => {
+                self.extensions.insert(name.clone());
             }
             Ddl::CreateStatistics { name: Some(name), table, .. } => {
                 self.statistics.insert(beside(table, split(name).1), table.clone());
@@ -364,6 +368,9 @@ impl Schema {
                     self.triggers.retain(|t| !in_schema(&t.function));
                     self.indexes.retain(|n, _| !in_schema(n));
                 }
+            }
+            ObjectKind::Extension => {
+                self.extensions.remove(name);
             }
             ObjectKind::Type | ObjectKind::Other => {}
         }

@@ -268,7 +268,11 @@ pub enum AlterAction {
     SetType {
         column: Name,
         data_type: String,
+        /// A `USING` expression other than the column through casts (normalized).
         using: Option<String>,
+        /// For `USING col::a::b::new_type`, the types the value is cast through on the way
+        /// (`a`, `b`): the change is binary-coercible only if each step is.
+        through: Vec<String>,
         /// `COLLATE name`; `None`: the new type's default collation.
         collation: Option<Name>,
     },
@@ -340,6 +344,7 @@ pub enum ObjectKind {
     Schema,
     Statistics,
     Type,
+    Extension,
     Other,
 }
 
@@ -355,6 +360,7 @@ impl ObjectKind {
             ObjectKind::Schema => "schema",
             ObjectKind::Statistics => "statistics object",
             ObjectKind::Type => "type",
+            ObjectKind::Extension => "extension",
             ObjectKind::Other => "object",
         }
     }
@@ -533,6 +539,11 @@ pub enum Ddl {
         name: Name,
         if_not_exists: bool,
     },
+    /// `CREATE EXTENSION [IF NOT EXISTS] name`: the functions it installs become known.
+    CreateExtension {
+        name: Name,
+        if_not_exists: bool,
+    },
     /// `CREATE STATISTICS name ON … FROM table`: SHARE UPDATE EXCLUSIVE on the table.
     CreateStatistics {
         name: Option<Name>,
@@ -705,6 +716,7 @@ impl Ddl {
             | Ddl::CreateSequence { .. }
             | Ddl::AlterSequence { .. }
             | Ddl::CreateSchema { .. }
+            | Ddl::CreateExtension { .. }
             | Ddl::CreateStatistics { .. }
             | Ddl::Comment(_)
             | Ddl::Reindex { .. }

@@ -267,12 +267,16 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
                     AlterAction::SetDefault { column, default: default_of(value) }
                 }
                 AlterColumnOperation::DropDefault => AlterAction::DropDefault { column },
-                AlterColumnOperation::SetDataType { data_type: t, using, .. } => AlterAction::SetType {
-                    column: column.clone(),
-                    data_type: data_type(t),
-                    using: using.as_ref().filter(|u| !is_plain_conversion(u, &column, t)).map(expression),
-                    collation: None,
-                },
+                AlterColumnOperation::SetDataType { data_type: t, using, .. } => {
+                    let through = using.as_ref().and_then(|u| casts_of_column(u, &column, t));
+                    AlterAction::SetType {
+                        column: column.clone(),
+                        data_type: data_type(t),
+                        using: using.as_ref().filter(|_| through.is_none()).map(expression),
+                        through: through.unwrap_or_default(),
+                        collation: None,
+                    }
+                }
                 AlterColumnOperation::AddGenerated { .. } => AlterAction::AddIdentity { column },
                 other => AlterAction::Other(format!("ALTER COLUMN {column} {other}")),
             }
@@ -302,27 +306,31 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
     }
 }
 
-/// `USING c` or `USING c::new_type`: the conversion PostgreSQL would do anyway, which does not
-/// force a rewrite when the types are binary-coercible. A cast to any other type on the way
-/// (`USING c::text::new_type`) is a conversion of its own, evaluated for every row.
-fn is_plain_conversion(using: &Expr, column: &str, new_type: &ast::DataType) -> bool {
+/// `USING c`, `USING c::new_type` or `USING c::a::…::new_type`: the column through casts only,
+/// with the types it is cast through on the way (innermost first; none for the first two). Such a
+/// conversion forces no rewrite when each step is binary-coercible (PostgreSQL strips the
+/// relabelings, `ATColumnChangeRequiresRewrite`); `None` for any other expression.
+fn casts_of_column(using: &Expr, column: &str, new_type: &ast::DataType) -> Option<Vec<String>> {
     let mut expr = using;
-    let mut casts = 0;
+    let mut casts: Vec<String> = Vec::new();
     loop {
         match expr {
             Expr::Nested(inner) => expr = inner,
             Expr::Cast { expr: inner, data_type: to, .. } => {
-                casts += 1;
-                if casts > 1 || data_type(to) != data_type(new_type) {
-                    return false;
-                }
+                casts.push(data_type(to));
                 expr = inner
             }
-            Expr::Identifier(i) => return ident(i) == column,
-            Expr::CompoundIdentifier(parts) => return parts.last().is_some_and(|p| ident(p) == column),
-            _ => return false,
+            Expr::Identifier(i) if ident(i) == column => break,
+            Expr::CompoundIdentifier(parts) if parts.last().is_some_and(|p| ident(p) == column) => break,
+            _ => return None,
         }
     }
+    // The outermost cast to the new type is the change itself.
+    if casts.first().is_some_and(|t| *t == data_type(new_type)) {
+        casts.remove(0);
+    }
+    casts.reverse();
+    Some(casts)
 }
 
 fn table_factor_name(factor: &TableFactor) -> Option<Name> {
@@ -498,6 +506,16 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             if_exists: d.if_exists,
             concurrently: false,
             cascade: matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
+        },
+        Statement::CreateExtension(e) => {
+            Ddl::CreateExtension { name: e.name.value.clone(), if_not_exists: e.if_not_exists }
+        }
+        Statement::DropExtension(e) => Ddl::Drop {
+            kind: ObjectKind::Extension,
+            names: e.names.iter().map(|n| n.value.clone()).collect(),
+            if_exists: e.if_exists,
+            concurrently: false,
+            cascade: matches!(e.cascade_or_restrict, Some(ast::ReferentialAction::Cascade)),
         },
         Statement::Analyze(a) => Ddl::Analyze { tables: a.table_name.iter().map(object).collect() },
         Statement::AlterType(t) => match &t.operation {

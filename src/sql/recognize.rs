@@ -438,8 +438,8 @@ fn type_with_collation(
     };
     let without: Vec<&Token> = action[..at].iter().chain(&action[at + 2..]).copied().collect();
     match parse_action(&without)? {
-        AlterAction::SetType { column, data_type, using, .. } => {
-            Some(AlterAction::SetType { column, data_type, using, collation: Some(name) })
+        AlterAction::SetType { column, data_type, using, through, .. } => {
+            Some(AlterAction::SetType { column, data_type, using, through, collation: Some(name) })
         }
         _ => None,
     }
