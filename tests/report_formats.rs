@@ -260,3 +260,15 @@ fn markdown_huge_report_stays_under_the_limit_and_says_what_was_cut() {
     // Every code fence that was opened is closed: nothing was cut mid-block.
     assert_eq!(text.matches("```").count() % 2, 0);
 }
+
+/// Issue 37: a finding without an excerpt (a line of `sluice.toml`) was shown at column 0.
+#[test]
+fn table_positions_are_one_based_without_an_excerpt_too() {
+    let report = Report {
+        findings: vec![Finding::new("gate-config-changed", Severity::Warning, "sluice.toml", "changed").at(14, 1, 14, 1)],
+        notes: Vec::new(),
+    };
+    let rendered = report::render(&report, Format::Table, &options(FailOn::Error));
+    assert!(rendered.contains("sluice.toml:14:1"), "{rendered}");
+    assert!(!rendered.contains(":14:0"), "{rendered}");
+}

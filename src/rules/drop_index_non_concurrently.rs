@@ -93,9 +93,11 @@ fn dropped_earlier(cx: &Context, name: &str) -> Option<String> {
     if cx.schema.indexes.contains_key(name) {
         return None;
     }
-    let how = match cx.schema.dropped_indexes.get(name)? {
-        Some(relation) => format!("it was dropped with {relation}"),
-        None => "an earlier DROP INDEX dropped it".to_string(),
+    let dropped = cx.schema.dropped_indexes.get(name)?;
+    let at = format!("{}:{}", dropped.at.file, dropped.at.line);
+    let how = match &dropped.with {
+        Some(what) => format!("it was dropped with {what} at {at}"),
+        None => format!("the DROP INDEX at {at} dropped it"),
     };
     Some(format!(
         "DROP INDEX {name} fails: the index no longer exists ({how}), so PostgreSQL stops the migration with `index \"{name}\" does not exist`"
@@ -171,11 +173,25 @@ mod tests {
         assert_eq!(messages.len(), 2, "{messages:?}");
         assert_eq!(
             messages[0],
-            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with mv), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
+            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with materialized view mv at 002.sql:1), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
         );
         assert!(messages[1]
-            .starts_with("DROP INDEX t_a fails: the index no longer exists (an earlier DROP INDEX dropped it)"));
+            .starts_with("DROP INDEX t_a fails: the index no longer exists (the DROP INDEX at 003.sql:1 dropped it)"));
         assert!(of(&found, META.id).iter().all(|f| f.severity == Severity::Error && f.help.starts_with("Remove")));
+        // Issue 37: an index that went with its table, column or constraint is not "never created".
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint PRIMARY KEY, a int, b int);\nCREATE INDEX t_a ON t (a);\nCREATE TABLE u (x int);\nCREATE INDEX u_x ON u (x);"),
+                ("002.sql", "ALTER TABLE t DROP COLUMN a;\nALTER TABLE t DROP CONSTRAINT t_pkey;\nDROP TABLE u;"),
+                ("003.sql", "DROP INDEX t_a;\nDROP INDEX t_pkey;\nDROP INDEX u_x;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].contains("(it was dropped with column t.a at 002.sql:1)"), "{}", messages[0]);
+        assert!(messages[1].contains("(it was dropped with constraint t_pkey on t at 002.sql:2)"), "{}", messages[1]);
+        assert!(messages[2].contains("(it was dropped with table u at 002.sql:3)"), "{}", messages[2]);
         // IF EXISTS of an index the history never created: PostgreSQL does nothing.
         let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
         assert!(of(&found, META.id).is_empty());

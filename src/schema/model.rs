@@ -172,6 +172,15 @@ pub struct Function {
     pub origin: Origin,
 }
 
+/// How an index the history created went away.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDrop {
+    /// What took it along ("table t", "column t.c", "constraint c on t"); `None`: a `DROP INDEX`.
+    pub with: Option<String>,
+    /// The statement that dropped it.
+    pub at: Origin,
+}
+
 /// A trigger: dropping its function with CASCADE drops it, and locks its table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trigger {
@@ -203,10 +212,10 @@ pub struct Schema {
     /// that ALTER TABLE and CREATE INDEX scan every table for descendants only on those (a scan
     /// per statement made histories with one partitioned table quadratic).
     pub parents: BTreeSet<Name>,
-    /// Indexes the history created and then dropped, with the relation whose drop took them
-    /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
-    /// finding says why rather than calling the index unknown.
-    pub dropped_indexes: BTreeMap<Name, Option<Name>>,
+    /// Indexes the history created and then dropped, with what took them along and where: a
+    /// later `DROP INDEX` of one fails, and the finding says why rather than calling the index
+    /// unknown.
+    pub dropped_indexes: BTreeMap<Name, IndexDrop>,
     /// Every constraint name any table ever had, in any schema: a superset of the names taken,
     /// so that choosing a name for a new constraint — which must be unique in its schema — need
     /// not scan every table unless the name was ever used (a scan per generated name made long

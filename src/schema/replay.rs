@@ -150,7 +150,7 @@ impl Schema {
             Ddl::CreateIndex(index) => self.create_index(index, origin),
             Ddl::Drop { kind, names, cascade, .. } => {
                 for name in names {
-                    self.drop(*kind, name, *cascade);
+                    self.drop(*kind, name, *cascade, origin);
                 }
             }
             Ddl::Rename { kind, from, to, .. } => {
@@ -173,7 +173,7 @@ impl Schema {
                 if *materialized {
                     let derived = ast.map(|ast| query_columns(ast, self, columns)).unwrap_or_default();
                     if self.relation_exists(name) {
-                        self.drop_relation(name, false);
+                        self.drop_relation(name, false, origin);
                     }
                     let mut table = Table::new(name.clone(), RelationKind::MaterializedView, origin.clone());
                     table.columns = derived;
@@ -240,7 +240,7 @@ impl Schema {
 
     fn create_table(&mut self, name: &str, lineage: &TableLineage, origin: &Origin) {
         if self.relation_exists(name) {
-            self.drop_relation(name, false);
+            self.drop_relation(name, false, origin);
         }
         self.parents.extend(lineage.partition_of.iter().chain(&lineage.inherits).cloned());
         let kind = if lineage.partitioned { RelationKind::PartitionedTable } else { RelationKind::Table };
@@ -333,15 +333,20 @@ impl Schema {
         );
     }
 
+    /// Removes an index, remembering what took it along (`with`) and where.
+    fn index_dropped(&mut self, index: &str, with: Option<String>, origin: &Origin) {
+        if self.indexes.remove(index).is_some() {
+            self.dropped_indexes.insert(index.to_string(), IndexDrop { with, at: origin.clone() });
+        }
+    }
+
     /// Drops an object of `kind`, with what PostgreSQL drops along with it.
-    fn drop(&mut self, kind: ObjectKind, name: &str, cascade: bool) {
+    fn drop(&mut self, kind: ObjectKind, name: &str, cascade: bool, origin: &Origin) {
         match kind {
-            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => self.drop_relation(name, cascade),
-            ObjectKind::Index => {
-                if self.indexes.remove(name).is_some() {
-                    self.dropped_indexes.insert(name.to_string(), None);
-                }
+            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => {
+                self.drop_relation(name, cascade, origin)
             }
+            ObjectKind::Index => self.index_dropped(name, None, origin),
             ObjectKind::Sequence => {
                 self.sequences.remove(name);
             }
@@ -361,7 +366,7 @@ impl Schema {
                     let relations: Vec<Name> =
                         self.tables.keys().chain(self.views.keys()).filter(|n| in_schema(n)).cloned().collect();
                     for relation in relations {
-                        self.drop_relation(&relation, true);
+                        self.drop_relation(&relation, true, origin);
                     }
                     self.sequences.retain(|n, _| !in_schema(n));
                     self.functions.retain(|n, _| !in_schema(n));
@@ -379,21 +384,22 @@ impl Schema {
     /// Drops a table, view or materialized view: its indexes, constraints, partitions, owned
     /// sequences and statistics always go with it; with CASCADE also the views that read it,
     /// its inheritance children and the foreign keys that reference it.
-    fn drop_relation(&mut self, name: &str, cascade: bool) {
+    fn drop_relation(&mut self, name: &str, cascade: bool, origin: &Origin) {
         let partitions: Vec<Name> = self.partitions_of(name).map(|t| t.name.clone()).collect();
+        let kind = self.relation_kind(name).unwrap_or("relation");
+        let with = format!("{kind} {name}");
         self.tables.remove(name);
         self.views.remove(name);
         let taken_along: Vec<Name> =
             self.indexes.iter().filter(|(_, i)| i.table == name).map(|(n, _)| n.clone()).collect();
         for index in taken_along {
-            self.indexes.remove(&index);
-            self.dropped_indexes.insert(index, Some(name.to_string()));
+            self.index_dropped(&index, Some(with.clone()), origin);
         }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, _)| t != name));
         self.statistics.retain(|_, t| t != name);
         self.triggers.retain(|t| t.table != name);
         for partition in partitions {
-            self.drop_relation(&partition, cascade);
+            self.drop_relation(&partition, cascade, origin);
         }
         if cascade {
             let dependents: Vec<Name> = self
@@ -404,7 +410,7 @@ impl Schema {
                 .chain(self.tables.values().filter(|t| t.inherits.iter().any(|p| p == name)).map(|t| t.name.clone()))
                 .collect();
             for dependent in dependents {
-                self.drop_relation(&dependent, true);
+                self.drop_relation(&dependent, true, origin);
             }
             for table in self.tables.values_mut() {
                 table.constraints.retain(
@@ -671,14 +677,18 @@ impl Schema {
         out
     }
 
-    fn drop_column(&mut self, table: &str, column: &str) {
+    fn drop_column(&mut self, table: &str, column: &str, origin: &Origin) {
         if let Some(t) = self.tables.get_mut(table) {
             t.columns.retain(|c| c.name != column);
             // Constraints that involve the column go with it.
             t.constraints.retain(|c| !constraint_reads(&c.kind, column));
         }
         // So do the indexes that read it, and the sequence it owns.
-        self.indexes.retain(|_, i| !(i.table == table && i.reads_column(column)));
+        let reading: Vec<Name> =
+            self.indexes.values().filter(|i| i.table == table && i.reads_column(column)).map(|i| i.name.clone()).collect();
+        for index in reading {
+            self.index_dropped(&index, Some(format!("column {table}.{column}")), origin);
+        }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, c)| !(t == table && c == column)));
     }
 
@@ -789,7 +799,7 @@ impl Schema {
             }
             AlterAction::DropColumn { name, .. } => {
                 for t in self.with_descendants(table) {
-                    self.drop_column(&t, name);
+                    self.drop_column(&t, name, origin);
                 }
             }
             AlterAction::RenameColumn { from, to } => {
@@ -833,7 +843,7 @@ impl Schema {
                     t.constraints.retain(|c| &c.name != name);
                 }
                 if let Some(index) = backing {
-                    self.indexes.remove(&index);
+                    self.index_dropped(&index, Some(format!("constraint {name} on {table}")), origin);
                 }
             }
             AlterAction::ValidateConstraint { name } => {
