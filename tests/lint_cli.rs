@@ -488,3 +488,36 @@ fn a_baseline_turns_recorded_findings_into_info_and_keeps_new_ones() {
     let stderr = stderr_of_failure(dir.path(), &["lint", "--baseline", "broken.json"]);
     assert!(stderr.contains("broken.json:4: not a Sluice baseline"), "{stderr}");
 }
+
+/// Issue 37: a Prisma project names its tables and columns in mixed case. Policy names resolve
+/// as PostgreSQL resolves identifiers, and one that matches no table is an error naming it.
+#[test]
+fn quoted_mixed_case_names_are_followed_and_policies_apply_to_them() {
+    let history: &[u8] = b"CREATE TABLE \"Account\" (\"id\" TEXT NOT NULL, \"name\" TEXT, CONSTRAINT \"Account_pkey\" PRIMARY KEY (\"id\"));\n";
+    let change: &[u8] = b"SET lock_timeout = '5s';\nALTER TABLE \"Account\" ADD COLUMN \"isPaused\" BOOLEAN;\nUPDATE \"Account\" SET \"isPaused\" = false WHERE \"isPaused\" IS NULL;\n";
+    let files = |tables: &'static [u8]| -> Vec<(&'static str, &'static [u8])> {
+        vec![
+            ("sluice.toml", b"[migrations]\ndir = \"migrations\"\nlayout = \"flat\"\n".as_slice()),
+            ("migrations/001_init.sql", history),
+            ("migrations/002_paused.sql", change),
+            ("policies/tables.toml", tables),
+        ]
+    };
+    // Of unknown size: the backfill of the column just added is reported, names quoted.
+    let dir = project(&files(b"[rows]\n"));
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let backfill = findings.iter().find(|f| f["rule"] == "unbatched-backfill").expect("the backfill is seen");
+    let message = backfill["message"].as_str().unwrap();
+    assert!(message.contains("table \"Account\"") && message.contains("\"isPaused\" was added earlier"), "{message}");
+    // Declared tiny, as SQL writes the name: nothing to report.
+    let dir = project(&files(b"[rows]\n'\"Account\"' = 10\n"));
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert!(loud(&findings).is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    // Written without its quotes, the name is `account`, which no table has.
+    let dir = project(&files(b"[rows]\nAccount = 10\n"));
+    let stderr = stderr_of_failure(dir.path(), &["lint"]);
+    assert!(stderr.contains("policies/tables.toml:2"), "{stderr}");
+    assert!(stderr.contains("`account` names no table") && stderr.contains("did you mean `\"Account\"`?"), "{stderr}");
+}

@@ -92,7 +92,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     };
     let selected =
         |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
-    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected)?;
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
         report.findings.extend(down.findings);

@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod load;
+pub mod policies;
 pub mod since;
 mod suppress;
 
@@ -334,13 +335,25 @@ pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 /// always built from the whole history, or taken from the cache for the part before the
 /// first selected migration).
 pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Report {
-    lint_reporting_cache(sources, settings, selected).0
+    lint_stages(sources, settings, selected).0
 }
 
-/// [`lint`], also saying what the schema cache did. The stages: resume from the schema cache,
-/// replay the migrations checking the selected ones, add the tool's notices, check the query
-/// files against the final schema, report.
-pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
+/// [`lint`] of a whole project (`sluice lint`), also saying what the schema cache did; an error
+/// when a policy entry names no table of the history (see [`policies::check`]).
+pub fn lint_reporting_cache(
+    sources: &Sources,
+    settings: &Settings,
+    selected: Selector,
+) -> crate::Result<(Report, cache::Use)> {
+    let (report, cache_use, policies) = lint_stages(sources, settings, selected);
+    policies?;
+    Ok((report, cache_use))
+}
+
+/// The stages: resume from the schema cache, replay the migrations checking the selected ones,
+/// add the tool's notices, check the query files and the policies against the final schema,
+/// report.
+fn lint_stages(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use, crate::Result<()>) {
     let facts = facts(sources, settings);
     let migrations = &sources.migrations;
     let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
@@ -348,10 +361,11 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     let (mut findings, coverage) = check_migrations(sources, &facts, selected, &mut snapshots, &mut schema);
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+    let policies = policies::check(&settings.policies, &schema);
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
     rayon::spawn(move || drop(schema));
-    (report(findings, &coverage, settings), snapshots.cache_use)
+    (report(findings, &coverage, settings), snapshots.cache_use, policies)
 }
 
 /// What every rule may read besides the statement and the schema.

@@ -2,6 +2,7 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -60,8 +61,9 @@ impl Rule for AddColumnNotNullWithoutDefault {
                 .finding(
                     &META,
                     format!(
-                        "column {} is added to existing table {table} as NOT NULL without a default: PostgreSQL checks every row under ACCESS EXCLUSIVE, and the migration fails as soon as the table has one",
-                        column.name
+                        "column {} is added to existing table {} as NOT NULL without a default: PostgreSQL checks every row under ACCESS EXCLUSIVE, and the migration fails as soon as the table has one",
+                        shown(&column.name),
+                        shown(table)
                     ),
                 )
                 .fact("table", table.as_str())

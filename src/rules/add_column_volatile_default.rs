@@ -2,6 +2,7 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::schema::Schema;
 use crate::sql::catalog;
@@ -147,8 +148,9 @@ impl Rule for AddColumnVolatileDefault {
                 continue;
             };
             let message = format!(
-                "adding column {} to existing table {table} rewrites the table under ACCESS EXCLUSIVE: {reason}",
-                column.name
+                "adding column {} to existing table {} rewrites the table under ACCESS EXCLUSIVE: {reason}",
+                shown(&column.name),
+                shown(table)
             );
             let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Rewrite)];
             out.extend(cx.lock_finding(&META, table, message).map(|f| {

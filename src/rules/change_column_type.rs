@@ -2,6 +2,7 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{work, Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::context::is_utc;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
@@ -124,7 +125,7 @@ impl Rule for ChangeColumnType {
                     "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE unless the change is binary-coercible, and the migration history does not show the column's old type, so {data_type} cannot be proven safe"
                 ),
             };
-            let message = format!("changing the type of {table}.{column} {reason}");
+            let message = format!("changing the type of {}.{} {reason}", shown(table), shown(column));
             let old = change.old;
             out.extend(cx.lock_finding(&META, table, message).map(|f| {
                 let f = f.fact("old type", old.unwrap_or_else(|| "unknown".into()));

@@ -1,5 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -68,7 +69,8 @@ impl Rule for DropColumn {
                 continue;
             };
             let users = mentions(cx, name);
-            let mut message = format!("dropping {table}.{name} breaks running code that still reads or writes it");
+            let mut message =
+                format!("dropping {}.{} breaks running code that still reads or writes it", shown(table), shown(name));
             if !users.is_empty() {
                 message.push_str(&format!("; still mentioned by {}", users.join(", ")));
             }

@@ -3,6 +3,7 @@ use super::grouping::{fold, lines, Head};
 use super::lock_timeout_scopes::{block_of, scope, transaction_blocks};
 use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::locks::is_unknown_index_table;
 use crate::rules::Category;
 use std::collections::HashSet;
@@ -117,6 +118,7 @@ impl Rule for MissingLockTimeout {
         let transaction = cx.transaction_fact();
         let first = state.lock_timeout_scopes.borrow_mut().first(cx.file, cx.statement.span.line, &transaction);
         let mut finding = if first {
+            let table = shown(&table);
             let mut message = format!(
                 "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
             );
@@ -124,9 +126,9 @@ impl Rule for MissingLockTimeout {
                 message.push_str(&format!(
                     ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
                     held.mode.as_str(),
-                    held.table,
+                    shown(&held.table),
                     held.line,
-                    held.table
+                    shown(&held.table)
                 ));
             }
             cx.finding(&META, message).help(fix_text(cx.statement.span.line, state.explicit_transaction))

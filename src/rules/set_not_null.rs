@@ -2,6 +2,7 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use super::work::{self, NotNullProof};
 use crate::sql::ddl::{AlterAction, Ddl};
@@ -61,15 +62,16 @@ impl Rule for SetNotNull {
                 continue;
             };
             let version = cx.facts.postgres_version;
+            let named = format!("{}.{}", shown(table), shown(column));
             let message = match work::set_not_null_proven(cx.schema, table, column, version) {
                 Some(proof) if proof.skips_scan() => continue,
                 Some(NotNullProof::CheckBefore12(check)) => format!(
-                    "SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE: PostgreSQL {version} cannot use the validated check {check} (12+ can)"
+                    "SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE: PostgreSQL {version} cannot use the validated check {check} (12+ can)"
                 ),
                 Some(NotNullProof::CheckNotValid(check)) => format!(
-                    "SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE: the check {check} is NOT VALID yet; VALIDATE it in an earlier migration"
+                    "SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE: the check {check} is NOT VALID yet; VALIDATE it in an earlier migration"
                 ),
-                _ => format!("SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE to verify every row"),
+                _ => format!("SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE to verify every row"),
             };
             let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Scan)];
             out.extend(
@@ -131,5 +133,24 @@ mod tests {
         assert_eq!(count(&again, 15), 2);
         let twice = [("001.sql", table), ("002.sql", set), ("003.sql", set)];
         assert_eq!(count(&twice, 15), 1, "the second finds it NOT NULL already");
+    }
+
+    /// Issue 37: a validated check on a quoted mixed-case column is the same column.
+    #[test]
+    fn quoted_mixed_case_columns_are_followed() {
+        let table = "CREATE TABLE \"Account\" (id bigint, \"isPaused\" boolean);";
+        let check = "ALTER TABLE \"Account\" ADD CONSTRAINT paused_nn CHECK (\"isPaused\" IS NOT NULL) NOT VALID;";
+        let set = "ALTER TABLE \"Account\" ALTER COLUMN \"isPaused\" SET NOT NULL;";
+        let validated = [
+            ("001.sql", table),
+            ("002.sql", check),
+            ("003.sql", "ALTER TABLE \"Account\" VALIDATE CONSTRAINT paused_nn;"),
+            ("004.sql", set),
+        ];
+        assert_eq!(count(&validated, 15), 0);
+        let found = lint_with(&[("001.sql", table), ("002.sql", set)], &Setup::default());
+        assert!(of(&found, META.id)[0].message.starts_with("SET NOT NULL on \"Account\".\"isPaused\" scans"));
+        let folded = [("001.sql", table), ("002.sql", &check.replace("\"isPaused\" IS", "isPaused IS")), ("003.sql", set)];
+        assert_eq!(count(&folded, 15), 1, "unquoted, the check reads ispaused, another column");
     }
 }

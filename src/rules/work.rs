@@ -146,11 +146,12 @@ pub fn type_change(
     TypeChange { old, cost, coercion, rebuilt, collation_changes }
 }
 
-/// `col IS NOT NULL`, however it was written.
+/// `col IS NOT NULL`, however it was written. `expression` is normalized (`names::expression`:
+/// keywords lower case, a name that needs quotes quoted, as `"isPaused"`).
 pub fn is_not_null_check(expression: &str, column: &str) -> bool {
-    let normalized: String =
-        expression.chars().filter(|c| !matches!(c, '(' | ')' | '"')).collect::<String>().to_lowercase();
-    normalized.split_whitespace().collect::<Vec<_>>() == [column, "is", "not", "null"]
+    let bare: String = expression.chars().filter(|c| !matches!(c, '(' | ')')).collect();
+    let words: Vec<&str> = bare.split_whitespace().collect();
+    matches!(words.as_slice(), [name, "is", "not", "null"] if name.trim_matches('"') == column)
 }
 
 #[cfg(test)]
