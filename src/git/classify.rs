@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FileKind {
-    /// A `.sql` file under the migrations directory.
+    /// A `.sql` file under the migrations directory, or a goose Go migration there (`.go`):
+    /// the tool runs it, so the gate says what it could not check, as `lint` does.
     Migration,
     /// A `.sql` file under one of the query directories.
     Query,
@@ -54,8 +55,9 @@ impl Classifier {
     /// The kind of a repository-relative `/` path. A directory configured for two purposes
     /// counts first as migrations, then queries, then policies.
     pub fn classify(&self, path: &str) -> FileKind {
-        let sql = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("sql"));
-        if sql && under(path, &self.migrations) {
+        let extension = |want: &str| Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case(want));
+        let sql = extension("sql");
+        if (sql || extension("go")) && under(path, &self.migrations) {
             FileKind::Migration
         } else if sql && self.queries.iter().any(|dir| under(path, dir)) {
             FileKind::Query
