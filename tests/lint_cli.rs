@@ -232,6 +232,14 @@ fn rules_command_lists_and_documents() {
     assert!(text.contains("## What it does") && text.contains("## Why is this bad") && text.contains("```sql"));
     let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).args(["rules", "no-such-rule"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
+    // Issue 37: the rule table fits the terminal, like the other tables.
+    for width in [80, 120] {
+        let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).env("COLUMNS", width.to_string()).arg("rules").output().unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(text.contains("missing-lock-timeout"), "{text}");
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= width, "{widest} columns at COLUMNS={width}:\n{text}");
+    }
 }
 
 const CREATE_USERS: &[u8] =
@@ -477,7 +485,10 @@ fn a_baseline_turns_recorded_findings_into_info_and_keeps_new_ones() {
         "migrations/0004_name_index.sql".into(),
         "error".into()
     )));
-    let old = findings.iter().find(|f| f["file"] == "migrations/0002_email_index.sql").expect("still reported");
+    // Recorded findings are one note by default; --show-baselined lists them, as info.
+    assert!(findings.iter().all(|f| f["file"] != "migrations/0002_email_index.sql"), "{findings:#?}");
+    let (_, findings, _) = lint_json(dir.path(), &["--baseline", "sluice-baseline.json", "--show-baselined"]);
+    let old = findings.iter().find(|f| f["file"] == "migrations/0002_email_index.sql").expect("listed");
     assert_eq!((old["severity"].as_str(), old["line"].as_u64()), (Some("info"), Some(3)));
 
     // An unreadable or malformed baseline is exit 2 naming the file (and the line).
