@@ -930,9 +930,32 @@ mod tests {
             "ALTER INDEX p_i ATTACH PARTITION p1_i",
             "ALTER INDEX i SET (fillfactor = 80)",
             "DROP STATISTICS IF EXISTS st",
+            "ANALYZE a, b",
+            "ANALYZE VERBOSE app.a (x, y), b",
+            "CREATE OR REPLACE FUNCTION f(a int) RETURNS int LANGUAGE sql IMMUTABLE COST 1 AS $$ SELECT a $$",
+            "ALTER TABLE v ALTER COLUMN name TYPE varchar(20) COLLATE \"C\"",
         ] {
             assert!(complete(sql), "{sql}: {:?}", rec(sql));
         }
+    }
+
+    /// Issue 37: what these statements are, beyond being understood.
+    #[test]
+    fn analyze_cost_collate_and_only_are_read_whole() {
+        assert_eq!(rec("ANALYZE a, app.b (x)"), Ddl::Analyze { tables: vec!["a".into(), "app.b".into()] });
+        let Ddl::CreateFunction { name, volatility, .. } =
+            rec("CREATE FUNCTION f() RETURNS int LANGUAGE sql STABLE COST 100 ROWS 5 AS 'SELECT 1'")
+        else {
+            panic!("a function")
+        };
+        assert_eq!((name.as_str(), volatility), ("f", Volatility::Stable));
+        let Ddl::AlterTable { actions, .. } = rec("ALTER TABLE v ALTER COLUMN name TYPE text COLLATE \"C\" USING name")
+        else {
+            panic!("an ALTER TABLE")
+        };
+        assert!(matches!(&actions[0], AlterAction::SetType { collation: Some(c), using: None, .. } if c == "C"), "{actions:?}");
+        let Ddl::CreateIndex(index) = rec("CREATE INDEX i ON ONLY p (a)") else { panic!("an index") };
+        assert!(index.only);
     }
 
     #[test]
