@@ -177,7 +177,7 @@ fn reviewers(entries: &[String], path: &Path, line: usize) -> Result<Vec<String>
 /// them: unquoted ones fold to lower case, quoted ones (`'"Account"'`) are kept; `public.` is
 /// implied.
 fn resolve(name: &str, what: &str, path: &Path, line: usize) -> Result<String> {
-    crate::sql::names::resolve_written(name).ok_or_else(|| {
+    super::names::resolve(name).ok_or_else(|| {
         Error::invalid(
             path,
             Some(line),

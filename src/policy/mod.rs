@@ -1,6 +1,7 @@
 //! Policies: what the team declares about its domain and its data, under `policies/`.
 
 pub mod identity;
+pub mod names;
 pub mod tables;
 
 use crate::error::{read_text, Error, Result};

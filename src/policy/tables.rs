@@ -103,7 +103,7 @@ impl TablesPolicy {
         let shown = path.display().to_string();
         for (name, count) in file.rows {
             let line = crate::error::line_of_offset(text, name.span().start);
-            let resolved = crate::sql::names::resolve_written(name.get_ref()).ok_or_else(|| {
+            let resolved = super::names::resolve(name.get_ref()).ok_or_else(|| {
                 Error::invalid(
                     path,
                     Some(line),
@@ -155,7 +155,8 @@ pub fn parse_snapshot(path: &Path, csv: &str) -> Result<BTreeMap<String, Rows>> 
             continue;
         };
         // The catalog's own names: exact, never folded (`Account` is not `account`).
-        let name = crate::sql::names::qualified(&[field(schema)?.trim().to_string(), field(table)?.trim().to_string()]);
+        let (schema, table) = (field(schema)?.trim(), field(table)?.trim());
+        let name = if schema == "public" { table.to_string() } else { format!("{schema}.{table}") };
         rows.insert(name, Rows { rows: count, source: shown.clone(), line: None });
     }
     Ok(rows)

@@ -364,45 +364,6 @@ fn string_value(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The table locks a function body takes when it runs: those of its `REFRESH MATERIALIZED
-/// VIEW`, `LOCK TABLE` and `TRUNCATE` statements (the statements that lock tables other than by
-/// reading and writing rows), found as the statements of a DO block are.
-fn body_locks(body: &str, plpgsql: bool) -> Vec<(Name, Lock)> {
-    let upper = body.to_ascii_uppercase();
-    if !["REFRESH", "LOCK", "TRUNCATE"].iter().any(|w| upper.contains(w)) {
-        return Vec::new();
-    }
-    let statements: Vec<Ddl> = if plpgsql {
-        let text = format!("DO $sluice_function_body$\n{body}\n$sluice_function_body$");
-        let span = super::split::Span {
-            start: 0,
-            end: text.len(),
-            line: 1,
-            column: 1,
-            end_line: text.lines().count(),
-            end_column: 1,
-        };
-        super::plpgsql::read(&text, &span).map(|b| b.statements.into_iter().map(|s| s.statement.ddl).collect())
-    } else {
-        Some(super::parse::parse_file(body.to_string()).statements.into_iter().map(|s| s.ddl).collect())
-    }
-    .unwrap_or_default();
-    let mut locks = Vec::new();
-    for ddl in statements {
-        match ddl {
-            Ddl::RefreshMaterializedView { name, concurrently } => {
-                locks.push((name, if concurrently { Lock::Exclusive } else { Lock::AccessExclusive }))
-            }
-            Ddl::LockTable { tables, mode } => {
-                locks.extend(Lock::from_mode(&mode).into_iter().flat_map(|l| tables.iter().map(move |t| (t.clone(), l))))
-            }
-            Ddl::Truncate { tables, .. } => locks.extend(tables.into_iter().map(|t| (t, Lock::AccessExclusive))),
-            _ => {}
-        }
-    }
-    locks
-}
-
 fn volatility(behavior: Option<&FunctionBehavior>) -> Volatility {
     match behavior {
         Some(FunctionBehavior::Immutable) => Volatility::Immutable,
@@ -560,15 +521,13 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 }
                 _ => None,
             };
-            let language = f.language.as_ref().map(|l| l.value.to_ascii_lowercase());
-            let locks = match (&f.function_body, language.as_deref()) {
-                (
-                    Some(CreateFunctionBody::AsBeforeOptions { body, .. } | CreateFunctionBody::AsAfterOptions(body)),
-                    Some(language @ ("sql" | "plpgsql")),
-                ) => string_value(body).map(|b| body_locks(&b, language == "plpgsql")).unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            Ddl::CreateFunction { name: object(&f.name), sql_body, volatility: volatility(f.behavior.as_ref()), locks }
+            // The locks its body takes are read by `parse`, from the statement's text.
+            Ddl::CreateFunction {
+                name: object(&f.name),
+                sql_body,
+                volatility: volatility(f.behavior.as_ref()),
+                locks: Vec::new(),
+            }
         }
         Statement::CreateSequence { if_not_exists, name, .. } => {
             Ddl::CreateSequence { name: object(name), if_not_exists: *if_not_exists }

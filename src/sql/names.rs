@@ -64,16 +64,6 @@ pub fn shown(name: &str) -> String {
     }
 }
 
-/// A name written as SQL writes identifiers (in a policy file: `orders`, `"Account"`,
-/// `audit."Events"`), resolved as PostgreSQL resolves it: unquoted parts folded, quoted ones
-/// kept, `public.` dropped. `None` when it is not an identifier or a qualified one.
-pub fn resolve_written(text: &str) -> Option<String> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let mut parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(text.trim()).ok()?;
-    let name = parser.parse_object_name(false).ok()?;
-    (parser.peek_token().token == sqlparser::tokenizer::Token::EOF).then(|| object(&name))
-}
-
 /// A qualified name split into its schema (`None` for the default `public`) and its own name.
 pub fn split(name: &str) -> (Option<&str>, &str) {
     match name.rsplit_once('.') {
@@ -332,12 +322,7 @@ mod quoting_tests {
     use super::*;
 
     #[test]
-    fn names_resolve_and_show_as_postgresql_reads_them() {
-        assert_eq!(resolve_written("Account").as_deref(), Some("account"));
-        assert_eq!(resolve_written("\"Account\"").as_deref(), Some("Account"));
-        assert_eq!(resolve_written("public.\"Account\"").as_deref(), Some("Account"));
-        assert_eq!(resolve_written("audit.\"Events\"").as_deref(), Some("audit.Events"));
-        assert_eq!(resolve_written("not a name"), None);
+    fn names_show_as_sql_writes_them() {
         assert_eq!(shown("Account"), "\"Account\"");
         assert_eq!(shown("audit.Events"), "audit.\"Events\"");
         assert_eq!(shown("post_2024"), "post_2024");
