@@ -440,6 +440,8 @@ pub struct Context<'a> {
     pub statement: &'a Statement,
     /// The statement as written, with those sub-commands: they still take their locks.
     written: &'a Statement,
+    /// Its table locks, worked out once (every claim of a lock reads them).
+    locks: OnceLock<Vec<(Name, super::locks::Lock)>>,
     /// The schema just before this statement.
     pub schema: &'a Schema,
     pub role: Role<'a>,
@@ -527,6 +529,7 @@ impl<'a> Context<'a> {
             file,
             statement,
             written: statement,
+            locks: OnceLock::new(),
             schema,
             role,
             facts,
@@ -547,8 +550,8 @@ impl<'a> Context<'a> {
 
     /// The tables this statement locks and the mode it takes on each, as written (see
     /// `locks::table_locks`).
-    pub fn table_locks(&self) -> Vec<(Name, super::locks::Lock)> {
-        super::locks::table_locks(&self.written.ddl, self.schema)
+    pub fn table_locks(&self) -> &[(Name, super::locks::Lock)] {
+        self.locks.get_or_init(|| super::locks::table_locks(&self.written.ddl, self.schema))
     }
 
     pub fn migration(&self) -> Option<&'a MigrationState> {
@@ -574,11 +577,7 @@ impl<'a> Context<'a> {
     /// A claim that this statement takes `lock` on `table` (see [`super::claims`]), or the
     /// stronger lock another part of the statement takes on it: PostgreSQL holds the strongest.
     pub fn claim_lock(&self, table: &str, lock: super::locks::Lock) -> super::claims::Claim {
-        let statement_lock = self
-            .table_locks()
-            .into_iter()
-            .find(|(t, _)| t == table)
-            .map(|(_, l)| l);
+        let statement_lock = self.table_locks().iter().find(|(t, _)| t == table).map(|(_, l)| *l);
         let lock = statement_lock.map_or(lock, |l| l.max(lock));
         super::claims::Claim::lock(self.statement.span.line, self.statement.span.column, table, lock)
     }

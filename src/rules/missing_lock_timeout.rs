@@ -92,7 +92,7 @@ impl Rule for MissingLockTimeout {
         let mut tables = Vec::new();
         let mut locked = Vec::new();
         let mut claimed = Vec::new();
-        for (table, lock) in cx.table_locks() {
+        for (table, lock) in cx.table_locks().iter().cloned() {
             if !lock.blocks_writes() || !cx.is_existing_table(&table) {
                 continue;
             }

@@ -239,8 +239,18 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
 /// a DO block are.
 fn with_body_locks(ddl: &mut Ddl, text: &str, span: &Span) {
     let Ddl::CreateFunction { locks, .. } = ddl else { return };
-    let statement = text[span.start..span.end].to_ascii_uppercase();
-    if !["REFRESH", "LOCK", "TRUNCATE"].iter().any(|w| statement.contains(w)) {
+    // Most bodies take no such lock: look for the words before reading the body (`LOCK` inside
+    // `person_block` is not one).
+    let statement = text[span.start..span.end].as_bytes();
+    let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let has_word = |word: &[u8]| {
+        statement.windows(word.len()).enumerate().any(|(at, window)| {
+            window.eq_ignore_ascii_case(word)
+                && (at == 0 || !is_word_byte(statement[at - 1]))
+                && statement.get(at + word.len()).is_none_or(|b| !is_word_byte(*b))
+        })
+    };
+    if ![b"REFRESH".as_slice(), b"LOCK", b"TRUNCATE"].iter().any(|w| has_word(w)) {
         return;
     }
     let Some(body) = plpgsql::read(text, span, parse_statement) else { return };
