@@ -812,3 +812,31 @@ fn plans_required_without_postgresql_is_an_error_and_optional_plans_say_they_wer
         notes(&report)
     );
 }
+
+/// Issue 37: a goose Go migration is reported by `check` as `lint` reports it, never passed as
+/// "nothing to review".
+#[test]
+fn an_added_goose_go_migration_is_reported_as_not_checked() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", "[migrations]\ndir = \"db/migrations\"\nlayout = \"goose\"\n");
+    repo.write(
+        "db/migrations/00001_users.sql",
+        "-- +goose Up\nCREATE TABLE users (id bigint PRIMARY KEY);\n-- +goose Down\nDROP TABLE users;\n",
+    );
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "db/migrations/00002_backfill.go",
+        "package migrations\n\nfunc init() { goose.AddMigrationContext(upBackfill, downBackfill) }\n",
+    );
+    repo.commit("a Go migration");
+    let report = json(repo.check().args(["--base", "main"]), 0);
+    let reported = finding(&report, "runner-rejects-migration");
+    assert_eq!(reported["file"], "db/migrations/00002_backfill.go");
+    assert_eq!(reported["severity"], "warning");
+    assert!(reported["message"].as_str().unwrap().contains("goose runs this Go migration"), "{reported}");
+    let linted = Command::cargo_bin("sluice").unwrap().current_dir(repo.path()).args(["lint", "--format", "json"]).output().unwrap();
+    let linted: Value = serde_json::from_slice(&linted.stdout).unwrap();
+    let lint_finding = linted["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "runner-rejects-migration").unwrap();
+    assert_eq!(lint_finding["message"], reported["message"], "the same words as lint");
+}

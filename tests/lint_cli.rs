@@ -232,6 +232,14 @@ fn rules_command_lists_and_documents() {
     assert!(text.contains("## What it does") && text.contains("## Why is this bad") && text.contains("```sql"));
     let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).args(["rules", "no-such-rule"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
+    // Issue 37: the rule table fits the terminal, like the other tables.
+    for width in [80, 120] {
+        let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).env("COLUMNS", width.to_string()).arg("rules").output().unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(text.contains("missing-lock-timeout"), "{text}");
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest <= width, "{widest} columns at COLUMNS={width}:\n{text}");
+    }
 }
 
 const CREATE_USERS: &[u8] =
@@ -477,7 +485,10 @@ fn a_baseline_turns_recorded_findings_into_info_and_keeps_new_ones() {
         "migrations/0004_name_index.sql".into(),
         "error".into()
     )));
-    let old = findings.iter().find(|f| f["file"] == "migrations/0002_email_index.sql").expect("still reported");
+    // Recorded findings are one note by default; --show-baselined lists them, as info.
+    assert!(findings.iter().all(|f| f["file"] != "migrations/0002_email_index.sql"), "{findings:#?}");
+    let (_, findings, _) = lint_json(dir.path(), &["--baseline", "sluice-baseline.json", "--show-baselined"]);
+    let old = findings.iter().find(|f| f["file"] == "migrations/0002_email_index.sql").expect("listed");
     assert_eq!((old["severity"].as_str(), old["line"].as_u64()), (Some("info"), Some(3)));
 
     // An unreadable or malformed baseline is exit 2 naming the file (and the line).
@@ -487,4 +498,37 @@ fn a_baseline_turns_recorded_findings_into_info_and_keeps_new_ones() {
         .unwrap();
     let stderr = stderr_of_failure(dir.path(), &["lint", "--baseline", "broken.json"]);
     assert!(stderr.contains("broken.json:4: not a Sluice baseline"), "{stderr}");
+}
+
+/// Issue 37: a Prisma project names its tables and columns in mixed case. Policy names resolve
+/// as PostgreSQL resolves identifiers, and one that matches no table is an error naming it.
+#[test]
+fn quoted_mixed_case_names_are_followed_and_policies_apply_to_them() {
+    let history: &[u8] = b"CREATE TABLE \"Account\" (\"id\" TEXT NOT NULL, \"name\" TEXT, CONSTRAINT \"Account_pkey\" PRIMARY KEY (\"id\"));\n";
+    let change: &[u8] = b"SET lock_timeout = '5s';\nALTER TABLE \"Account\" ADD COLUMN \"isPaused\" BOOLEAN;\nUPDATE \"Account\" SET \"isPaused\" = false WHERE \"isPaused\" IS NULL;\n";
+    let files = |tables: &'static [u8]| -> Vec<(&'static str, &'static [u8])> {
+        vec![
+            ("sluice.toml", b"[migrations]\ndir = \"migrations\"\nlayout = \"flat\"\n".as_slice()),
+            ("migrations/001_init.sql", history),
+            ("migrations/002_paused.sql", change),
+            ("policies/tables.toml", tables),
+        ]
+    };
+    // Of unknown size: the backfill of the column just added is reported, names quoted.
+    let dir = project(&files(b"[rows]\n"));
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let backfill = findings.iter().find(|f| f["rule"] == "unbatched-backfill").expect("the backfill is seen");
+    let message = backfill["message"].as_str().unwrap();
+    assert!(message.contains("table \"Account\"") && message.contains("\"isPaused\" was added earlier"), "{message}");
+    // Declared tiny, as SQL writes the name: nothing to report.
+    let dir = project(&files(b"[rows]\n'\"Account\"' = 10\n"));
+    let (code, findings, _) = lint_json(dir.path(), &[]);
+    assert!(loud(&findings).is_empty(), "{findings:#?}");
+    assert_eq!(code, 0);
+    // Written without its quotes, the name is `account`, which no table has.
+    let dir = project(&files(b"[rows]\nAccount = 10\n"));
+    let stderr = stderr_of_failure(dir.path(), &["lint"]);
+    assert!(stderr.contains("policies/tables.toml:2"), "{stderr}");
+    assert!(stderr.contains("`account` names no table") && stderr.contains("did you mean `\"Account\"`?"), "{stderr}");
 }

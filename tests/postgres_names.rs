@@ -307,3 +307,123 @@ fn type_changes_sluice_calls_free_do_not_rewrite_on_postgres() {
         server.shutdown(false).await.expect("shutdown");
     });
 }
+
+#[test]
+fn extension_function_volatility_matches_pg_proc() {
+    require_postgres();
+    let extensions: BTreeSet<&str> = catalog::extension_functions().map(|(e, _, _)| e).collect();
+    runtime().block_on(async {
+        let mut server = Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_extensions", None).await.expect("create");
+        let client = server.connect("sluice_test_extensions").await.expect("connect");
+        let major = server.version_num / 10_000;
+        for extension in &extensions {
+            if let Err(e) = client.batch_execute(&format!("CREATE EXTENSION \"{extension}\" CASCADE")).await {
+                let install = if *extension == "postgis" {
+                    format!("apt-get install -y postgresql-{major}-postgis-3")
+                } else {
+                    format!("apt-get install -y postgresql-contrib (or postgresql-{major})")
+                };
+                panic!("this test needs the {extension} extension on the PostgreSQL server: {e}. On Debian/Ubuntu: {install}");
+            }
+        }
+        let rows = client
+            .query(
+                "SELECT e.extname::text, p.proname::text,
+                        CASE WHEN bool_or(p.provolatile = 'v') THEN 'v' WHEN bool_or(p.provolatile = 's') THEN 's' ELSE 'i' END
+                 FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid JOIN pg_proc p ON p.oid = d.objid
+                 WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+                   AND p.prokind IN ('f', 'w') AND e.extname <> 'plpgsql'
+                 GROUP BY 1, 2",
+                &[],
+            )
+            .await
+            .expect("pg_proc");
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+        let code = |c: &str| match c {
+            "v" => Volatility::Volatile,
+            "s" => Volatility::Stable,
+            _ => Volatility::Immutable,
+        };
+        let server_table: BTreeSet<(String, String, Volatility)> =
+            rows.iter().map(|r| (r.get(0), r.get(1), code(r.get::<_, &str>(2)))).collect();
+        let ours: BTreeSet<(String, String, Volatility)> =
+            catalog::extension_functions().map(|(e, n, v)| (e.to_string(), n.to_string(), v)).collect();
+        if major == 15 {
+            assert_eq!(ours, server_table, "the table was generated from PostgreSQL 15 and its Debian extensions");
+        } else {
+            for (extension, name, v) in ours.iter().filter(|(_, _, v)| *v != Volatility::Volatile) {
+                let there = server_table.iter().find(|(e, n, _)| e == extension && n == name).map(|(_, _, v)| *v);
+                assert!(there.is_none_or(|t| t <= *v), "{extension}.{name}: {v:?} here, {there:?} on PostgreSQL {major}");
+            }
+        }
+    });
+}
+
+/// The index rebuilds (and rewrites) `change-column-type` claims for type changes, held against
+/// `relfilenode` on a real server: plain, expression and partial indexes, collations.
+#[test]
+fn type_change_claims_match_postgres_relfilenodes() {
+    require_postgres();
+    let table = "CREATE TABLE v (id int PRIMARY KEY, name varchar(10), n numeric(5,2), at timestamp, tag text COLLATE \"C\");
+        CREATE INDEX v_name ON v (name); CREATE INDEX v_lower ON v (lower(name)); CREATE INDEX v_part ON v (id) WHERE name <> '';
+        CREATE INDEX v_n ON v (n); CREATE INDEX v_at ON v (at); CREATE INDEX v_tag ON v (tag); CREATE INDEX v_tag_lower ON v (lower(tag));";
+    let changes = [
+        "ALTER TABLE v ALTER COLUMN name TYPE varchar(20)",
+        "ALTER TABLE v ALTER COLUMN name TYPE text",
+        "ALTER TABLE v ALTER COLUMN name TYPE varchar(20) COLLATE \"C\"",
+        "ALTER TABLE v ALTER COLUMN tag TYPE varchar COLLATE \"C\"",
+        "ALTER TABLE v ALTER COLUMN tag TYPE varchar",
+        "ALTER TABLE v ALTER COLUMN n TYPE numeric(7,2)",
+        "ALTER TABLE v ALTER COLUMN id TYPE int",
+        "ALTER TABLE v ALTER COLUMN id TYPE bigint",
+        "ALTER TABLE v ALTER COLUMN name TYPE text USING name::text",
+        "ALTER TABLE v ALTER COLUMN name TYPE text USING name::varchar::text",
+        "SET timezone = 'UTC'; ALTER TABLE v ALTER COLUMN at TYPE timestamptz",
+        "ALTER TABLE v ALTER COLUMN at TYPE timestamp(3)",
+    ];
+    let claimed = |change: &str| -> BTreeSet<String> {
+        let migration = |n: &str| Migration { version: n.into(), name: n.into(), up: format!("{n}.sql").into(), ..Migration::default() };
+        let sources = Sources {
+            migrations: vec![
+                MigrationSource::whole_file(migration("001"), SourceFile::parse("001.sql", table.to_string()), None, false),
+                MigrationSource::whole_file(migration("002"), SourceFile::parse("002.sql", format!("{change};")), None, false),
+            ],
+            ..Sources::default()
+        };
+        let settings = sluice::lint::Settings { postgres_version: 15, ..sluice::lint::Settings::default() };
+        let report = sluice::lint::lint(&sources, &settings, &|_| true);
+        report
+            .findings
+            .iter()
+            .filter(|f| f.rule == "change-column-type")
+            .flat_map(|f| sluice::rules::claims::of(f).into_iter().cloned().collect::<Vec<_>>())
+            .filter_map(|c| match c["work"].as_str()? {
+                "rewrite" => Some("the table".to_string()),
+                "rebuild" => Some(c["index"].as_str()?.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    runtime().block_on(async {
+        let mut server = Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_rebuilds", None).await.expect("create");
+        let client = server.connect("sluice_test_rebuilds").await.expect("connect");
+        let files = "SELECT relname::text, relfilenode::int8 FROM pg_class WHERE relname LIKE 'v%' AND relkind IN ('r', 'i')";
+        for change in changes {
+            client.batch_execute(&format!("RESET timezone; DROP TABLE IF EXISTS v; {table}")).await.expect("create");
+            let before: BTreeSet<(String, i64)> =
+                client.query(files, &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
+            client.batch_execute(change).await.expect("alter");
+            let after: BTreeSet<(String, i64)> =
+                client.query(files, &[]).await.unwrap().iter().map(|r| (r.get(0), r.get(1))).collect();
+            let changed: BTreeSet<String> = after.difference(&before).map(|(name, _)| name.clone()).collect();
+            let observed: BTreeSet<String> =
+                if changed.contains("v") { ["the table".to_string()].into() } else { changed };
+            assert_eq!(claimed(change), observed, "{change}");
+        }
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}

@@ -260,3 +260,45 @@ fn markdown_huge_report_stays_under_the_limit_and_says_what_was_cut() {
     // Every code fence that was opened is closed: nothing was cut mid-block.
     assert_eq!(text.matches("```").count() % 2, 0);
 }
+
+/// Issue 37: a finding without an excerpt (a line of `sluice.toml`) was shown at column 0.
+#[test]
+fn table_positions_are_one_based_without_an_excerpt_too() {
+    let report = Report {
+        findings: vec![Finding::new("gate-config-changed", Severity::Warning, "sluice.toml", "changed").at(14, 1, 14, 1)],
+        notes: Vec::new(),
+    };
+    let rendered = report::render(&report, Format::Table, &options(FailOn::Error));
+    assert!(rendered.contains("sluice.toml:14:1"), "{rendered}");
+    assert!(!rendered.contains(":14:0"), "{rendered}");
+}
+
+/// Issue 37: a baselined history of thousands of info findings hid the one new error.
+#[test]
+fn markdown_shows_errors_then_warnings_and_cuts_the_least_severe() {
+    let statement = "CREATE INDEX users_email ON users (email);";
+    let mut report = Report::default();
+    for file in 0..400 {
+        for line in 0..10 {
+            report.findings.push(
+                Finding::new("create-index-non-concurrently", Severity::Info, format!("migrations/{file:04}_old.sql"), "recorded")
+                    .at(line + 1, 1, line + 1, 10)
+                    .snippet(line + 1, statement),
+            );
+        }
+    }
+    report.findings.push(
+        Finding::new("drop-column", Severity::Warning, "migrations/9998_new.sql", "the new warning").at(1, 1, 1, 5),
+    );
+    report.findings.push(
+        Finding::new("drop-table", Severity::Error, "migrations/9999_new.sql", "the new error").at(1, 1, 1, 5),
+    );
+    report.sort();
+    let text = report::render(&report, Format::Markdown, &options(FailOn::Error));
+    assert!(text.len() < 65_000);
+    let (error, warning, info) = (text.find("the new error"), text.find("the new warning"), text.find("recorded"));
+    assert!(error.is_some() && warning.is_some(), "cut: {}", &text[text.len() - 600..]);
+    assert!(error < warning && warning < info, "errors first, then warnings, then the rest");
+    assert!(text.contains("### 🔴 Errors") && text.contains("### 🔵 Info"));
+    assert!(text.contains("0 errors, 0 warnings,") && text.contains("info) in"), "{}", &text[text.len() - 600..]);
+}

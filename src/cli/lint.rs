@@ -23,9 +23,13 @@ pub struct LintArgs {
     /// [migrations] since.
     #[arg(long, value_name = "VERSION")]
     pub since: Option<String>,
-    /// Report the findings recorded in this baseline file as info; new findings keep their severity.
+    /// Leave out the findings recorded in this baseline file (one line says how many); new
+    /// findings keep their severity.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// With --baseline or --write-baseline, list the recorded findings too, as info.
+    #[arg(long)]
+    pub show_baselined: bool,
     /// Record this run's findings in FILE (to adopt Sluice on an existing history), then report
     /// them as recorded.
     #[arg(long, value_name = "FILE")]
@@ -97,7 +101,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     };
     let selected =
         |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
-    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected);
+    let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected)?;
     report.findings.extend(measured_pool(&loaded, &sources)?.into_iter().filter(|f| selected(&f.file)));
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
@@ -135,7 +139,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
             replayed_only.len()
         ));
     }
-    adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref())?;
+    adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref(), args.show_baselined)?;
     args.output.emit(&report)
 }
 
@@ -168,7 +172,7 @@ fn since_version(args: &LintArgs, loaded: &Loaded) -> Option<Since> {
 
 /// Applies `--baseline` and `--write-baseline`: the file written records this run's findings as
 /// they came out, before any older baseline turned some into info.
-fn adopt(report: &mut Report, baseline: Option<&Baseline>, write: Option<&std::path::Path>) -> Result<()> {
+fn adopt(report: &mut Report, baseline: Option<&Baseline>, write: Option<&std::path::Path>, show: bool) -> Result<()> {
     let written = match write {
         Some(path) => {
             let count = baseline::write(path, report)?;
@@ -178,7 +182,7 @@ fn adopt(report: &mut Report, baseline: Option<&Baseline>, write: Option<&std::p
         None => None,
     };
     if let Some(baseline) = written.as_ref().or(baseline) {
-        baseline.apply(report);
+        baseline.apply(report, show);
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::rules;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -27,6 +27,9 @@ pub fn run(args: RulesArgs) -> Result<ExitCode> {
         None => {
             let mut table = Table::new();
             table.load_style(UTF8_FULL_CONDENSED);
+            // Wrapped to the terminal (`COLUMNS`), like the other tables.
+            table.set_content_arrangement(ContentArrangement::Dynamic);
+            table.set_width(crate::report::freeze::terminal_width());
             table.set_header(["rule", "severity", "category", "what it catches"]);
             for meta in rules::all() {
                 table.add_row([meta.id, meta.severity.as_str(), meta.category.as_str(), meta.summary]);

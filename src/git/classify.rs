@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FileKind {
-    /// A `.sql` file under the migrations directory.
+    /// A `.sql` file under the migrations directory, or a goose Go migration there (`.go`):
+    /// the tool runs it, so the gate says what it could not check, as `lint` does.
     Migration,
     /// A file holding application queries: a `.sql` file under a query directory or among
     /// sqlc's query paths, a source file under an application code directory.
@@ -81,8 +82,9 @@ impl Classifier {
     /// The kind of a repository-relative `/` path. A directory configured for two purposes
     /// counts first as migrations, then queries, then policies.
     pub fn classify(&self, path: &str) -> FileKind {
-        let sql = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("sql"));
-        if sql && under(path, &self.migrations) {
+        let extension = |want: &str| Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case(want));
+        let sql = extension("sql");
+        if (sql || extension("go")) && under(path, &self.migrations) {
             FileKind::Migration
         } else if self.holds_queries(path, sql) {
             FileKind::Query

@@ -36,8 +36,10 @@ const SQITCH_PLAN: &str = "sqitch.plan";
 /// Where applications commonly keep the SQL they run (sqlc, yesql, hand-written query files).
 pub const QUERY_DIRS: &[&str] = &["queries", "sql", "db/queries", "sql/queries"];
 
-/// How deep the fallback search looks for migration directories.
-const SEARCH_DEPTH: usize = 6;
+/// How deep the fallback search looks for migration directories: a Maven module of a module
+/// keeps Flyway's scripts 8 levels down (`services/payments/payments-server/src/main/resources/
+/// db/migration`).
+const SEARCH_DEPTH: usize = 12;
 
 /// A migration directory and what Sluice recognises in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,9 +72,9 @@ pub fn migration_dir(root: &Path, explicit: Option<&Path>, layout: Layout) -> Re
     match candidates.as_slice() {
         [] => Err(Error::Usage(format!(
             "no directory of SQL migrations found under {} (looked for {}, a sqitch.plan, and directories \
-             with those names below them); pass --migrations DIR. If your migrations are not SQL (Rails, \
-             Django, Alembic), dump the schema with `pg_dump --schema-only` and point `[migrations] \
-             schema_dump` at it.",
+             with those names below them, up to {SEARCH_DEPTH} levels deep); pass --migrations DIR. If your \
+             migrations are not SQL (Rails, Django, Alembic), dump the schema with `pg_dump --schema-only` and \
+             point `[migrations] schema_dump` at it.",
             root.display(),
             MIGRATION_DIRS.join(", ")
         ))),
@@ -291,4 +293,25 @@ pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
         found.push(FoundSource { path: dir, files: files.len(), queries: scanned.queries.len(), detail });
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 37: a Maven multi-module project keeps Flyway's scripts deep down.
+    #[test]
+    fn a_flyway_directory_deep_in_a_maven_module_is_found() {
+        let root = tempfile::tempdir().unwrap();
+        let deep = root.path().join("services/payments/payments-server/src/main/resources/db/migration");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("V1__init.sql"), "CREATE TABLE payments (id bigint PRIMARY KEY);\n").unwrap();
+        std::fs::write(root.path().join("services/payments/payments-server/pom.xml"), "<project><artifactId>flyway-core</artifactId></project>").unwrap();
+        let found = migration_dir(root.path(), None, Layout::Auto).unwrap();
+        assert_eq!(display(&found.path), "services/payments/payments-server/src/main/resources/db/migration");
+        assert_eq!(found.layout, Layout::Flyway);
+        let empty = tempfile::tempdir().unwrap();
+        let message = migration_dir(empty.path(), None, Layout::Auto).unwrap_err().to_string();
+        assert!(message.contains("up to 12 levels deep"), "{message}");
+    }
 }

@@ -201,11 +201,14 @@ mod tests {
         let tables = BTreeMap::from([
             ("audit.events".to_string(), vec![key("primary key", &["id"])]),
             ("we\"ird".to_string(), vec![key("unique index x", &["(lower(email))"])]),
+            ("Account".to_string(), vec![key("primary key", &["id"])]),
         ]);
         let text = templates::identity_toml(&tables, 7);
         let policy = IdentityPolicy::parse(Path::new("identity.toml"), &text).unwrap();
         assert!(policy.tables.is_empty());
-        assert_eq!(policy.pending, ["audit.events", "we\"ird"]);
+        // Issue 37: each name resolves back to its table, mixed case included.
+        assert_eq!(policy.pending, ["Account", "audit.events", "we\"ird"]);
+        assert!(text.contains("name = '\"Account\"'\n"), "{text}");
         assert!(text.contains("# unique index x: ((lower(email))) WHERE deleted_at IS NULL\n"), "{text}");
         assert!(text.contains("the\n# 7 replayed migration(s)"), "{text}");
 

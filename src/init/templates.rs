@@ -164,7 +164,8 @@ pub fn identity_toml(tables: &BTreeMap<String, Vec<UniqueKey>>, replayed: usize)
         );
     }
     for (table, keys) in tables {
-        let _ = write!(out, "\n[[table]]\nname = {}\n", quoted(table));
+        // The name as SQL writes it, so it resolves back to this table: `'"Account"'`.
+        let _ = write!(out, "\n[[table]]\nname = {}\n", quoted(&crate::sql::names::shown(table)));
         for key in keys {
             let _ = write!(out, "# {}: ({})", key.kind, key.keys.join(", "));
             if let Some(predicate) = &key.predicate {
@@ -202,10 +203,12 @@ small_table_rows = {small}
 # The query `sluice stats query` prints:
 #
 {query}
-# Explicit counts win over the snapshot (`schema.table` outside public):
+# Explicit counts win over the snapshot (`schema.table` outside public; names as SQL writes
+# them, so a mixed-case table keeps its quotes):
 [rows]
 # orders = 25_000_000
 # \"audit.events\" = 5_000
+# '\"Account\"' = 10
 ",
         large = with_underscores(tables::DEFAULT_LARGE_TABLE_ROWS),
         small = with_underscores(tables::DEFAULT_SMALL_TABLE_ROWS),

@@ -1,6 +1,7 @@
 //! Adopting Sluice on a long history, the way teams adopt ruff or eugene: `--write-baseline FILE`
-//! records today's findings, `--baseline FILE` reports the recorded ones as info and keeps the
-//! severity of new ones. A finding is recognised by its rule, its file and the fingerprint of its
+//! records today's findings, `--baseline FILE` leaves the recorded ones out (one note says how
+//! many; `--show-baselined` lists them, as info) and keeps the severity of new ones, so that a
+//! reviewer of a long history sees the one new error. A finding is recognised by its rule, its file and the fingerprint of its
 //! statement ([`crate::finding::fingerprint`]), never its line, so edits that shift lines keep it
 //! recognised.
 
@@ -100,13 +101,15 @@ impl Baseline {
         Ok(Baseline { path: path.display().to_string(), entries: file.findings })
     }
 
-    /// Reports the findings recorded in the baseline as info (noting where they were recorded) and
-    /// leaves new ones as they are; adds a note saying how many matched and how many are gone.
-    pub fn apply(&self, report: &mut Report) {
+    /// Leaves the findings recorded in the baseline out of the report, or with `show` reports
+    /// them as info (noting where they were recorded); new ones stay as they are. Adds a note
+    /// saying how many matched and how many are gone.
+    pub fn apply(&self, report: &mut Report, show: bool) {
         let mut unmatched: Vec<&Entry> = self.entries.iter().collect();
         let mut matched = 0;
         let prints = fingerprints(&report.findings);
-        for (finding, print) in report.findings.iter_mut().zip(prints) {
+        let mut recorded = vec![false; report.findings.len()];
+        for ((finding, print), recorded) in report.findings.iter_mut().zip(prints).zip(recorded.iter_mut()) {
             let found = unmatched
                 .iter()
                 .position(|e| e.fingerprint == print && e.rule == finding.rule && e.file == finding.file);
@@ -114,7 +117,11 @@ impl Baseline {
                 unmatched.swap_remove(at);
                 matched += 1;
                 // Text Sluice could not read stays an error: a baseline records it, never hides it.
-                if finding.severity > Severity::Info && finding.rule != crate::rules::UNREAD_TEXT.id {
+                if finding.rule == crate::rules::UNREAD_TEXT.id {
+                    continue;
+                }
+                *recorded = true;
+                if finding.severity > Severity::Info {
                     finding.facts.push(crate::finding::Fact {
                         name: "baseline".into(),
                         value: format!("recorded in {} as {}; reported as info", self.path, finding.severity),
@@ -123,7 +130,19 @@ impl Baseline {
                 }
             }
         }
-        let mut note = format!("{matched} finding(s) recorded in the baseline {} are reported as info", self.path);
+        let mut note = if show {
+            format!("{matched} finding(s) recorded in the baseline {} are reported as info", self.path)
+        } else {
+            let mut at = 0;
+            report.findings.retain(|_| {
+                at += 1;
+                !recorded[at - 1]
+            });
+            format!(
+                "{matched} finding(s) recorded in the baseline {} are not shown (--show-baselined lists them, as info)",
+                self.path
+            )
+        };
         if !unmatched.is_empty() {
             note.push_str(&format!(
                 "; {} recorded finding(s) no longer occur (fixed, or their statement changed): rewrite the baseline \
@@ -164,12 +183,19 @@ mod tests {
             finding("create-index-non-concurrently", 13, "CREATE INDEX a_x\n  ON a (x);"),
             finding("create-index-non-concurrently", 20, "CREATE INDEX b_x ON b (x);"),
         ]);
-        Baseline::load(&path).unwrap().apply(&mut after);
+        let shifted = after.clone();
+        Baseline::load(&path).unwrap().apply(&mut after, true);
         let severities: Vec<Severity> = after.findings.iter().map(|f| f.severity).collect();
         assert_eq!(severities, [Severity::Info, Severity::Error]);
         assert_eq!(after.findings[0].facts[0].name, "baseline");
         assert!(after.notes[0].starts_with("1 finding(s) recorded in the baseline"), "{:?}", after.notes);
         assert!(after.notes[0].contains("1 recorded finding(s) no longer occur"), "{:?}", after.notes);
+        // Issue 37: by default the recorded ones are one line, and the new error is what shows.
+        let mut hidden = shifted;
+        Baseline::load(&path).unwrap().apply(&mut hidden, false);
+        assert_eq!(hidden.findings.len(), 1);
+        assert_eq!((hidden.findings[0].line, hidden.findings[0].severity), (20, Severity::Error));
+        assert!(hidden.notes[0].contains("are not shown (--show-baselined lists them, as info)"), "{:?}", hidden.notes);
     }
 
     #[test]
@@ -179,7 +205,7 @@ mod tests {
         let unread = || report(vec![finding("unread-text", 2, "SELECT 'never closed;")]);
         write(&path, &unread()).unwrap();
         let mut after = unread();
-        Baseline::load(&path).unwrap().apply(&mut after);
+        Baseline::load(&path).unwrap().apply(&mut after, false);
         assert_eq!(after.findings[0].severity, Severity::Error);
     }
 

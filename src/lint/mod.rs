@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod load;
+pub mod policies;
 pub mod since;
 mod suppress;
 
@@ -279,8 +280,9 @@ impl Replay<'_> {
     }
 
     /// Runs every rule on a statement. A statement that does nothing (`IF [NOT] EXISTS` on an
-    /// object that is, or is not, there) is not checked at all, and its sub-commands that do
-    /// nothing are left out.
+    /// object that is, or is not, there) is checked only by the rules about the locks it may still
+    /// take (`Rule::checks_no_ops`), and its sub-commands that do nothing are left out (the rules
+    /// see their locks through `Context::table_locks`).
     fn check(
         &mut self,
         file: &SourceFile,
@@ -289,13 +291,18 @@ impl Replay<'_> {
         state: &MigrationState,
         mark: &mut dyn FnMut(Finding) -> Finding,
     ) {
+        let mut found = Vec::new();
         if schema.no_op(&statement.ddl).is_some() {
+            let cx = Context::new(file, statement, schema, Role::Migration(state), self.facts);
+            for rule in rules::REGISTRY.iter().filter(|r| r.checks_no_ops()) {
+                rule.check(&cx, &mut found);
+            }
+            self.findings.extend(found.into_iter().map(mark));
             return;
         }
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
-        let statement = effective.as_ref().unwrap_or(statement);
-        let mut found = Vec::new();
-        let cx = Context::new(file, statement, schema, Role::Migration(state), self.facts);
+        let cx = Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
+            .written_as(statement);
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }
@@ -314,8 +321,10 @@ impl Replay<'_> {
             state.do_block = Some(inner.branch);
             let statement = state.resolve(&inner.statement, schema);
             if self.check {
+                let span = &statement.span;
                 self.check(file, &statement, schema, state, &mut |mut finding| {
                     finding.message = format!("{} ({})", finding.message, inner.branch.describe());
+                    rules::claims::mark_branch(&mut finding, (span.line, span.column), inner.branch);
                     finding
                 });
             }
@@ -333,13 +342,25 @@ pub type Selector<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 /// always built from the whole history, or taken from the cache for the part before the
 /// first selected migration).
 pub fn lint(sources: &Sources, settings: &Settings, selected: Selector) -> Report {
-    lint_reporting_cache(sources, settings, selected).0
+    lint_stages(sources, settings, selected).0
 }
 
-/// [`lint`], also saying what the schema cache did. The stages: resume from the schema cache,
-/// replay the migrations checking the selected ones, add the tool's notices, check the query
-/// files against the final schema, report.
-pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use) {
+/// [`lint`] of a whole project (`sluice lint`), also saying what the schema cache did; an error
+/// when a policy entry names no table of the history (see [`policies::check`]).
+pub fn lint_reporting_cache(
+    sources: &Sources,
+    settings: &Settings,
+    selected: Selector,
+) -> crate::Result<(Report, cache::Use)> {
+    let (report, cache_use, policies) = lint_stages(sources, settings, selected);
+    policies?;
+    Ok((report, cache_use))
+}
+
+/// The stages: resume from the schema cache, replay the migrations checking the selected ones,
+/// add the tool's notices, check the query files and the policies against the final schema,
+/// report.
+fn lint_stages(sources: &Sources, settings: &Settings, selected: Selector) -> (Report, cache::Use, crate::Result<()>) {
     let facts = facts(sources, settings);
     let migrations = &sources.migrations;
     let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
@@ -347,12 +368,13 @@ pub fn lint_reporting_cache(sources: &Sources, settings: &Settings, selected: Se
     let (mut findings, coverage) = check_migrations(sources, &facts, selected, &mut snapshots, &mut schema);
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+    let policies = policies::check(&settings.policies, &schema);
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
     rayon::spawn(move || drop(schema));
     let mut report = report(findings, &coverage, settings);
     report.notes.extend(sources.query_notes.iter().filter(|(file, _)| selected(file)).map(|(_, note)| note.clone()));
-    (report, snapshots.cache_use)
+    (report, snapshots.cache_use, policies)
 }
 
 /// What every rule may read besides the statement and the schema.

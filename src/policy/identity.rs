@@ -53,6 +53,8 @@ pub struct IdentityPolicy {
     /// Tables listed with `identity = []` (the skeleton `sluice init` writes): not declared yet,
     /// so checked as if absent, and named in a note until someone fills them in.
     pub pending: Vec<String>,
+    /// The line of each of `pending`, in order.
+    pub pending_lines: Vec<usize>,
 }
 
 impl IdentityPolicy {
@@ -64,16 +66,17 @@ impl IdentityPolicy {
         };
         let mut tables = BTreeMap::new();
         let mut pending = Vec::new();
+        let mut pending_lines = Vec::new();
         for spanned in file.table {
             let at = line_of_offset(text, spanned.span().start);
             let line = Some(at);
             let mut entry = spanned.into_inner();
             entry.line = at;
             let invalid = |message: String| Error::invalid(path, line, message);
-            entry.name = normalize(&entry.name);
-            if entry.name.is_empty() {
+            if entry.name.trim().is_empty() {
                 return Err(invalid("[[table]] needs a `name`".into()));
             }
+            entry.name = resolve(&entry.name, "a table", path, at)?;
             if entry.identity.iter().any(|k| k.is_empty()) {
                 return Err(invalid(format!(
                     "table `{}`: an identity key must list at least one column, e.g. identity = [[\"id\"]]",
@@ -85,15 +88,25 @@ impl IdentityPolicy {
             }
             if entry.identity.is_empty() {
                 pending.push(entry.name);
+                pending_lines.push(at);
                 continue;
             }
-            entry.identity = entry.identity.iter().map(|k| k.iter().map(|c| normalize(c)).collect()).collect();
-            entry.shared = entry.shared.iter().map(|c| normalize(c)).collect();
-            entry.surrogate = entry.surrogate.iter().map(|c| normalize(c)).collect();
+            let columns = |list: &[String]| -> Result<Vec<String>> {
+                list.iter().map(|c| resolve(c, "a column", path, at)).collect()
+            };
+            entry.identity = entry.identity.iter().map(|k| columns(k)).collect::<Result<_>>()?;
+            entry.shared = columns(&entry.shared)?;
+            entry.surrogate = columns(&entry.surrogate)?;
             entry.reviewers = reviewers(&entry.reviewers, path, entry.line)?;
             tables.insert(entry.name.clone(), entry);
         }
-        Ok(IdentityPolicy { tables, default_reviewers, source: Some(path.display().to_string()), pending })
+        Ok(IdentityPolicy {
+            tables,
+            default_reviewers,
+            source: Some(path.display().to_string()),
+            pending,
+            pending_lines,
+        })
     }
 
     /// A note naming the tables whose identity is still to be declared (the first few), if any;
@@ -111,6 +124,11 @@ impl IdentityPolicy {
             "{shown_as}: {} table(s) still have `identity = []` ({named}): domain-identity-unique cannot check them until their identity is declared.",
             self.pending.len()
         ))
+    }
+
+    /// The tables still to be declared, with their line.
+    pub fn pending_entries(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.pending.iter().map(String::as_str).zip(self.pending_lines.iter().copied())
     }
 
     pub fn get(&self, table: &str) -> Option<&Entry> {
@@ -154,10 +172,17 @@ fn reviewers(entries: &[String], path: &Path, line: usize) -> Result<Vec<String>
         .collect()
 }
 
-/// Names in policies fold like unquoted SQL identifiers; `public.` is implied.
-fn normalize(name: &str) -> String {
-    let name = name.trim().to_lowercase();
-    name.strip_prefix("public.").map(str::to_string).unwrap_or(name)
+/// Names in policies are written as SQL writes identifiers and resolve as PostgreSQL resolves
+/// them: unquoted ones fold to lower case, quoted ones (`'"Account"'`) are kept; `public.` is
+/// implied.
+fn resolve(name: &str, what: &str, path: &Path, line: usize) -> Result<String> {
+    super::names::resolve(name).ok_or_else(|| {
+        Error::invalid(
+            path,
+            Some(line),
+            format!("`{name}` is not {what} name; write it as SQL does (`orders`, `audit.events`, `\"Account\"`)"),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub mod csv_export;
 pub mod identity;
 pub mod index_usage;
+pub mod names;
 pub mod tables;
 
 use crate::error::{read_text, Error, Result};

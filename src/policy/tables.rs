@@ -9,6 +9,7 @@
 //! [rows]                       # optional: explicit counts, win over the snapshot
 //! observations = 120_000_000
 //! "audit.events" = 5_000
+//! '"Account"' = 10            # names as SQL writes them: quoted, a mixed-case name is kept
 //! ```
 //!
 //! The snapshot is the CSV `psql --csv` prints for the query `sluice stats query` shows:
@@ -47,7 +48,7 @@ struct File {
     small_table_rows: Option<u64>,
     stats: Option<PathBuf>,
     #[serde(default)]
-    rows: BTreeMap<String, u64>,
+    rows: BTreeMap<toml::Spanned<String>, u64>,
 }
 
 /// A table's row count and where Sluice read it.
@@ -55,6 +56,8 @@ struct File {
 pub struct Rows {
     pub rows: u64,
     pub source: String,
+    /// The line of an explicit `[rows]` entry (`None` for the snapshot's).
+    pub line: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -99,7 +102,15 @@ impl TablesPolicy {
         }
         let shown = path.display().to_string();
         for (name, count) in file.rows {
-            rows.insert(normalize(&name), Rows { rows: count, source: shown.clone() });
+            let line = crate::error::line_of_offset(text, name.span().start);
+            let resolved = super::names::resolve(name.get_ref()).ok_or_else(|| {
+                Error::invalid(
+                    path,
+                    Some(line),
+                    format!("`{}` is not a table name; write it as SQL does (`orders`, `audit.events`, `\"Account\"`)", name.get_ref()),
+                )
+            })?;
+            rows.insert(resolved, Rows { rows: count, source: shown.clone(), line: Some(line) });
         }
         Ok(TablesPolicy { large_table_rows: large, small_table_rows: small, rows })
     }
@@ -143,8 +154,10 @@ pub fn parse_snapshot(path: &Path, csv: &str) -> Result<BTreeMap<String, Rows>> 
         else {
             continue;
         };
-        let name = format!("{}.{}", field(schema)?.trim(), field(table)?.trim());
-        rows.insert(normalize(&name), Rows { rows: count, source: shown.clone() });
+        // The catalog's own names: exact, never folded (`Account` is not `account`).
+        let (schema, table) = (field(schema)?.trim(), field(table)?.trim());
+        let name = if schema == "public" { table.to_string() } else { format!("{schema}.{table}") };
+        rows.insert(name, Rows { rows: count, source: shown.clone(), line: None });
     }
     Ok(rows)
 }
@@ -186,12 +199,6 @@ fn split_csv(line: &str) -> Vec<String> {
         }
     }
     fields
-}
-
-/// Names fold like unquoted SQL identifiers; `public.` is implied.
-fn normalize(name: &str) -> String {
-    let name = name.trim().to_lowercase();
-    name.strip_prefix("public.").map(str::to_string).unwrap_or(name)
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! `--format markdown`: the report for a pull-request comment or the job summary.
 //!
-//! A verdict line, counts by severity, then findings grouped by file with their SQL excerpt
-//! and fix; long excerpts and facts fold into `<details>`. GitHub rejects comments over 65,536
-//! characters, so the whole report is kept under [`LIMIT`] bytes (bytes ≥ characters, so the
-//! character limit holds too), ending with a note saying what was cut.
+//! A verdict line, counts by severity, then the errors, the warnings and the rest, each grouped
+//! by file with their SQL excerpt and fix; long excerpts and facts fold into `<details>`. GitHub
+//! rejects comments over 65,536 characters, so the whole report is kept under [`LIMIT`] bytes
+//! (bytes ≥ characters, so the character limit holds too), ending with a note saying what was
+//! cut: what is cut is the least severe, never an error for an info.
 
 use super::options::{FailOn, RenderOptions};
 use crate::error::{Error, Result};
@@ -22,23 +23,28 @@ const RESERVE: usize = 1_000;
 
 pub fn render(report: &Report, options: &RenderOptions) -> String {
     let mut out = header(report, options.fail_on);
-    let groups = group_by_file(&report.findings);
     let mut shown_findings = 0;
-    'files: for (file, findings) in &groups {
-        let file_header = format!("\n### `{}`\n", code_text(file));
-        let mut wrote_header = false;
-        for finding in findings {
-            let block = finding_block(finding, options);
-            let needed = block.len() + if wrote_header { 0 } else { file_header.len() };
-            if out.len() + needed + RESERVE > LIMIT {
-                break 'files;
+    'levels: for (severity, title) in LEVELS {
+        let of_level: Vec<&Finding> = report.findings.iter().filter(|f| f.severity == severity).collect();
+        let mut level_header = format!("\n### {title}\n");
+        for (file, findings) in &group_by_file(of_level) {
+            let file_header = format!("\n#### `{}`\n", code_text(file));
+            let mut wrote_header = false;
+            for finding in findings {
+                let block = finding_block(finding, options);
+                let needed = block.len() + if wrote_header { 0 } else { file_header.len() + level_header.len() };
+                if out.len() + needed + RESERVE > LIMIT {
+                    break 'levels;
+                }
+                if !wrote_header {
+                    out.push_str(&level_header);
+                    level_header.clear();
+                    out.push_str(&file_header);
+                    wrote_header = true;
+                }
+                out.push_str(&block);
+                shown_findings += 1;
             }
-            if !wrote_header {
-                out.push_str(&file_header);
-                wrote_header = true;
-            }
-            out.push_str(&block);
-            shown_findings += 1;
         }
     }
     let cut_findings = report.findings.len() - shown_findings;
@@ -189,8 +195,12 @@ fn badge(severity: Severity) -> &'static str {
     }
 }
 
+/// The severities in the order the report shows them, with their section titles.
+const LEVELS: [(Severity, &str); 3] =
+    [(Severity::Error, "🔴 Errors"), (Severity::Warning, "🟠 Warnings"), (Severity::Info, "🔵 Info")];
+
 /// Findings grouped by file, files in the order they first appear (the report is sorted).
-fn group_by_file(findings: &[Finding]) -> Vec<(&str, Vec<&Finding>)> {
+fn group_by_file<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> Vec<(&'f str, Vec<&'f Finding>)> {
     let mut groups: Vec<(&str, Vec<&Finding>)> = Vec::new();
     for finding in findings {
         match groups.iter_mut().find(|(file, _)| *file == finding.file) {
@@ -283,11 +293,14 @@ fn code_text(text: &str) -> String {
 }
 
 fn truncation_note(report: &Report, shown_findings: usize, cut_notes: usize) -> String {
-    let cut: Vec<&Finding> = report.findings.iter().skip(shown_findings).collect();
+    // In the order they are shown: errors, then warnings, then info.
+    let ordered: Vec<&Finding> =
+        LEVELS.iter().flat_map(|(s, _)| report.findings.iter().filter(move |f| f.severity == *s)).collect();
+    let cut: Vec<&Finding> = ordered[shown_findings.min(ordered.len())..].to_vec();
     let mut parts = Vec::new();
     if !cut.is_empty() {
         let count = |s| cut.iter().filter(|f| f.severity == s).count();
-        let files = group_by_file(&report.findings[shown_findings..]);
+        let files = group_by_file(cut.clone());
         let mut names = files.iter().take(10).map(|(file, _)| format!("`{}`", code_text(file))).collect::<Vec<_>>();
         if files.len() > 10 {
             names.push(format!("and {} more", files.len() - 10));

@@ -56,11 +56,10 @@ fn finding_group<'a>(finding: &'a Finding, options: &RenderOptions) -> Group<'a>
                     .annotation(AnnotationKind::Primary.span(span)),
             );
         }
+        // The column as shown: 1-based, like the line (annotate-snippets prints it as given).
         _ => {
             group = group.element(
-                annotate_snippets::Origin::path(finding.file.as_str())
-                    .line(finding.line)
-                    .char_column(finding.column.saturating_sub(1)),
+                annotate_snippets::Origin::path(finding.file.as_str()).line(finding.line).char_column(finding.column),
             );
         }
     }

@@ -1,4 +1,6 @@
-use super::{Context, Rule, RuleMeta};
+use super::claims::{self, Work};
+use super::locks::Lock;
+use super::{work, Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::sql::ddl::ConstraintKind;
@@ -41,18 +43,19 @@ impl Rule for AddCheckValidated {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        for (table, c) in cx.added_constraints() {
+        for (table, c, column) in cx.added_constraints() {
             let ConstraintKind::Check { expression } = &c.kind else {
                 continue;
             };
-            if c.not_valid {
+            if !work::validates_existing_rows(c, column) {
                 continue;
             }
             let name = cx.added_constraint_name(table, c);
             let message = format!(
                 "CHECK constraint {name} ({expression}) on existing table {table} is validated immediately: every row is scanned under ACCESS EXCLUSIVE"
             );
-            out.extend(cx.lock_finding(&META, table, message));
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Scan)];
+            out.extend(cx.lock_finding(&META, table, message).map(|f| claims::add(f, claims)));
         }
     }
 }

@@ -1,5 +1,8 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -54,17 +57,19 @@ impl Rule for AddColumnNotNullWithoutDefault {
             if !column.not_null || has_default || column.identity || column.generated_stored {
                 continue;
             }
-            out.push(
-                cx.finding(
+            let finding = cx
+                .finding(
                     &META,
                     format!(
-                        "column {} is added to existing table {table} as NOT NULL without a default: the migration fails as soon as the table has a row",
-                        column.name
+                        "column {} is added to existing table {} as NOT NULL without a default: PostgreSQL checks every row under ACCESS EXCLUSIVE, and the migration fails as soon as the table has one",
+                        shown(&column.name),
+                        shown(table)
                     ),
                 )
                 .fact("table", table.as_str())
-                .fact("table rows", cx.size_fact(table)),
-            );
+                .fact("table rows", cx.size_fact(table));
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Scan)];
+            out.push(claims::add(finding, claims));
         }
     }
 }

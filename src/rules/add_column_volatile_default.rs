@@ -1,5 +1,8 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::schema::Schema;
 use crate::sql::catalog;
@@ -17,10 +20,14 @@ pub static META: RuleMeta = RuleMeta {
 volatile default, `GENERATED ALWAYS AS (…) STORED`, a `serial`/`bigserial` or identity column, or — before \
 PostgreSQL 11 (`postgres_version` in `sluice.toml`) — any non-NULL default. A default is volatile when it calls \
 a function PostgreSQL's catalogue marks VOLATILE (`random()`, `clock_timestamp()`, `gen_random_uuid()`, \
-`nextval()`…; Sluice carries PostgreSQL 15's `pg_proc` volatilities), a well-known extension function \
-(`uuid_generate_v4()`), or a function the migration history creates with `CREATE [OR REPLACE] FUNCTION` \
-declaring `VOLATILE` or no volatility at all (PostgreSQL's default). A function neither built in nor created by \
-the history is assumed volatile, and the message says so. From PostgreSQL 11 on, a constant, IMMUTABLE or \
+`nextval()`…; Sluice carries PostgreSQL 15's `pg_proc` volatilities), a function an extension the history \
+creates installs as VOLATILE (`uuid_generate_v4()` of uuid-ossp; the volatilities of what pg_trgm, pgcrypto, \
+ltree, uuid-ossp, citext, btree_gist, btree_gin, pg_stat_statements, hstore, fuzzystrmatch, unaccent, cube, \
+earthdistance, intarray, tablefunc and PostGIS 3.3 install were read from `pg_proc` after `CREATE EXTENSION` on \
+PostgreSQL 15, so `text2ltree('0')` is the IMMUTABLE function it is), or a function the migration history \
+creates with `CREATE [OR REPLACE] FUNCTION` declaring `VOLATILE` or no volatility at all (PostgreSQL's default). \
+A function neither built in, nor installed by an extension the history created, nor created by the history is \
+assumed volatile, and the message says so. From PostgreSQL 11 on, a constant, IMMUTABLE or \
 STABLE default (`0`, `'pending'`, `now()`, a user function declared `STABLE`) is stored in the catalog and not \
 flagged.",
     why: "The rewrite copies every row while holding ACCESS EXCLUSIVE: no reads, no writes, for as long as the \
@@ -82,6 +89,13 @@ pub fn volatile_call(default: &Default, schema: &Schema) -> Option<String> {
             Some(_) => return None,
             None => {}
         }
+        match schema.extension_function(function) {
+            Some((extension, Volatility::Volatile)) => {
+                return Some(format!("it calls {bare}(), which extension {extension} installs as VOLATILE"))
+            }
+            Some(_) => return None,
+            None => {}
+        }
         if is_builtin_volatile(function) {
             Some(format!("it calls {bare}(), which PostgreSQL marks VOLATILE"))
         } else if catalog::volatility(bare).is_some() || SQL_VALUE_FUNCTIONS.contains(&bare) {
@@ -92,12 +106,6 @@ pub fn volatile_call(default: &Default, schema: &Schema) -> Option<String> {
             ))
         }
     })
-}
-
-/// Why adding `column` rewrites the table on this PostgreSQL version, if it does, judging user
-/// functions without a schema (every one is assumed volatile).
-pub fn rewrite_reason(column: &Column, postgres_version: u32) -> Option<String> {
-    rewrite_reason_in(column, &Schema::default(), postgres_version)
 }
 
 /// Why adding `column` rewrites the table on this PostgreSQL version, if it does, with the
@@ -140,13 +148,14 @@ impl Rule for AddColumnVolatileDefault {
                 continue;
             };
             let message = format!(
-                "adding column {} to existing table {table} rewrites the table under ACCESS EXCLUSIVE: {reason}",
-                column.name
+                "adding column {} to existing table {} rewrites the table under ACCESS EXCLUSIVE: {reason}",
+                shown(&column.name),
+                shown(table)
             );
-            out.extend(
-                cx.lock_finding(&META, table, message)
-                    .map(|f| f.fact("postgres version", cx.facts.postgres_version.to_string())),
-            );
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Rewrite)];
+            out.extend(cx.lock_finding(&META, table, message).map(|f| {
+                claims::add(f.fact("postgres version", cx.facts.postgres_version.to_string()), claims)
+            }));
         }
     }
 }
@@ -191,6 +200,30 @@ mod tests {
         assert_eq!(count("ALTER TABLE t ADD COLUMN n text DEFAULT NULL;", 10), 0, "a NULL default never rewrites");
         assert_eq!(count("CREATE TABLE u (id bigint); ALTER TABLE u ADD COLUMN r float8 DEFAULT random();", 15), 0);
         assert_eq!(count("ALTER TABLE t ADD COLUMN at timestamptz DEFAULT CURRENT_TIMESTAMP;", 15), 0);
+    }
+
+    /// Issue 37: `DEFAULT text2ltree('0')` was a false rewrite error; the volatility of what
+    /// `CREATE EXTENSION` installs comes from PostgreSQL 15's `pg_proc` (`sql::catalog`).
+    #[test]
+    fn functions_of_the_extensions_the_history_created_have_their_real_volatility() {
+        let messages = |history: &str, column: &str| {
+            let found = lint_with(
+                &[("001.sql", history), ("002.sql", &format!("ALTER TABLE t ADD COLUMN {column};"))],
+                &Setup::default(),
+            );
+            of(&found, META.id).iter().map(|f| f.message.clone()).collect::<Vec<_>>()
+        };
+        let with = |extension: &str| format!("CREATE TABLE t (id bigint); CREATE EXTENSION IF NOT EXISTS {extension};");
+        assert!(messages(&with("ltree"), "path ltree NOT NULL DEFAULT text2ltree('0')").is_empty());
+        assert!(messages(&with("postgis"), "p geometry DEFAULT ST_MakePoint(0, 0)").is_empty());
+        assert!(messages(&with("pg_trgm"), "s real DEFAULT similarity('a', 'b')").is_empty());
+        let uuid = messages(&with("\"uuid-ossp\""), "u uuid DEFAULT uuid_generate_v4()");
+        assert!(uuid[0].ends_with("it calls uuid_generate_v4(), which extension uuid-ossp installs as VOLATILE"), "{uuid:?}");
+        // Without the extension, the function is unknown: assumed volatile.
+        let unknown = messages("CREATE TABLE t (id bigint);", "path ltree DEFAULT text2ltree('0')");
+        assert!(unknown[0].contains("neither built in nor created by the migration history"), "{unknown:?}");
+        let dropped = messages(&format!("{} DROP EXTENSION ltree;", with("ltree")), "path ltree DEFAULT text2ltree('0')");
+        assert_eq!(dropped.len(), 1);
     }
 
     #[test]

@@ -1,3 +1,5 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
@@ -42,7 +44,7 @@ impl Rule for AddUniqueConstraintBlocking {
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        for (table, c) in cx.added_constraints() {
+        for (table, c, _) in cx.added_constraints() {
             let ConstraintKind::Unique { columns, .. } = &c.kind else {
                 continue;
             };
@@ -51,7 +53,11 @@ impl Rule for AddUniqueConstraintBlocking {
                 "UNIQUE constraint {name} ({}) on existing table {table} builds its index under ACCESS EXCLUSIVE, blocking reads and writes",
                 columns.join(", ")
             );
-            out.extend(cx.lock_finding(&META, table, message));
+            let claims = [
+                cx.claim_lock(table, Lock::AccessExclusive),
+                cx.claim_work(table, Work::Build).on_index(name.as_str()),
+            ];
+            out.extend(cx.lock_finding(&META, table, message).map(|f| claims::add(f, claims)));
         }
     }
 }

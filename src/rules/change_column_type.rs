@@ -1,9 +1,12 @@
-use super::{Context, Rule, RuleMeta};
+use super::claims::{self, Work};
+use super::locks::Lock;
+use super::{work, Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::context::is_utc;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
-use crate::sql::types::{change_cost, is_timestamp_zone_change, Cost};
+use crate::sql::types::{is_timestamp_zone_change, Cost};
 
 pub struct ChangeColumnType;
 
@@ -22,8 +25,14 @@ to a higher or unbounded precision; `cidr` to `inet`; `xml` to `text`; the same 
 'UTC'`). `char(n)` to `text` and array element changes do rewrite. Two of these (`timestamp` ↔ `timestamptz` in \
 UTC, `bit(n)` to `varbit`) still rebuild the column's indexes under ACCESS EXCLUSIVE, which is flagged when the \
 column has one. A `USING` clause counts as a rewrite unless it is the column itself (`USING col` or \
-`USING col::new_type`). When the history does not show the old type, the rule fires (it cannot prove the change \
-safe). Severity follows the table's size.",
+`USING col::new_type`), or the column cast through types each step of which is binary-coercible (`USING \
+col::varchar::text`; through `text` to an enum is a conversion, and rewrites). Without a rewrite, the indexes over \
+an expression of the column or with a WHERE reading it are still built anew under ACCESS EXCLUSIVE, whatever the \
+change, and so are its plain indexes when the collation changes (`COLLATE \"C\"`): flagged as the rebuilds they \
+are (each case read off `relfilenode` on PostgreSQL 15: `varchar(10)` → `text` rebuilds an index on \
+`lower(name)`). The column's old type comes from the history, through `ALTER TYPE … RENAME` and the columns of \
+`CREATE TABLE … AS` (their types as PostgreSQL resolves them); when the history does not show it, the rule fires \
+(it cannot prove the change safe). Severity follows the table's size.",
     why: "A rewrite copies every row and rebuilds every index of the table while holding ACCESS EXCLUSIVE: an \
 outage as long as the copy. Application code reading the old type may break too.",
     fix: "Add a new column of the new type, dual-write from the application (or a trigger), backfill in batches, \
@@ -51,12 +60,6 @@ ALTER TABLE orders ALTER COLUMN placed_at TYPE timestamptz;",
     equivalents: "squawk: changing-column-type; strong_migrations: change_column; eugene: E5",
 };
 
-/// Whether changing `from` to `to` only updates the catalog (no rewrite, no index rebuild) on
-/// PostgreSQL 15 outside a UTC session.
-pub fn is_binary_coercible(from: &str, to: &str) -> bool {
-    change_cost(from, to, 15, false).0 == Cost::Nothing
-}
-
 impl Rule for ChangeColumnType {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -69,53 +72,68 @@ impl Rule for ChangeColumnType {
         let timezone = cx.migration().and_then(|s| s.timezone());
         let utc = timezone.is_some_and(is_utc);
         for action in actions {
-            let AlterAction::SetType { column, data_type, using } = action else {
+            let AlterAction::SetType { column, data_type, using, through, collation } = action else {
                 continue;
             };
-            let old = cx.schema.table(table).and_then(|t| t.column(column)).map(|c| c.data_type.clone());
-            let reason = match (&old, using) {
-                (_, Some(using)) => format!(
-                    "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: the USING expression ({using}) is evaluated for every row"
-                ),
-                (Some(old), None) => match change_cost(old, data_type, cx.facts.postgres_version, utc) {
-                    (Cost::Nothing, _) => continue,
-                    (Cost::IndexRebuild, coercion) => {
-                        let indexes: Vec<String> =
-                            cx.schema.indexes_on(table).filter(|i| i.reads_column(column)).map(|i| i.name.clone()).collect();
-                        if indexes.is_empty() {
-                            continue;
-                        }
-                        format!(
-                            "does not rewrite the table ({}), but rebuilds {} under ACCESS EXCLUSIVE",
-                            coercion.map_or("", |c| c.what),
-                            indexes.join(", ")
-                        )
+            let change = work::type_change(
+                cx.schema,
+                table,
+                column,
+                data_type,
+                using.as_deref(),
+                through,
+                collation.as_deref(),
+                cx.facts.postgres_version,
+                utc,
+            );
+            let mut claims = vec![cx.claim_lock(table, Lock::AccessExclusive)];
+            let reason = match (&change.old, using) {
+                _ if change.cost == Cost::Nothing => continue,
+                _ if change.cost == Cost::IndexRebuild => {
+                    claims.extend(change.rebuilt.iter().map(|i| cx.claim_work(table, Work::Rebuild).on_index(i.as_str())));
+                    let why = match change.coercion {
+                        Some(c) if c.cost == Cost::IndexRebuild => c.what,
+                        _ if change.collation_changes => "the column's collation changes",
+                        _ => "an index over an expression of the column, or with a WHERE reading it, is built anew even when the values are kept as they are",
+                    };
+                    format!("does not rewrite the table ({why}), but rebuilds {} under ACCESS EXCLUSIVE", change.rebuilt.join(", "))
+                }
+                (_, Some(using)) => {
+                    claims.push(cx.claim_work(table, Work::Rewrite));
+                    format!(
+                        "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: the USING expression ({using}) is evaluated for every row"
+                    )
+                }
+                (Some(old), None) => {
+                    claims.push(cx.claim_work(table, Work::Rewrite));
+                    let zone_hint = is_timestamp_zone_change(old, data_type) && cx.facts.postgres_version >= 12;
+                    let path: Vec<&str> =
+                        std::iter::once(old.as_str()).chain(through.iter().map(String::as_str)).chain([data_type.as_str()]).collect();
+                    let mut why = format!(
+                        "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {} is not binary-coercible",
+                        path.join(" → ")
+                    );
+                    if zone_hint {
+                        why.push_str(&match timezone {
+                            Some(zone) => format!(" in the session time zone {zone}; it is under SET timezone = 'UTC'"),
+                            None => " unless the session time zone is UTC (SET timezone = 'UTC' before it)".to_string(),
+                        });
                     }
-                    (Cost::Rewrite, _) => {
-                        let zone_hint = is_timestamp_zone_change(old, data_type) && cx.facts.postgres_version >= 12;
-                        let mut why = format!(
-                            "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE: {old} → {data_type} is not binary-coercible"
-                        );
-                        if zone_hint {
-                            why.push_str(&match timezone {
-                                Some(zone) => format!(" in the session time zone {zone}; it is under SET timezone = 'UTC'"),
-                                None => " unless the session time zone is UTC (SET timezone = 'UTC' before it)".to_string(),
-                            });
-                        }
-                        why
-                    }
-                },
+                    why
+                }
                 (None, None) => format!(
                     "rewrites the table and rebuilds its indexes under ACCESS EXCLUSIVE unless the change is binary-coercible, and the migration history does not show the column's old type, so {data_type} cannot be proven safe"
                 ),
             };
-            let message = format!("changing the type of {table}.{column} {reason}");
+            let message = format!("changing the type of {}.{} {reason}", shown(table), shown(column));
+            let old = change.old;
             out.extend(cx.lock_finding(&META, table, message).map(|f| {
-                let f = f.fact("old type", old.clone().unwrap_or_else(|| "unknown".into()));
-                match timezone {
+                let f = f.fact("old type", old.unwrap_or_else(|| "unknown".into()));
+                let f = match timezone {
                     Some(zone) => f.fact("session time zone", zone),
                     None => f,
-                }
+                };
+                claims::add(f, claims)
             }));
         }
     }
@@ -170,6 +188,66 @@ mod tests {
             assert_eq!(count(sql), 1, "{sql}");
         }
         assert_eq!(count("CREATE TABLE u (a int); ALTER TABLE u ALTER COLUMN a TYPE bigint;"), 0);
+    }
+
+    fn messages(history: &str, sql: &str) -> Vec<String> {
+        let found = lint_files(&[("001.sql", history), ("002.sql", sql)], "");
+        of(&found, META.id).iter().map(|f| f.message.clone()).collect()
+    }
+
+    /// Issue 37: which indexes a type change with no rewrite still builds anew, read off
+    /// `relfilenode` on PostgreSQL 15: those over an expression of the column or with a WHERE
+    /// reading it (whatever the change, even to the same type), and, when the collation changes,
+    /// its plain ones too.
+    #[test]
+    fn a_change_without_a_rewrite_still_rebuilds_expression_and_partial_indexes() {
+        let history = "CREATE TABLE v (id int PRIMARY KEY, name varchar(10), tag text);
+            CREATE INDEX v_name ON v (name);
+            CREATE INDEX v_lower ON v (lower(name));
+            CREATE INDEX v_part ON v (id) WHERE name <> '';";
+        let widened = messages(history, "ALTER TABLE v ALTER COLUMN name TYPE text;");
+        assert_eq!(widened.len(), 1);
+        assert!(widened[0].contains("does not rewrite the table") && widened[0].ends_with("but rebuilds v_lower, v_part under ACCESS EXCLUSIVE"), "{widened:?}");
+        let collated = messages(history, "ALTER TABLE v ALTER COLUMN name TYPE varchar(20) COLLATE \"C\";");
+        assert!(collated[0].contains("collation changes") && collated[0].contains("rebuilds v_lower, v_name, v_part"), "{collated:?}");
+        assert!(messages(history, "ALTER TABLE v ALTER COLUMN tag TYPE varchar;").is_empty(), "no index reads tag");
+        let same = messages(history, "ALTER TABLE v ALTER COLUMN id TYPE int;");
+        assert!(same[0].ends_with("rebuilds v_part under ACCESS EXCLUSIVE"), "{same:?}");
+        // A column declared with its collation keeps it when the change names it again.
+        let c = "CREATE TABLE w (name varchar(10) COLLATE \"C\"); CREATE INDEX w_name ON w (name);";
+        assert!(messages(c, "ALTER TABLE w ALTER COLUMN name TYPE varchar(20) COLLATE \"C\";").is_empty());
+        assert_eq!(messages(c, "ALTER TABLE w ALTER COLUMN name TYPE varchar(20);").len(), 1, "back to the default collation");
+    }
+
+    /// Issue 37: a USING clause that converts through another type is a conversion of its own,
+    /// evaluated for every row (one real history renames an enum type and converts through text;
+    /// PostgreSQL rewrote the table and its 12 indexes).
+    #[test]
+    fn a_conversion_through_another_type_rewrites() {
+        let history = "CREATE TYPE mode AS ENUM ('a', 'b'); CREATE TABLE t (m mode, n int); CREATE INDEX t_m ON t (m);";
+        let sql = "ALTER TYPE mode RENAME TO mode__;\nCREATE TYPE mode AS ENUM ('a', 'b', 'c');\nALTER TABLE t ALTER COLUMN m TYPE mode USING m::text::mode;";
+        let found = messages(history, sql);
+        assert!(found.len() == 1 && found[0].contains("rewrites the table and rebuilds its indexes"), "{found:?}");
+        assert!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE int USING n::int;").is_empty());
+        let free = "CREATE TABLE u (s varchar(10)); CREATE INDEX u_s ON u (s);";
+        assert!(messages(free, "ALTER TABLE u ALTER COLUMN s TYPE text USING s::varchar::text;").is_empty(), "each step is free");
+        // The column follows its type's rename: the new type of the old name is another type.
+        let renamed = "ALTER TYPE mode RENAME TO mode__;\nCREATE TYPE mode AS ENUM ('a', 'b', 'c');\nALTER TABLE t ALTER COLUMN m TYPE mode;";
+        assert!(messages(history, renamed)[0].contains("mode__ → mode is not binary-coercible"), "{:?}", messages(history, renamed));
+        assert_eq!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE bigint USING n::int::bigint;").len(), 1);
+    }
+
+    /// Issue 37: a column a query made keeps the type PostgreSQL gives it, and a column of a type
+    /// Sluice cannot follow is of unknown type, not of a type named "unknown".
+    #[test]
+    fn columns_made_by_queries_have_their_types() {
+        let history = "CREATE TABLE likes (person_id int, score smallint, published timestamptz);
+            CREATE TABLE a AS SELECT person_id, max(published) AS at, sum(score) AS total, f(score) AS mystery FROM likes GROUP BY person_id;";
+        assert!(messages(history, "ALTER TABLE a ALTER COLUMN at TYPE timestamptz;").is_empty());
+        assert!(messages(history, "ALTER TABLE a ALTER COLUMN total TYPE bigint;").is_empty());
+        assert_eq!(messages(history, "ALTER TABLE a ALTER COLUMN total TYPE int;").len(), 1);
+        let unknown = messages(history, "ALTER TABLE a ALTER COLUMN mystery TYPE text;");
+        assert!(unknown[0].contains("the migration history does not show the column's old type"), "{unknown:?}");
     }
 
     #[test]

@@ -177,8 +177,9 @@ pub fn is_utc(zone: &str) -> bool {
 pub struct HeldLock {
     pub table: Name,
     pub mode: super::locks::Lock,
-    /// Line of the statement that took it.
+    /// Line and column of the statement that took it.
     pub line: usize,
+    pub column: usize,
 }
 
 /// `SET x = 0` / `SET x TO DEFAULT` turn a timeout off.
@@ -298,7 +299,7 @@ impl MigrationState {
                 .min_by_key(|(_, l)| std::cmp::Reverse(*l));
             if let Some((table, mode)) = strongest {
                 if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
-                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line });
+                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line, column: statement.span.column });
                 }
             }
         }
@@ -434,7 +435,13 @@ pub enum Role<'a> {
 
 pub struct Context<'a> {
     pub file: &'a SourceFile,
+    /// The statement as PostgreSQL will run it: without the `ALTER TABLE` sub-commands that do
+    /// nothing (see `Schema::without_no_op_actions`).
     pub statement: &'a Statement,
+    /// The statement as written, with those sub-commands: they still take their locks.
+    written: &'a Statement,
+    /// Its table locks, worked out once (every claim of a lock reads them).
+    locks: OnceLock<Vec<(Name, super::locks::Lock)>>,
     /// The schema just before this statement.
     pub schema: &'a Schema,
     pub role: Role<'a>,
@@ -521,6 +528,8 @@ impl<'a> Context<'a> {
         Context {
             file,
             statement,
+            written: statement,
+            locks: OnceLock::new(),
             schema,
             role,
             facts,
@@ -530,6 +539,19 @@ impl<'a> Context<'a> {
             declared_columns: OnceLock::new(),
             lowercase_text: OnceLock::new(),
         }
+    }
+
+    /// The same context for `statement` as written, when the one checked leaves out sub-commands
+    /// that do nothing (their locks are still taken).
+    pub fn written_as(mut self, written: &'a Statement) -> Self {
+        self.written = written;
+        self
+    }
+
+    /// The tables this statement locks and the mode it takes on each, as written (see
+    /// `locks::table_locks`).
+    pub fn table_locks(&self) -> &[(Name, super::locks::Lock)] {
+        self.locks.get_or_init(|| super::locks::table_locks(&self.written.ddl, self.schema))
     }
 
     pub fn migration(&self) -> Option<&'a MigrationState> {
@@ -550,6 +572,19 @@ impl<'a> Context<'a> {
             .at(span.line, span.column, span.end_line, span.end_column)
             .excerpt(self.excerpt())
             .help(meta.fix.trim())
+    }
+
+    /// A claim that this statement takes `lock` on `table` (see [`super::claims`]), or the
+    /// stronger lock another part of the statement takes on it: PostgreSQL holds the strongest.
+    pub fn claim_lock(&self, table: &str, lock: super::locks::Lock) -> super::claims::Claim {
+        let statement_lock = self.table_locks().iter().find(|(t, _)| t == table).map(|(_, l)| *l);
+        let lock = statement_lock.map_or(lock, |l| l.max(lock));
+        super::claims::Claim::lock(self.statement.span.line, self.statement.span.column, table, lock)
+    }
+
+    /// A claim that this statement does `work` on `table` (see [`super::claims`]).
+    pub fn claim_work(&self, table: &str, work: super::claims::Work) -> super::claims::Claim {
+        super::claims::Claim::work(self.statement.span.line, self.statement.span.column, table, work)
     }
 
     /// A finding at a position inside the statement.
@@ -726,19 +761,23 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// The constraints an `ALTER TABLE` adds (`ADD CONSTRAINT`, or inline on `ADD COLUMN`), with the table.
-    pub fn added_constraints(&self) -> Vec<(&'a Name, &'a crate::sql::ddl::Constraint)> {
+    /// The constraints an `ALTER TABLE` adds (`ADD CONSTRAINT`, or inline on `ADD COLUMN`), with the
+    /// table and, for an inline one, the column it is added with.
+    pub fn added_constraints(
+        &self,
+    ) -> Vec<(&'a Name, &'a crate::sql::ddl::Constraint, Option<&'a crate::sql::ddl::Column>)> {
         let Ddl::AlterTable { table, actions, .. } = &self.statement.ddl else {
             return Vec::new();
         };
         actions
             .iter()
             .flat_map(|action| match action {
-                AlterAction::AddConstraint(c) => vec![c],
-                AlterAction::AddColumn { column, .. } => column.constraints.iter().collect(),
+                AlterAction::AddConstraint(c) => vec![(table, c, None)],
+                AlterAction::AddColumn { column, .. } => {
+                    column.constraints.iter().map(|c| (table, c, Some(column))).collect()
+                }
                 _ => Vec::new(),
             })
-            .map(|c| (table, c))
             .collect()
     }
 
@@ -882,23 +921,41 @@ mod tests {
     }
 
     #[test]
-    fn statements_that_do_nothing_are_not_flagged() {
+    fn statements_that_do_nothing_are_not_flagged_but_may_still_lock() {
         let base = "CREATE TABLE t (id bigint, a int); CREATE INDEX t_a ON t (a);";
-        for sql in [
-            "CREATE INDEX IF NOT EXISTS t_a ON t (a);",
-            "ALTER TABLE t ADD COLUMN IF NOT EXISTS a int NOT NULL DEFAULT random();",
-            "DROP INDEX IF EXISTS never_created;",
-            "ALTER TABLE IF EXISTS never_created ADD COLUMN b int DEFAULT random();",
-            "CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY);",
-            "ALTER TABLE t DROP COLUMN IF EXISTS b;",
+        // What each no-op locks on PostgreSQL 15 (pg_locks inside a transaction): it checks for
+        // the object after taking the lock in the first three, before taking any in the rest.
+        for (sql, lock) in [
+            ("CREATE INDEX IF NOT EXISTS t_a ON t (a);", Some("SHARE")),
+            ("ALTER TABLE t ADD COLUMN IF NOT EXISTS a int NOT NULL DEFAULT random();", Some("ACCESS EXCLUSIVE")),
+            ("ALTER TABLE t DROP COLUMN IF EXISTS b;", Some("ACCESS EXCLUSIVE")),
+            ("ALTER TABLE t DROP CONSTRAINT IF EXISTS t_b_check;", Some("ACCESS EXCLUSIVE")),
+            ("DROP INDEX IF EXISTS never_created;", None),
+            ("DROP TABLE IF EXISTS never_created;", None),
+            ("ALTER TABLE IF EXISTS never_created ADD COLUMN b int DEFAULT random();", None),
+            ("CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY);", None),
         ] {
             let loud: Vec<_> = lint_files(&[("001.sql", base), ("002.sql", sql)], "")
                 .into_iter()
                 .filter(|f| f.severity >= crate::finding::Severity::Warning)
                 .map(|f| (f.rule, f.message))
                 .collect();
-            assert!(loud.is_empty(), "{sql}: {loud:?}");
+            match lock {
+                Some(lock) => {
+                    assert_eq!(loud.len(), 1, "{sql}: {loud:?}");
+                    assert_eq!(loud[0].0, "missing-lock-timeout", "only the lock counts: {sql}: {loud:?}");
+                    assert!(loud[0].1.starts_with(&format!("takes {lock} on t ")), "{sql}: {loud:?}");
+                }
+                None => assert!(loud.is_empty(), "{sql}: {loud:?}"),
+            }
         }
+        // A no-op's lock is held until COMMIT like any other.
+        let found = lint_with(
+            &[("001.sql", &format!("{base} CREATE TABLE u (id bigint);")), ("002.sql", "SET lock_timeout = '1s';\nALTER TABLE t ADD COLUMN IF NOT EXISTS a int;\nCREATE INDEX u_id ON u (id);")],
+            &Setup { in_transaction: true, ..Setup::default() },
+        );
+        let held: Vec<&Finding> = found.iter().filter(|f| f.rule == "lock-held-across-statements").collect();
+        assert!(held.len() == 1 && held[0].message.contains("holds ACCESS EXCLUSIVE on t (taken at line 2)"), "{held:#?}");
         // The table a no-op CREATE TABLE IF NOT EXISTS names is still the existing one.
         let found = rules_on(&[
             ("001.sql", base),

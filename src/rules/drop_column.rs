@@ -1,5 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -70,15 +71,18 @@ impl Rule for DropColumn {
                 continue;
             };
             let users = mentions(cx, name);
-            let mut message = format!("dropping {table}.{name} breaks running code that still reads or writes it");
+            let mut message =
+                format!("dropping {}.{} breaks running code that still reads or writes it", shown(table), shown(name));
             if !users.is_empty() {
                 message.push_str(&format!("; still mentioned by {}", users.join(", ")));
             }
-            out.push(
-                cx.finding(&META, message)
-                    .fact("table", table.as_str())
-                    .fact("query files mentioning it", users.join(", ")),
-            );
+            // Never an empty fact: say what was searched when nothing mentions it.
+            let mentioning = match (users.is_empty(), cx.facts.queries.len()) {
+                (false, _) => users.join(", "),
+                (true, 0) => "none: no query files are configured, so no application query was searched".to_string(),
+                (true, n) => format!("none of the {n} query file(s)"),
+            };
+            out.push(cx.finding(&META, message).fact("table", table.as_str()).fact("query files mentioning it", mentioning));
         }
     }
 }
@@ -108,5 +112,11 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert!(!f[0].message.contains("queries/q.sql"), "{}", f[0].message);
         assert!(f[1].message.contains("still mentioned by queries/q.sql"), "{}", f[1].message);
+        // Issue 37: the fact is never empty.
+        let fact = |f: &Finding| f.facts.iter().find(|x| x.name == "query files mentioning it").unwrap().value.clone();
+        assert_eq!(fact(f[0]), "none of the 1 query file(s)");
+        assert_eq!(fact(f[1]), "queries/q.sql");
+        let alone = lint_files(&[("001.sql", "CREATE TABLE t (id int, nick text);"), ("002.sql", "ALTER TABLE t DROP COLUMN nick;")], "");
+        assert_eq!(fact(of(&alone, META.id)[0]), "none: no query files are configured, so no application query was searched");
     }
 }

@@ -1,6 +1,9 @@
+use super::claims;
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::index_lock_target;
+use crate::rules::locks::{index_lock_target, with_partitions};
+use crate::schema::RelationKind;
 use crate::rules::Category;
 use crate::sql::ddl::{Ddl, ObjectKind};
 
@@ -52,18 +55,37 @@ impl Rule for DropIndexNonConcurrently {
                 continue;
             }
             let table = index_lock_target(cx.schema, name);
-            let mut message = format!(
-                "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
-            );
+            let partitioned = cx.schema.table(&table).is_some_and(|t| t.kind == RelationKind::PartitionedTable);
+            let locked = if partitioned { with_partitions(cx.schema, &table) } else { vec![table.clone()] };
+            let mut message = if partitioned {
+                format!(
+                    "DROP INDEX {name} takes an ACCESS EXCLUSIVE lock on partitioned table {table} and each of its partitions ({}), blocking reads and writes while it waits and runs; PostgreSQL has no concurrent drop for a partitioned index",
+                    locked[1..].join(", ")
+                )
+            } else {
+                format!(
+                    "DROP INDEX {name} without CONCURRENTLY takes an ACCESS EXCLUSIVE lock on {table}, blocking reads and writes while it waits and runs"
+                )
+            };
             if !cx.schema.indexes.contains_key(name) {
                 message.push_str(&format!(
                     "; the migration history never created index {name}, so its table and that table's size are unknown"
                 ));
             }
-            out.extend(cx.lock_finding(&META, &table, message).map(|f| f.fact("index", name.as_str())));
+            let claims: Vec<_> = locked.iter().map(|t| cx.claim_lock(t, Lock::AccessExclusive)).collect();
+            let help = partitioned.then_some(PARTITIONED_FIX);
+            out.extend(cx.lock_finding(&META, &table, message).map(|f| {
+                let f = f.fact("index", name.as_str());
+                claims::add(if let Some(help) = help { f.help(help) } else { f }, claims)
+            }));
         }
     }
 }
+
+/// The fix for a partitioned index, which PostgreSQL cannot drop concurrently.
+const PARTITIONED_FIX: &str = "PostgreSQL refuses DROP INDEX CONCURRENTLY on a partitioned index (and a partition's \
+attached index cannot be dropped alone): drop it in a migration of its own, with `SET lock_timeout = '5s';` before \
+it and a retry on timeout, at a quiet hour.";
 
 /// The message for an index the history created and already dropped: PostgreSQL stops the
 /// migration with `index "…" does not exist`.
@@ -71,9 +93,11 @@ fn dropped_earlier(cx: &Context, name: &str) -> Option<String> {
     if cx.schema.indexes.contains_key(name) {
         return None;
     }
-    let how = match cx.schema.dropped_indexes.get(name)? {
-        Some(relation) => format!("it was dropped with {relation}"),
-        None => "an earlier DROP INDEX dropped it".to_string(),
+    let dropped = cx.schema.dropped_indexes.get(name)?;
+    let at = format!("{}:{}", dropped.at.file, dropped.at.line);
+    let how = match &dropped.with {
+        Some(what) => format!("it was dropped with {what} at {at}"),
+        None => format!("the DROP INDEX at {at} dropped it"),
     };
     Some(format!(
         "DROP INDEX {name} fails: the index no longer exists ({how}), so PostgreSQL stops the migration with `index \"{name}\" does not exist`"
@@ -88,6 +112,22 @@ mod tests {
     #[test]
     fn examples_lint_as_documented() {
         check_examples(&META, "");
+    }
+
+    /// Issue 37: read from `pg_locks` on PostgreSQL 15, which refuses the concurrent form here.
+    #[test]
+    fn a_partitioned_index_locks_every_partition_and_has_no_concurrent_drop() {
+        let history = "CREATE TABLE p (id bigint, at date) PARTITION BY RANGE (at);
+            CREATE TABLE p1 PARTITION OF p FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+            CREATE INDEX p_at ON p (at);";
+        let found = lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX p_at;")], &Setup::default());
+        let f = of(&found, META.id);
+        assert!(f[0].message.contains("partitioned table p and each of its partitions (p1)"), "{}", f[0].message);
+        assert!(f[0].help.contains("refuses DROP INDEX CONCURRENTLY on a partitioned index"), "{}", f[0].help);
+        let tables: Vec<String> = crate::rules::claims::of(f[0]).iter().map(|c| c["table"].to_string()).collect();
+        assert_eq!(tables, ["\"p\"", "\"p1\""]);
+        let concurrent = lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX CONCURRENTLY p_at;")], &Setup::default());
+        assert_eq!(of(&concurrent, "runner-rejects-migration").len(), 1);
     }
 
     #[test]
@@ -133,11 +173,25 @@ mod tests {
         assert_eq!(messages.len(), 2, "{messages:?}");
         assert_eq!(
             messages[0],
-            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with mv), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
+            "DROP INDEX mv_a fails: the index no longer exists (it was dropped with materialized view mv at 002.sql:1), so PostgreSQL stops the migration with `index \"mv_a\" does not exist`"
         );
         assert!(messages[1]
-            .starts_with("DROP INDEX t_a fails: the index no longer exists (an earlier DROP INDEX dropped it)"));
+            .starts_with("DROP INDEX t_a fails: the index no longer exists (the DROP INDEX at 003.sql:1 dropped it)"));
         assert!(of(&found, META.id).iter().all(|f| f.severity == Severity::Error && f.help.starts_with("Remove")));
+        // Issue 37: an index that went with its table, column or constraint is not "never created".
+        let found = lint_with(
+            &[
+                ("001.sql", "CREATE TABLE t (id bigint PRIMARY KEY, a int, b int);\nCREATE INDEX t_a ON t (a);\nCREATE TABLE u (x int);\nCREATE INDEX u_x ON u (x);"),
+                ("002.sql", "ALTER TABLE t DROP COLUMN a;\nALTER TABLE t DROP CONSTRAINT t_pkey;\nDROP TABLE u;"),
+                ("003.sql", "DROP INDEX t_a;\nDROP INDEX t_pkey;\nDROP INDEX u_x;"),
+            ],
+            &Setup::default(),
+        );
+        let messages: Vec<&str> = of(&found, META.id).iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].contains("(it was dropped with column t.a at 002.sql:1)"), "{}", messages[0]);
+        assert!(messages[1].contains("(it was dropped with constraint t_pkey on t at 002.sql:2)"), "{}", messages[1]);
+        assert!(messages[2].contains("(it was dropped with table u at 002.sql:3)"), "{}", messages[2]);
         // IF EXISTS of an index the history never created: PostgreSQL does nothing.
         let found = lint_with(&[("001.sql", "DROP INDEX IF EXISTS mystery_idx;")], &Setup::default());
         assert!(of(&found, META.id).is_empty());

@@ -55,10 +55,14 @@ pub fn fold<K: PartialEq>(
     });
 }
 
-/// "lines 4, 9 and 12"; past eight lines, "lines 4, 9, … and 30 more".
+/// "lines 4, 9 and 12"; past eight lines, "lines 4, 9, … and 30 more". A statement that starts
+/// after another on its line is named by line and column ("lines 4, 4:23 and 9").
 pub fn lines(findings: &[Finding]) -> String {
     const SHOWN: usize = 8;
-    let lines: Vec<String> = findings.iter().map(|f| f.line.to_string()).collect();
+    let lines: Vec<String> = findings
+        .iter()
+        .map(|f| if f.column > 1 { format!("{}:{}", f.line, f.column) } else { f.line.to_string() })
+        .collect();
     match lines.as_slice() {
         [] => String::new(),
         [one] => format!("line {one}"),
@@ -102,6 +106,13 @@ mod tests {
                 (7, "at 7", Severity::Warning),
             ]
         );
+    }
+
+    /// Issue 37: several statements of one line are told apart by their column.
+    #[test]
+    fn statements_sharing_a_line_are_named_by_column() {
+        let at = |line, column| Finding::new("r", Severity::Warning, "m.sql", "").at(line, column, line, column + 5);
+        assert_eq!(lines(&[at(4, 1), at(4, 23), at(9, 1)]), "lines 4, 4:23 and 9");
     }
 
     #[test]

@@ -1,9 +1,11 @@
+use super::claims;
 use super::grouping::{fold, lines, Head};
 use super::{Context, HeldLock, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Fact, Finding, Severity};
 use crate::rules::locks::Lock;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, Name, ReindexKind};
+use crate::sql::types::Cost;
 
 pub struct LockHeldAcrossStatements;
 
@@ -62,59 +64,85 @@ struct Work {
     how_long: &'static str,
     /// Only the rows a WHERE selects: how many is unknown without the table's size.
     selective: bool,
+    /// What it claims PostgreSQL does to `table` (see `claims`), with the index it names.
+    claims: Vec<(claims::Work, Option<Name>)>,
 }
 
-/// What `action` on `table` does that is slow (rewrite, scan, index build), if anything, completing
-/// "while this statement …", and the time it adds.
-fn slow_action(
-    action: &AlterAction,
-    table: &str,
-    old_type: impl Fn(&str) -> Option<String>,
-) -> Option<(String, &'static str)> {
-    let validated = |c: &crate::sql::ddl::Constraint| {
-        !c.not_valid && matches!(c.kind, ConstraintKind::Check { .. } | ConstraintKind::ForeignKey { .. })
-    };
+/// One piece of slow work an `ALTER TABLE` sub-command does: completing "while this statement …",
+/// the time it adds, and its claims.
+type Slow = (String, &'static str, Vec<(claims::Work, Option<Name>)>);
+
+/// What `action` on `table` does that is slow (rewrite, scan, index build), if anything.
+fn slow_action(cx: &Context, action: &AlterAction, table: &str) -> Option<Slow> {
+    let version = cx.facts.postgres_version;
+    let validated = |c: &crate::sql::ddl::Constraint, column| super::work::validates_existing_rows(c, column);
     let builds_index = |c: &crate::sql::ddl::Constraint| {
         matches!(c.kind, ConstraintKind::PrimaryKey { .. } | ConstraintKind::Unique { .. })
     };
+    let rewrite = || vec![(claims::Work::Rewrite, None)];
+    let scan = || vec![(claims::Work::Scan, None)];
     match action {
         AlterAction::AddColumn { column, .. } => {
-            if let Some(reason) = super::add_column_volatile_default::rewrite_reason(column, u32::MAX) {
-                Some((format!("rewrites {table} to add column {} ({reason})", column.name), "a full rewrite"))
+            if let Some(reason) = super::add_column_volatile_default::rewrite_reason_in(column, cx.schema, version) {
+                Some((format!("rewrites {table} to add column {} ({reason})", column.name), "a full rewrite", rewrite()))
             } else if column.constraints.iter().any(builds_index) {
-                Some((format!("builds a unique index on {table} for new column {}", column.name), "an index build"))
+                let what = format!("builds a unique index on {table} for new column {}", column.name);
+                Some((what, "an index build", vec![(claims::Work::Build, None)]))
             } else {
-                column.constraints.iter().any(validated).then(|| {
-                    (
-                        format!("checks every row of {table} against new column {}'s constraint", column.name),
-                        "a full scan",
-                    )
+                column.constraints.iter().any(|c| validated(c, Some(column))).then(|| {
+                    let what = format!("checks every row of {table} against new column {}'s constraint", column.name);
+                    (what, "a full scan", scan())
                 })
             }
         }
-        AlterAction::AddConstraint(c) if builds_index(c) => {
-            Some((format!("builds the index of a new unique or primary key constraint on {table}"), "an index build"))
-        }
-        AlterAction::AddConstraint(c) if validated(c) => {
-            Some((format!("checks every row of {table} against a new constraint"), "a full scan"))
+        AlterAction::AddConstraint(c) if builds_index(c) => Some((
+            format!("builds the index of a new unique or primary key constraint on {table}"),
+            "an index build",
+            vec![(claims::Work::Build, None)],
+        )),
+        AlterAction::AddConstraint(c) if validated(c, None) => {
+            Some((format!("checks every row of {table} against a new constraint"), "a full scan", scan()))
         }
         AlterAction::ValidateConstraint { name } => {
-            Some((format!("validates constraint {name} against every row of {table}"), "a full scan"))
+            Some((format!("validates constraint {name} against every row of {table}"), "a full scan", scan()))
         }
         AlterAction::SetNotNull { column } => {
-            Some((format!("scans every row of {table} to set {column} NOT NULL"), "a full scan"))
+            let proven = super::work::set_not_null_proven(cx.schema, table, column, version);
+            proven.is_none_or(|p| !p.skips_scan()).then(|| {
+                (format!("scans every row of {table} to set {column} NOT NULL"), "a full scan", scan())
+            })
         }
-        AlterAction::SetType { column, data_type, using } => {
-            let coercible = using.is_none()
-                && old_type(column).is_some_and(|old| super::change_column_type::is_binary_coercible(&old, data_type));
-            (!coercible).then(|| (format!("rewrites {table} to change {column} to {data_type}"), "a full rewrite"))
+        AlterAction::SetType { column, data_type, using, through, collation } => {
+            let utc = cx.migration().and_then(|s| s.timezone()).is_some_and(super::context::is_utc);
+            let change = super::work::type_change(
+                cx.schema,
+                table,
+                column,
+                data_type,
+                using.as_deref(),
+                through,
+                collation.as_deref(),
+                version,
+                utc,
+            );
+            match change.cost {
+                Cost::Nothing => None,
+                Cost::Rewrite => {
+                    Some((format!("rewrites {table} to change {column} to {data_type}"), "a full rewrite", rewrite()))
+                }
+                Cost::IndexRebuild => Some((
+                    format!("rebuilds {} to change {table}.{column} to {data_type}", change.rebuilt.join(", ")),
+                    "an index build",
+                    change.rebuilt.iter().map(|i| (claims::Work::Rebuild, Some(i.clone()))).collect(),
+                )),
+            }
         }
         AlterAction::Other(text) => {
             let text = text.to_lowercase();
             ["set logged", "set unlogged", "set tablespace", "set access method"]
                 .iter()
                 .any(|k| text.contains(k))
-                .then(|| (format!("rewrites {table} ({text})"), "a full rewrite"))
+                .then(|| (format!("rewrites {table} ({text})"), "a full rewrite", rewrite()))
         }
         _ => None,
     }
@@ -145,8 +173,8 @@ fn read_tables(cx: &Context, except: &str) -> Vec<Name> {
 /// The slow work the statement does under `held`, if any.
 fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
     let existing = |t: &str| cx.is_existing_table(t);
-    let work = |table: &Name, what: String, how_long: &'static str| {
-        existing(table).then(|| Work { table: table.clone(), what, how_long, selective: false })
+    let work = |table: &Name, what: String, how_long: &'static str, claims: Vec<(claims::Work, Option<Name>)>| {
+        existing(table).then(|| Work { table: table.clone(), what, how_long, selective: false, claims })
     };
     match &cx.statement.ddl {
         // Its own rule (create-index-non-concurrently) reports a build on the locked table.
@@ -154,16 +182,15 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
             &index.table,
             format!("builds index {} on {}", cx.schema.index_name(index), index.table),
             "an index build",
+            vec![(claims::Work::Build, Some(cx.schema.index_name(index)))],
         ),
         Ddl::AlterTable { table, actions, .. } => {
-            let old_type =
-                |column: &str| cx.schema.table(table).and_then(|t| t.column(column)).map(|c| c.data_type.clone());
             actions
                 .iter()
                 // On the locked table, only VALIDATE has no rule of its own that reports it.
                 .filter(|a| *table != held.table || matches!(a, AlterAction::ValidateConstraint { .. }))
-                .find_map(|a| slow_action(a, table, old_type))
-                .and_then(|(what, how_long)| work(table, what, how_long))
+                .find_map(|a| slow_action(cx, a, table))
+                .and_then(|(what, how_long, claims)| work(table, what, how_long, claims))
         }
         Ddl::Update { table, has_where } | Ddl::Delete { table, has_where } if !table.is_empty() => {
             let verb = if matches!(cx.statement.ddl, Ddl::Update { .. }) { "updates" } else { "deletes" };
@@ -172,22 +199,27 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
             if whole && *table == held.table {
                 None
             } else if whole {
-                work(table, format!("{verb} every row of {table}"), "a statement over every row")
+                work(table, format!("{verb} every row of {table}"), "a statement over every row", Vec::new())
             } else {
                 existing(table).then(|| Work {
                     table: table.clone(),
                     what: format!("{verb} the rows of {table} its WHERE selects"),
                     how_long: "the whole statement",
                     selective: true,
+                    claims: Vec::new(),
                 })
             }
         }
         Ddl::Insert { table } if copies_rows(cx) => read_tables(cx, table).first().and_then(|source| {
-            work(source, format!("copies rows of {source} into {table} (INSERT … SELECT)"), "a full scan")
+            let what = format!("copies rows of {source} into {table} (INSERT … SELECT)");
+            work(source, what, "a full scan", vec![(claims::Work::Scan, None)])
         }),
         Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name)
             .first()
-            .and_then(|source| work(source, format!("creates {name} from the rows of {source}"), "a full scan")),
+            .and_then(|source| {
+                let what = format!("creates {name} from the rows of {source}");
+                work(source, what, "a full scan", vec![(claims::Work::Scan, None)])
+            }),
         Ddl::Reindex { concurrently: false, kind, name } => Some(Work {
             table: String::new(),
             what: match kind {
@@ -198,12 +230,14 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
             },
             how_long: "an index build",
             selective: false,
+            claims: Vec::new(),
         }),
         Ddl::RefreshMaterializedView { .. } => Some(Work {
             table: String::new(),
             what: "recomputes a materialized view (REFRESH MATERIALIZED VIEW)".into(),
             how_long: "the whole query",
             selective: false,
+            claims: Vec::new(),
         }),
         _ => None,
     }
@@ -254,7 +288,15 @@ impl Rule for LockHeldAcrossStatements {
             .fact("extended by", how_long)
             .fact("transaction", cx.transaction_fact());
         finding.severity = severity;
-        out.push(finding);
+        let held_claim = claims::Claim::lock(held.line, held.column, held.table.as_str(), held.mode);
+        let work_claims = work.claims.iter().map(|(kind, index)| {
+            let claim = cx.claim_work(&work.table, *kind);
+            match index {
+                Some(index) => claim.on_index(index.as_str()),
+                None => claim,
+            }
+        });
+        out.push(claims::add(finding, std::iter::once(held_claim).chain(work_claims)));
     }
 
     fn finish_file(&self, _file: &SourceFile, findings: &mut Vec<Finding>) {
@@ -267,6 +309,7 @@ impl Rule for LockHeldAcrossStatements {
                 lines(others)
             );
             head.facts.push(Fact { name: "also extended by".into(), value: lines(others) });
+            claims::gather(head, others);
         });
     }
 }

@@ -15,8 +15,9 @@ pub static META: RuleMeta = RuleMeta {
     why: "Production has already applied the newer base migrations. Most runners either refuse to apply an \
           older version (Flyway without `outOfOrder`, golang-migrate) or apply it after the newer ones, so \
           production runs the migrations in a different order than every fresh environment and than the \
-          order the schema was reviewed in. With diesel and dbmate (without `--strict`) it is a warning: they \
-          apply every pending migration whatever its version, so the migration runs — after the newer ones.",
+          order the schema was reviewed in. With diesel, dbmate (without `--strict`) and Prisma (`prisma migrate \
+          deploy` \"applies all pending migrations\", per its documentation) it is a warning: they apply every \
+          pending migration whatever its version, so the migration runs — after the newer ones.",
     fix: "Rename the migration to a version after the newest migration on the base revision (rebase the \
           branch and regenerate the timestamp).",
     bad: "",
@@ -27,9 +28,10 @@ pub static META: RuleMeta = RuleMeta {
 /// Whether the runner of `layout` applies every pending migration whatever its version, so an
 /// out-of-order migration still runs, after the newer ones: diesel's `run_pending_migrations`
 /// runs each migration missing from `__diesel_schema_migrations`, in version order; `dbmate up`
-/// applies every pending migration unless run with `--strict`.
+/// applies every pending migration unless run with `--strict`; `prisma migrate deploy` applies
+/// every migration missing from `_prisma_migrations`, whatever its name.
 fn runner_applies_older_versions(layout: Layout) -> bool {
-    matches!(layout, Layout::Diesel | Layout::Dbmate)
+    matches!(layout, Layout::Diesel | Layout::Dbmate | Layout::Prisma)
 }
 
 /// Out-of-order findings are errors where the runner refuses or skips an older version; a warning
@@ -66,6 +68,10 @@ mod tests {
         weigh_for_runner(&mut diesel, Layout::Diesel);
         assert_eq!(diesel[0].severity, Severity::Warning);
         assert!(diesel[0].message.contains("the runner applies it anyway"), "{}", diesel[0].message);
+        // Issue 37: `prisma migrate deploy` applies every pending migration too.
+        let mut prisma = out_of_order();
+        weigh_for_runner(&mut prisma, Layout::Prisma);
+        assert_eq!(prisma[0].severity, Severity::Warning);
         for layout in [Layout::Flat, Layout::Flyway, Layout::GolangMigrate, Layout::Goose, Layout::Refinery] {
             let mut others = out_of_order();
             weigh_for_runner(&mut others, layout);

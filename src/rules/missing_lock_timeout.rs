@@ -1,8 +1,10 @@
+use super::claims;
 use super::grouping::{fold, lines, Head};
 use super::lock_timeout_scopes::{block_of, scope, transaction_blocks};
 use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::{is_unknown_index_table, table_locks};
+use crate::sql::names::shown;
+use crate::rules::locks::is_unknown_index_table;
 use crate::rules::Category;
 use std::collections::HashSet;
 
@@ -77,6 +79,10 @@ impl Rule for MissingLockTimeout {
         &META
     }
 
+    fn checks_no_ops(&self) -> bool {
+        true
+    }
+
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
         let Some(state) = cx.migration() else { return };
         if state.has_lock_timeout() {
@@ -85,7 +91,8 @@ impl Rule for MissingLockTimeout {
         let mut worst: Option<(Severity, String, &'static str)> = None;
         let mut tables = Vec::new();
         let mut locked = Vec::new();
-        for (table, lock) in table_locks(&cx.statement.ddl, cx.schema) {
+        let mut claimed = Vec::new();
+        for (table, lock) in cx.table_locks().iter().cloned() {
             if !lock.blocks_writes() || !cx.is_existing_table(&table) {
                 continue;
             }
@@ -96,6 +103,9 @@ impl Rule for MissingLockTimeout {
             };
             tables.push(format!("{table}: {}", cx.size_fact(&table)));
             locked.push(table.clone());
+            if !is_unknown_index_table(&table) {
+                claimed.push(cx.claim_lock(&table, lock));
+            }
             if worst.as_ref().is_none_or(|(s, _, _)| severity > *s) {
                 worst = Some((severity, table, lock.as_str()));
             }
@@ -108,6 +118,7 @@ impl Rule for MissingLockTimeout {
         let transaction = cx.transaction_fact();
         let first = state.lock_timeout_scopes.borrow_mut().first(cx.file, cx.statement.span.line, &transaction);
         let mut finding = if first {
+            let table = shown(&table);
             let mut message = format!(
                 "takes {lock} on {table} with no lock_timeout set: if it waits behind a long query, every query on {table} queues behind it"
             );
@@ -115,9 +126,9 @@ impl Rule for MissingLockTimeout {
                 message.push_str(&format!(
                     ", and the {} this transaction holds on {} since line {} keeps {} blocked for as long as the wait lasts",
                     held.mode.as_str(),
-                    held.table,
+                    shown(&held.table),
                     held.line,
-                    held.table
+                    shown(&held.table)
                 ));
             }
             cx.finding(&META, message).help(fix_text(cx.statement.span.line, state.explicit_transaction))
@@ -136,7 +147,7 @@ impl Rule for MissingLockTimeout {
             finding = finding.fact(HELD_FACT, held_fact(&held));
         }
         finding.severity = severity;
-        out.push(finding);
+        out.push(claims::add(finding, claimed));
     }
 
     fn finish_file(&self, file: &SourceFile, findings: &mut Vec<Finding>) {
@@ -177,6 +188,7 @@ impl Rule for MissingLockTimeout {
                     }
                 }
             }
+            claims::gather(head, later);
             head.facts.push(crate::finding::Fact {
                 name: "later statements covered".into(),
                 value: format!("{}: {}", later.len(), lines(later)),
@@ -246,7 +258,65 @@ mod tests {
             [Severity::Warning],
             "a trigger locks its table"
         );
-        assert_eq!(found("DROP TRIGGER IF EXISTS t_audit ON t;", "", false), [Severity::Warning]);
+        assert_eq!(
+            found("DROP TRIGGER IF EXISTS t_audit ON t;", "", false),
+            Vec::<Severity>::new(),
+            "the history never created that trigger on t: nothing to drop, and PostgreSQL takes no lock"
+        );
+    }
+
+    /// Each lock was read from `pg_locks` on PostgreSQL 15.
+    #[test]
+    fn triggers_lock_their_table_and_go_with_their_function() {
+        let history = "CREATE TABLE t (id bigint); CREATE TABLE u (id bigint); CREATE TABLE v (id bigint);
+            CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+            CREATE TRIGGER t_audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION audit();
+            CREATE TRIGGER u_audit AFTER INSERT ON u FOR EACH ROW EXECUTE PROCEDURE audit();";
+        let locks = |sql: &str| -> Vec<String> {
+            let all = lint_with(&[("001.sql", history), ("002.sql", sql)], &Setup::default());
+            of(&all, META.id).iter().map(|f| f.message.split(" with no").next().unwrap_or("").to_string()).collect()
+        };
+        assert_eq!(locks("ALTER TRIGGER t_audit ON t RENAME TO t_audit_log;"), ["takes ACCESS EXCLUSIVE on t"]);
+        assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t;"), ["takes ACCESS EXCLUSIVE on t"]);
+        assert_eq!(locks("DROP TRIGGER IF EXISTS v_audit ON v;"), Vec::<String>::new(), "no such trigger: no lock");
+        assert_eq!(locks("ALTER TRIGGER t_audit ON t RENAME TO t2;\nDROP TRIGGER IF EXISTS t2 ON t;"), ["takes ACCESS EXCLUSIVE on t"]);
+        let cascade = lint_with(&[("001.sql", history), ("002.sql", "DROP FUNCTION audit CASCADE;")], &Setup::default());
+        let claims: Vec<String> = of(&cascade, META.id)
+            .iter()
+            .flat_map(|f| claims::of(f))
+            .map(|c| format!("{} {}", c["lock"].as_str().unwrap_or(""), c["table"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(claims, ["ACCESS EXCLUSIVE t", "ACCESS EXCLUSIVE u"], "the triggers calling audit() go with it");
+        assert!(locks("DROP FUNCTION audit;").is_empty(), "without CASCADE PostgreSQL refuses, locking nothing");
+        // Dropped with their function, the triggers are gone.
+        assert!(locks("DROP FUNCTION audit CASCADE;\nDROP TRIGGER IF EXISTS t_audit ON t;")[0].contains("ACCESS EXCLUSIVE on t"));
+        let after = lint_with(
+            &[("001.sql", history), ("002.sql", "DROP FUNCTION audit CASCADE;"), ("003.sql", "DROP TRIGGER IF EXISTS t_audit ON t;")],
+            &Setup::default(),
+        );
+        assert!(of(&after, META.id).iter().all(|f| f.file != "003.sql"), "{after:#?}");
+    }
+
+    /// A trigger that refreshes a materialized view takes the view's lock in every statement that
+    /// fires it (Lemmy's `refresh_user`; read from `pg_locks` on PostgreSQL 15).
+    #[test]
+    fn statements_that_fire_a_trigger_take_the_locks_of_its_function() {
+        let history = "CREATE TABLE users (id bigint, name text);
+            CREATE MATERIALIZED VIEW user_mview AS SELECT id FROM users;
+            CREATE UNIQUE INDEX ON user_mview (id);
+            CREATE FUNCTION refresh_user() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                REFRESH MATERIALIZED VIEW CONCURRENTLY user_mview;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER refresh_user AFTER INSERT OR UPDATE OR DELETE ON users FOR EACH STATEMENT EXECUTE PROCEDURE refresh_user();";
+        let locks = |sql: &str| -> Vec<String> {
+            let all = lint_with(&[("001.sql", history), ("002.sql", sql)], &Setup::default());
+            of(&all, META.id).iter().map(|f| f.message.split(" with no").next().unwrap_or("").to_string()).collect()
+        };
+        assert_eq!(locks("UPDATE users SET name = lower(name) WHERE id = 1;"), ["takes EXCLUSIVE on user_mview"]);
+        assert_eq!(locks("DELETE FROM users WHERE id = 1;"), ["takes EXCLUSIVE on user_mview"]);
+        assert!(locks("TRUNCATE users;")[0].starts_with("takes ACCESS EXCLUSIVE on users"), "no TRUNCATE trigger");
     }
 
     fn folded(sql: &str, tables: &str) -> Vec<Finding> {

@@ -2,6 +2,7 @@
 //! SARIF rule metadata are all generated from the registry.
 
 pub mod change_freeze;
+pub mod claims;
 pub mod context;
 pub mod domain_review_required;
 pub mod gate_config_changed;
@@ -9,6 +10,7 @@ pub(crate) mod grouping;
 pub mod index_inefficient;
 mod lock_timeout_scopes;
 pub(crate) mod locks;
+pub(crate) mod work;
 pub mod meta;
 pub mod migration_deleted;
 pub mod migration_edited;

@@ -1,8 +1,9 @@
+use super::claims::{self, Claim, Work};
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::rules::locks::reindexed_tables;
+use crate::rules::locks::{reindexed_tables, Lock};
 use crate::rules::Category;
-use crate::sql::ddl::{Ddl, ReindexKind};
+use crate::sql::ddl::{Ddl, Name, ReindexKind};
 
 pub struct ReindexNonConcurrently;
 
@@ -59,17 +60,26 @@ impl Rule for ReindexNonConcurrently {
             ReindexKind::System => return,
         };
         // One finding per statement, on its worst table.
-        let worst = reindexed_tables(cx.schema, *kind, name)
+        let blocked: Vec<(Severity, Name)> = reindexed_tables(cx.schema, *kind, name)
             .into_iter()
             .filter_map(|table| cx.lock_severity(&table).map(|s| (s, table)))
-            .max_by_key(|(severity, _)| *severity);
-        let Some((_, table)) = worst else { return };
+            .collect();
+        let Some((_, table)) = blocked.iter().max_by_key(|(severity, _)| *severity).cloned() else { return };
+        let claims: Vec<Claim> = blocked
+            .iter()
+            .flat_map(|(_, t)| {
+                let rebuild = cx.claim_work(t, Work::Rebuild);
+                let rebuild = if *kind == ReindexKind::Index { rebuild.on_index(name.as_str()) } else { rebuild };
+                [cx.claim_lock(t, Lock::Share), rebuild]
+            })
+            .collect();
         let message = format!(
             "REINDEX {} {name} without CONCURRENTLY rebuilds {target} while holding SHARE on {table} (writes wait) and ACCESS EXCLUSIVE on each index (queries planned on {table} wait too)",
             kind.as_str()
         );
         out.extend(
-            cx.lock_finding(&META, &table, message).map(|f| f.fact("reindex", format!("{} {name}", kind.as_str()))),
+            cx.lock_finding(&META, &table, message)
+                .map(|f| claims::add(f.fact("reindex", format!("{} {name}", kind.as_str())), claims)),
         );
     }
 }

@@ -1,5 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
 
@@ -52,7 +53,12 @@ impl Rule for RenameColumn {
             out.push(
                 cx.finding(
                     &META,
-                    format!("renaming {table}.{from} to {to} breaks every running query that still names {from}"),
+                    format!(
+                        "renaming {}.{} to {} breaks every running query that still names {1}",
+                        shown(table),
+                        shown(from),
+                        shown(to)
+                    ),
                 )
                 .fact("table", table.as_str()),
             );

@@ -12,6 +12,12 @@ pub trait Rule: Sync + Send {
     /// Checks one statement of a migration or query file, pushing what it finds.
     fn check(&self, _cx: &Context, _out: &mut Vec<Finding>) {}
 
+    /// Whether [`Rule::check`] also sees statements that do nothing (`IF [NOT] EXISTS` finding
+    /// nothing to do): only the rules about the locks such a statement still takes.
+    fn checks_no_ops(&self) -> bool {
+        false
+    }
+
     /// Called once per migration file after all its statements were checked, with the file's
     /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
     /// per-statement findings into one here ([`super::grouping::fold`]).

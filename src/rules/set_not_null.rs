@@ -1,7 +1,11 @@
+use super::claims::{self, Work};
+use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
-use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl};
+use super::work::{self, NotNullProof};
+use crate::sql::ddl::{AlterAction, Ddl};
 
 pub struct SetNotNull;
 
@@ -12,8 +16,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "SET NOT NULL scans the whole table under ACCESS EXCLUSIVE",
     what: "Flags `ALTER COLUMN … SET NOT NULL` on an existing table, unless a validated \
 `CHECK (col IS NOT NULL)` constraint already exists and `postgres_version` is 12 or later (PostgreSQL then \
-skips the scan). Before 12 there is no scan-free way, and the rule always fires. Severity follows the table's \
-size.",
+skips the scan). Before 12 there is no scan-free way, and the rule always fires. A column that is NOT NULL \
+already (declared so, or in a primary key) is not scanned: the statement only takes a brief ACCESS EXCLUSIVE, \
+which `missing-lock-timeout` covers (PostgreSQL 15's `ATExecSetNotNull` asks for the check only when the \
+column was nullable; observed with `pg_stat_xact_user_tables` on PostgreSQL 15). Severity follows the table's size.",
     why: "PostgreSQL verifies every row while holding ACCESS EXCLUSIVE: the table is unreadable and unwritable \
 for the length of a full scan.",
     fix: "Add `CHECK (col IS NOT NULL) NOT VALID` (instant), `VALIDATE CONSTRAINT` in a later migration (scans \
@@ -42,13 +48,6 @@ ALTER TABLE accounts DROP CONSTRAINT accounts_email_not_null;",
     equivalents: "squawk: adding-not-nullable-field; strong_migrations: change_column_null; eugene: E2",
 };
 
-/// `col IS NOT NULL`, however it was written.
-fn is_not_null_check(expression: &str, column: &str) -> bool {
-    let normalized: String =
-        expression.chars().filter(|c| !matches!(c, '(' | ')' | '"')).collect::<String>().to_lowercase();
-    normalized.split_whitespace().collect::<Vec<_>>() == [column, "is", "not", "null"]
-}
-
 impl Rule for SetNotNull {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -62,23 +61,23 @@ impl Rule for SetNotNull {
             let AlterAction::SetNotNull { column } = action else {
                 continue;
             };
-            let check = cx.schema.table(table).and_then(|t| {
-                t.constraints.iter().find(|c| matches!(&c.kind, ConstraintKind::Check { expression } if is_not_null_check(expression, column)))
-            });
             let version = cx.facts.postgres_version;
-            let message = match check {
-                Some(c) if !c.not_valid && version >= 12 => continue,
-                Some(c) if !c.not_valid => format!(
-                    "SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE: PostgreSQL {version} cannot use the validated check {} (12+ can)",
-                    c.name
+            let named = format!("{}.{}", shown(table), shown(column));
+            let message = match work::set_not_null_proven(cx.schema, table, column, version) {
+                Some(proof) if proof.skips_scan() => continue,
+                Some(NotNullProof::CheckBefore12(check)) => format!(
+                    "SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE: PostgreSQL {version} cannot use the validated check {check} (12+ can)"
                 ),
-                Some(c) => format!(
-                    "SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE: the check {} is NOT VALID yet; VALIDATE it in an earlier migration",
-                    c.name
+                Some(NotNullProof::CheckNotValid(check)) => format!(
+                    "SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE: the check {check} is NOT VALID yet; VALIDATE it in an earlier migration"
                 ),
-                None => format!("SET NOT NULL on {table}.{column} scans the whole table under ACCESS EXCLUSIVE to verify every row"),
+                _ => format!("SET NOT NULL on {named} scans the whole table under ACCESS EXCLUSIVE to verify every row"),
             };
-            out.extend(cx.lock_finding(&META, table, message).map(|f| f.fact("postgres version", version.to_string())));
+            let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Scan)];
+            out.extend(
+                cx.lock_finding(&META, table, message)
+                    .map(|f| claims::add(f.fact("postgres version", version.to_string()), claims)),
+            );
         }
     }
 }
@@ -114,5 +113,44 @@ mod tests {
         assert_eq!(count(&[("001.sql", TABLE), ("002.sql", CHECK), ("003.sql", set)], 15), 1, "not validated yet");
         assert_eq!(count(&[("001.sql", TABLE), ("002.sql", set)], 15), 1);
         assert_eq!(count(&[("001.sql", &format!("{TABLE} {set}"))], 15), 0);
+    }
+
+    /// Issue 37: a column NOT NULL already is not checked again (PostgreSQL 15's scan counters do
+    /// not move); the statement still takes a brief ACCESS EXCLUSIVE.
+    #[test]
+    fn a_column_that_is_not_null_already_is_not_scanned() {
+        let table = "CREATE TABLE t (id bigint PRIMARY KEY, a int NOT NULL, b int, c serial, d int GENERATED ALWAYS AS IDENTITY);";
+        for column in ["id", "a", "c", "d"] {
+            let set = format!("ALTER TABLE t ALTER COLUMN {column} SET NOT NULL;");
+            let all = lint_with(&[("001.sql", table), ("002.sql", &set)], &Setup::default());
+            assert!(of(&all, META.id).is_empty(), "{set}");
+            assert!(of(&all, "missing-lock-timeout")[0].message.starts_with("takes ACCESS EXCLUSIVE on t"), "{set}");
+        }
+        let set = "ALTER TABLE t ALTER COLUMN b SET NOT NULL;";
+        assert_eq!(count(&[("001.sql", table), ("002.sql", set)], 15), 1);
+        // Set NOT NULL once, dropped again: the next SET NOT NULL scans.
+        let again = [("001.sql", table), ("002.sql", set), ("003.sql", "ALTER TABLE t ALTER COLUMN b DROP NOT NULL;"), ("004.sql", set)];
+        assert_eq!(count(&again, 15), 2);
+        let twice = [("001.sql", table), ("002.sql", set), ("003.sql", set)];
+        assert_eq!(count(&twice, 15), 1, "the second finds it NOT NULL already");
+    }
+
+    /// Issue 37: a validated check on a quoted mixed-case column is the same column.
+    #[test]
+    fn quoted_mixed_case_columns_are_followed() {
+        let table = "CREATE TABLE \"Account\" (id bigint, \"isPaused\" boolean);";
+        let check = "ALTER TABLE \"Account\" ADD CONSTRAINT paused_nn CHECK (\"isPaused\" IS NOT NULL) NOT VALID;";
+        let set = "ALTER TABLE \"Account\" ALTER COLUMN \"isPaused\" SET NOT NULL;";
+        let validated = [
+            ("001.sql", table),
+            ("002.sql", check),
+            ("003.sql", "ALTER TABLE \"Account\" VALIDATE CONSTRAINT paused_nn;"),
+            ("004.sql", set),
+        ];
+        assert_eq!(count(&validated, 15), 0);
+        let found = lint_with(&[("001.sql", table), ("002.sql", set)], &Setup::default());
+        assert!(of(&found, META.id)[0].message.starts_with("SET NOT NULL on \"Account\".\"isPaused\" scans"));
+        let folded = [("001.sql", table), ("002.sql", &check.replace("\"isPaused\" IS", "isPaused IS")), ("003.sql", set)];
+        assert_eq!(count(&folded, 15), 1, "unquoted, the check reads ispaused, another column");
     }
 }

@@ -1,5 +1,6 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
+use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::Ddl;
 
@@ -46,7 +47,7 @@ fn whole_table(cx: &Context, table: &str, text: &str) -> Option<String> {
     // A column added with a default is never NULL: the WHERE matches no existing row.
     let added = (table.to_string(), column.to_string());
     (state.added_columns.contains(&added) && !state.filled_columns.contains(&added))
-        .then(|| format!("{column} was added earlier in this migration, so WHERE {text} matches every row"))
+        .then(|| format!("{} was added earlier in this migration, so WHERE {text} matches every row", shown(column)))
 }
 
 /// Why this UPDATE or DELETE of `table` touches every row, if it does.
@@ -77,7 +78,8 @@ impl Rule for UnbatchedBackfill {
             return;
         }
         let Some(reason) = whole_table_reason(cx, table) else { return };
-        let message = format!("{verb} touches every row of existing table {table} in one transaction: {reason}");
+        let message =
+            format!("{verb} touches every row of existing table {} in one transaction: {reason}", shown(table));
         out.extend(cx.lock_finding(&META, table, message));
     }
 }
@@ -94,6 +96,22 @@ mod tests {
     #[test]
     fn examples_lint_as_documented() {
         check_examples(&META, "");
+    }
+
+    /// Issue 37: three real backfills of Prisma's quoted mixed-case columns were missed.
+    #[test]
+    fn quoted_mixed_case_columns_are_followed() {
+        let found = lint_files(
+            &[
+                ("001.sql", "CREATE TABLE \"Account\" (id bigint);"),
+                ("002.sql", "ALTER TABLE \"Account\" ADD COLUMN \"isPaused\" boolean;\nUPDATE \"Account\" SET \"isPaused\" = false WHERE \"isPaused\" IS NULL;"),
+            ],
+            "",
+        );
+        let found = of(&found, META.id);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].message.ends_with("\"isPaused\" was added earlier in this migration, so WHERE \"isPaused\" is null matches every row"), "{}", found[0].message);
+        assert_eq!(count("ALTER TABLE t ADD COLUMN \"B\" int; UPDATE t SET a = 1 WHERE b IS NULL;"), 0, "b is not \"B\"");
     }
 
     #[test]

@@ -9,5 +9,6 @@ mod references;
 mod replay;
 pub mod tools;
 
+pub use derive::UNKNOWN as UNKNOWN_TYPE;
 pub use model::*;
 pub use references::Unknown;

@@ -2,7 +2,7 @@
 //! tables, materialized views), columns, indexes, constraints, views, sequences, functions and
 //! schemas. Names are normalized: folded, truncated to 63 bytes, `public.` dropped.
 
-use crate::sql::ddl::{ConstraintKind, IndexKey, Name, Volatility};
+use crate::sql::ddl::{ConstraintKind, IndexKey, Lock, Name, TriggerEvent, Volatility};
 use crate::sql::names;
 use crate::sql::query::{Catalog, ColumnUse};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,9 @@ pub struct ColumnInfo {
     pub has_default: bool,
     /// The database generates its values (identity, serial, a sequence or UUID default): a surrogate key.
     pub generated: bool,
+    /// `COLLATE name`; `None`: its type's default collation.
+    #[serde(default)]
+    pub collation: Option<Name>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +167,29 @@ pub struct Sequence {
 pub struct Function {
     pub name: Name,
     pub volatility: Volatility,
+    /// The table locks its body takes when it runs (see `Ddl::CreateFunction`).
+    pub locks: Vec<(Name, Lock)>,
+    pub origin: Origin,
+}
+
+/// How an index the history created went away.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDrop {
+    /// What took it along ("table t", "column t.c", "constraint c on t"); `None`: a `DROP INDEX`.
+    pub with: Option<String>,
+    /// The statement that dropped it.
+    pub at: Origin,
+}
+
+/// A trigger: dropping its function with CASCADE drops it, and locks its table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trigger {
+    pub table: Name,
+    pub name: Name,
+    pub function: Name,
+    pub events: Vec<TriggerEvent>,
+    /// `FOR EACH ROW`: fires once per row the statement touches (not at all for none).
+    pub per_row: bool,
     pub origin: Origin,
 }
 
@@ -174,6 +200,9 @@ pub struct Schema {
     pub views: BTreeMap<Name, View>,
     pub sequences: BTreeMap<Name, Sequence>,
     pub functions: BTreeMap<Name, Function>,
+    pub triggers: Vec<Trigger>,
+    /// Extensions the history created: the functions they install have a known volatility.
+    pub extensions: BTreeSet<Name>,
     /// Schemas the history created (`public` always exists).
     pub schemas: BTreeSet<Name>,
     /// Extended statistics objects and their table.
@@ -183,10 +212,10 @@ pub struct Schema {
     /// that ALTER TABLE and CREATE INDEX scan every table for descendants only on those (a scan
     /// per statement made histories with one partitioned table quadratic).
     pub parents: BTreeSet<Name>,
-    /// Indexes the history created and then dropped, with the relation whose drop took them
-    /// along (`None` for an explicit `DROP INDEX`): a later `DROP INDEX` of one fails, and the
-    /// finding says why rather than calling the index unknown.
-    pub dropped_indexes: BTreeMap<Name, Option<Name>>,
+    /// Indexes the history created and then dropped, with what took them along and where: a
+    /// later `DROP INDEX` of one fails, and the finding says why rather than calling the index
+    /// unknown.
+    pub dropped_indexes: BTreeMap<Name, IndexDrop>,
     /// Every constraint name any table ever had, in any schema: a superset of the names taken,
     /// so that choosing a name for a new constraint — which must be unique in its schema — need
     /// not scan every table unless the name was ever used (a scan per generated name made long
@@ -230,6 +259,10 @@ pub fn is_tool_table(name: &str) -> bool {
 impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.get(name)
+    }
+
+    pub fn trigger(&self, table: &str, name: &str) -> Option<&Trigger> {
+        self.triggers.iter().find(|t| t.table == table && t.name == name)
     }
 
     pub fn indexes_on<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a Index> + 'a {
@@ -300,6 +333,13 @@ impl Schema {
     /// The declared volatility of a function the history created.
     pub fn function_volatility(&self, name: &str) -> Option<Volatility> {
         self.functions.get(name).map(|f| f.volatility)
+    }
+
+    /// The extension the history created that installs `name` (qualified by the schema it was
+    /// created in, or not), and the function's volatility there.
+    pub fn extension_function(&self, name: &str) -> Option<(&str, Volatility)> {
+        let bare = names::split(name).1;
+        self.extensions.iter().find_map(|e| Some((e.as_str(), crate::sql::catalog::extension_volatility(e, bare)?)))
     }
 
     /// The partitions of a partitioned table.

@@ -80,7 +80,7 @@ impl Schema {
             Ddl::Update { table: t, .. } | Ddl::Delete { table: t, .. } | Ddl::Insert { table: t } if !t.is_empty() => {
                 need("table", t, relation(t))
             }
-            Ddl::Truncate { tables } | Ddl::LockTable { tables, .. } => {
+            Ddl::Truncate { tables, .. } | Ddl::LockTable { tables, .. } | Ddl::Analyze { tables } => {
                 for t in tables {
                     need("table", t, table(t));
                 }

@@ -7,6 +7,7 @@ use super::model::*;
 use super::naming::{Freed, IndexPurpose};
 use crate::sql::ddl::{
     AlterAction, Column, Constraint, ConstraintKind, CreateIndex, Ddl, IndexKey, Name, ObjectKind, TableLineage,
+    TriggerAction,
 };
 use crate::sql::names::{beside, split};
 use crate::sql::parse::Statement;
@@ -56,6 +57,13 @@ impl Schema {
             Ddl::Rename { kind, from, if_exists: true, .. } if !self.object_exists(*kind, from) => {
                 Some(format!("{} {from} does not exist", kind.as_str()))
             }
+            // A table the history never created may have any trigger: only a known table's
+            // missing trigger is known to be missing.
+            Ddl::Trigger { table, name, action: TriggerAction::Drop { if_exists: true } }
+                if self.relation_exists(table) && self.trigger(table, name).is_none() =>
+            {
+                Some(format!("trigger {name} on {table} does not exist"))
+            }
             _ => None,
         }
     }
@@ -68,10 +76,10 @@ impl Schema {
             AlterAction::AddColumn { column, if_not_exists: true } if t.column(&column.name).is_some() => {
                 Some(format!("column {table}.{} already exists", column.name))
             }
-            AlterAction::DropColumn { name, if_exists: true } if t.column(name).is_none() => {
+            AlterAction::DropColumn { name, if_exists: true, .. } if t.column(name).is_none() => {
                 Some(format!("column {table}.{name} does not exist"))
             }
-            AlterAction::DropConstraint { name, if_exists: true } if t.constraint(name).is_none() => {
+            AlterAction::DropConstraint { name, if_exists: true, .. } if t.constraint(name).is_none() => {
                 Some(format!("constraint {name} on {table} does not exist"))
             }
             _ => None,
@@ -102,6 +110,7 @@ impl Schema {
             ObjectKind::Function => self.functions.contains_key(name),
             ObjectKind::Schema => self.schemas.contains(name),
             ObjectKind::Statistics => self.statistics.contains_key(name),
+            ObjectKind::Extension => self.extensions.contains(name),
             ObjectKind::Type | ObjectKind::Other => true,
         }
     }
@@ -141,7 +150,7 @@ impl Schema {
             Ddl::CreateIndex(index) => self.create_index(index, origin),
             Ddl::Drop { kind, names, cascade, .. } => {
                 for name in names {
-                    self.drop(*kind, name, *cascade);
+                    self.drop(*kind, name, *cascade, origin);
                 }
             }
             Ddl::Rename { kind, from, to, .. } => {
@@ -152,6 +161,7 @@ impl Schema {
                     | ObjectKind::MaterializedView
                     | ObjectKind::Sequence
                     | ObjectKind::Table => self.rename_relation(from, &to),
+                    ObjectKind::Type => self.rename_type(from, &to),
                     _ => {}
                 }
             }
@@ -163,7 +173,7 @@ impl Schema {
                 if *materialized {
                     let derived = ast.map(|ast| query_columns(ast, self, columns)).unwrap_or_default();
                     if self.relation_exists(name) {
-                        self.drop_relation(name, false);
+                        self.drop_relation(name, false, origin);
                     }
                     let mut table = Table::new(name.clone(), RelationKind::MaterializedView, origin.clone());
                     table.columns = derived;
@@ -176,10 +186,10 @@ impl Schema {
                     View { name: name.clone(), materialized: *materialized, uses, depends_on, origin: origin.clone() },
                 );
             }
-            Ddl::CreateFunction { name, volatility, .. } => {
+            Ddl::CreateFunction { name, volatility, locks, .. } => {
                 self.functions.insert(
                     name.clone(),
-                    Function { name: name.clone(), volatility: *volatility, origin: origin.clone() },
+                    Function { name: name.clone(), volatility: *volatility, locks: locks.clone(), origin: origin.clone() },
                 );
             }
             Ddl::CreateSequence { name, .. } => {
@@ -194,8 +204,35 @@ impl Schema {
             Ddl::CreateSchema { name, .. } => {
                 self.schemas.insert(name.clone());
             }
+            Ddl::CreateExtension { name, .. } => {
+                self.extensions.insert(name.clone());
+            }
             Ddl::CreateStatistics { name: Some(name), table, .. } => {
                 self.statistics.insert(beside(table, split(name).1), table.clone());
+            }
+            Ddl::Trigger { table, name, action } => {
+                let at = self.triggers.iter().position(|t| t.table == *table && t.name == *name);
+                match (action, at) {
+                    (TriggerAction::Create { function, events, per_row }, at) => {
+                        let trigger = Trigger {
+                            table: table.clone(),
+                            name: name.clone(),
+                            function: function.clone(),
+                            events: events.clone(),
+                            per_row: *per_row,
+                            origin: origin.clone(),
+                        };
+                        match at {
+                            Some(at) => self.triggers[at] = trigger,
+                            None => self.triggers.push(trigger),
+                        }
+                    }
+                    (TriggerAction::Drop { .. }, Some(at)) => {
+                        self.triggers.remove(at);
+                    }
+                    (TriggerAction::Rename { to }, Some(at)) => self.triggers[at].name = to.clone(),
+                    _ => {}
+                }
             }
             _ => {}
         }
@@ -203,7 +240,7 @@ impl Schema {
 
     fn create_table(&mut self, name: &str, lineage: &TableLineage, origin: &Origin) {
         if self.relation_exists(name) {
-            self.drop_relation(name, false);
+            self.drop_relation(name, false, origin);
         }
         self.parents.extend(lineage.partition_of.iter().chain(&lineage.inherits).cloned());
         let kind = if lineage.partitioned { RelationKind::PartitionedTable } else { RelationKind::Table };
@@ -256,11 +293,15 @@ impl Schema {
         }
     }
 
+    /// Whether `table` has an index a new one with these keys would adopt instead of being built
+    /// (a partition's, when the partitioned table gets the index).
+    pub fn has_equivalent_index(&self, table: &str, keys: &[IndexKey], predicate: Option<&str>, unique: bool) -> bool {
+        self.indexes_on(table).any(|i| i.keys == keys && i.predicate.as_deref() == predicate && i.unique == unique)
+    }
+
     /// One index of `parent` copied onto `target`, named for it (see [`Self::clone_indexes`]).
     fn clone_index(&mut self, parent: &str, index: Index, target: &str, origin: &Origin, adopt_equivalent: bool) {
-        let equivalent = self
-            .indexes_on(target)
-            .any(|i| i.keys == index.keys && i.predicate == index.predicate && i.unique == index.unique);
+        let equivalent = self.has_equivalent_index(target, &index.keys, index.predicate.as_deref(), index.unique);
         if adopt_equivalent && equivalent {
             return;
         }
@@ -292,20 +333,28 @@ impl Schema {
         );
     }
 
+    /// Removes an index, remembering what took it along (`with`) and where.
+    fn index_dropped(&mut self, index: &str, with: Option<String>, origin: &Origin) {
+        if self.indexes.remove(index).is_some() {
+            self.dropped_indexes.insert(index.to_string(), IndexDrop { with, at: origin.clone() });
+        }
+    }
+
     /// Drops an object of `kind`, with what PostgreSQL drops along with it.
-    fn drop(&mut self, kind: ObjectKind, name: &str, cascade: bool) {
+    fn drop(&mut self, kind: ObjectKind, name: &str, cascade: bool, origin: &Origin) {
         match kind {
-            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => self.drop_relation(name, cascade),
-            ObjectKind::Index => {
-                if self.indexes.remove(name).is_some() {
-                    self.dropped_indexes.insert(name.to_string(), None);
-                }
+            ObjectKind::Table | ObjectKind::View | ObjectKind::MaterializedView => {
+                self.drop_relation(name, cascade, origin)
             }
+            ObjectKind::Index => self.index_dropped(name, None, origin),
             ObjectKind::Sequence => {
                 self.sequences.remove(name);
             }
             ObjectKind::Function => {
                 self.functions.remove(name);
+                if cascade {
+                    self.triggers.retain(|t| t.function != name);
+                }
             }
             ObjectKind::Statistics => {
                 self.statistics.remove(name);
@@ -317,12 +366,16 @@ impl Schema {
                     let relations: Vec<Name> =
                         self.tables.keys().chain(self.views.keys()).filter(|n| in_schema(n)).cloned().collect();
                     for relation in relations {
-                        self.drop_relation(&relation, true);
+                        self.drop_relation(&relation, true, origin);
                     }
                     self.sequences.retain(|n, _| !in_schema(n));
                     self.functions.retain(|n, _| !in_schema(n));
+                    self.triggers.retain(|t| !in_schema(&t.function));
                     self.indexes.retain(|n, _| !in_schema(n));
                 }
+            }
+            ObjectKind::Extension => {
+                self.extensions.remove(name);
             }
             ObjectKind::Type | ObjectKind::Other => {}
         }
@@ -331,20 +384,22 @@ impl Schema {
     /// Drops a table, view or materialized view: its indexes, constraints, partitions, owned
     /// sequences and statistics always go with it; with CASCADE also the views that read it,
     /// its inheritance children and the foreign keys that reference it.
-    fn drop_relation(&mut self, name: &str, cascade: bool) {
+    fn drop_relation(&mut self, name: &str, cascade: bool, origin: &Origin) {
         let partitions: Vec<Name> = self.partitions_of(name).map(|t| t.name.clone()).collect();
+        let kind = self.relation_kind(name).unwrap_or("relation");
+        let with = format!("{kind} {name}");
         self.tables.remove(name);
         self.views.remove(name);
         let taken_along: Vec<Name> =
             self.indexes.iter().filter(|(_, i)| i.table == name).map(|(n, _)| n.clone()).collect();
         for index in taken_along {
-            self.indexes.remove(&index);
-            self.dropped_indexes.insert(index, Some(name.to_string()));
+            self.index_dropped(&index, Some(with.clone()), origin);
         }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, _)| t != name));
         self.statistics.retain(|_, t| t != name);
+        self.triggers.retain(|t| t.table != name);
         for partition in partitions {
-            self.drop_relation(&partition, cascade);
+            self.drop_relation(&partition, cascade, origin);
         }
         if cascade {
             let dependents: Vec<Name> = self
@@ -355,12 +410,30 @@ impl Schema {
                 .chain(self.tables.values().filter(|t| t.inherits.iter().any(|p| p == name)).map(|t| t.name.clone()))
                 .collect();
             for dependent in dependents {
-                self.drop_relation(&dependent, true);
+                self.drop_relation(&dependent, true, origin);
             }
             for table in self.tables.values_mut() {
                 table.constraints.retain(
                     |c| !matches!(&c.kind, ConstraintKind::ForeignKey { references, .. } if references == name),
                 );
+            }
+        }
+    }
+
+    /// Renames a type: the columns of that type (or arrays of it) now have the new name, so a
+    /// later `ALTER COLUMN … TYPE` to a new type of the old name is a change of type.
+    fn rename_type(&mut self, from: &str, to: &str) {
+        let renamed = |data_type: &str| -> Option<String> {
+            let (base, array) = match data_type.find('[') {
+                Some(at) => data_type.split_at(at),
+                None => (data_type, ""),
+            };
+            let base = base.trim();
+            (base == from || base.strip_prefix("public.") == Some(from)).then(|| format!("{to}{array}"))
+        };
+        for column in self.tables.values_mut().flat_map(|t| t.columns.iter_mut()) {
+            if let Some(new) = renamed(&column.data_type) {
+                column.data_type = new;
             }
         }
     }
@@ -372,6 +445,9 @@ impl Schema {
             self.tables.insert(to.to_string(), table);
             for index in self.indexes.values_mut().filter(|i| i.table == from) {
                 index.table = to.to_string();
+            }
+            for trigger in self.triggers.iter_mut().filter(|t| t.table == from) {
+                trigger.table = to.to_string();
             }
             for sequence in self.sequences.values_mut() {
                 if let Some((table, _)) = sequence.owned_by.as_mut().filter(|(t, _)| t == from) {
@@ -446,6 +522,7 @@ impl Schema {
                 not_null: column.not_null,
                 has_default: column.default.is_some() || column.identity,
                 generated: column.identity || column.default.as_ref().is_some_and(|d| d.volatile),
+                collation: column.collation.clone(),
             });
         }
     }
@@ -568,8 +645,12 @@ impl Schema {
         };
         self.indexes.insert(name, created.clone());
         // An index on a partitioned table is built on each partition too (or adopts an
-        // equivalent one the partition has).
-        let partitions: Vec<Name> = self.partitions_of(&index.table).map(|t| t.name.clone()).collect();
+        // equivalent one the partition has), unless it is `ON ONLY` the parent.
+        let partitions: Vec<Name> = if index.only {
+            Vec::new()
+        } else {
+            self.partitions_of(&index.table).map(|t| t.name.clone()).collect()
+        };
         for partition in partitions {
             self.clone_index(&index.table, created.clone(), &partition, origin, true);
         }
@@ -577,7 +658,7 @@ impl Schema {
 
     /// The tables an `ALTER TABLE` on `table` reaches: itself, and its partitions and
     /// inheritance children (PostgreSQL recurses unless `ONLY`).
-    fn with_descendants(&self, table: &str) -> Vec<Name> {
+    pub fn with_descendants(&self, table: &str) -> Vec<Name> {
         let mut out = vec![table.to_string()];
         let mut i = 0;
         while i < out.len() {
@@ -596,14 +677,18 @@ impl Schema {
         out
     }
 
-    fn drop_column(&mut self, table: &str, column: &str) {
+    fn drop_column(&mut self, table: &str, column: &str, origin: &Origin) {
         if let Some(t) = self.tables.get_mut(table) {
             t.columns.retain(|c| c.name != column);
             // Constraints that involve the column go with it.
             t.constraints.retain(|c| !constraint_reads(&c.kind, column));
         }
         // So do the indexes that read it, and the sequence it owns.
-        self.indexes.retain(|_, i| !(i.table == table && i.reads_column(column)));
+        let reading: Vec<Name> =
+            self.indexes.values().filter(|i| i.table == table && i.reads_column(column)).map(|i| i.name.clone()).collect();
+        for index in reading {
+            self.index_dropped(&index, Some(format!("column {table}.{column}")), origin);
+        }
         self.sequences.retain(|_, s| s.owned_by.as_ref().is_none_or(|(t, c)| !(t == table && c == column)));
     }
 
@@ -672,7 +757,7 @@ impl Schema {
         // In order, each on what the ones before it left, as `alter` applies them to the copy.
         for drop in actions.iter().filter(|a| is_drop(a)) {
             match drop {
-                AlterAction::DropColumn { name, if_exists } => {
+                AlterAction::DropColumn { name, if_exists, .. } => {
                     let exists = t.column(name).is_some() && !dropped_columns.contains(&name.as_str());
                     if *if_exists && !exists {
                         continue;
@@ -688,7 +773,7 @@ impl Schema {
                     };
                     freed.sequences.extend(self.sequences.iter().filter(owned).map(|(key, _)| key.clone()));
                 }
-                AlterAction::DropConstraint { name, if_exists } => {
+                AlterAction::DropConstraint { name, if_exists, .. } => {
                     let named: Vec<(usize, &ConstraintInfo)> =
                         remaining(&freed).into_iter().filter(|(_, c)| &c.name == name).collect();
                     if *if_exists && named.is_empty() {
@@ -714,7 +799,7 @@ impl Schema {
             }
             AlterAction::DropColumn { name, .. } => {
                 for t in self.with_descendants(table) {
-                    self.drop_column(&t, name);
+                    self.drop_column(&t, name, origin);
                 }
             }
             AlterAction::RenameColumn { from, to } => {
@@ -727,17 +812,21 @@ impl Schema {
                 self.rename_relation(table, &to);
                 *table = to;
             }
-            AlterAction::SetType { column, data_type, .. } => {
+            AlterAction::SetType { column, data_type, collation, .. } => {
                 for t in self.with_descendants(table) {
                     if let Some(c) = self.tables.get_mut(&t).and_then(|t| t.column_mut(column)) {
                         c.data_type = data_type.clone();
+                        c.collation = collation.clone();
                     }
                 }
             }
+            // Both recurse to partitions and inheritance children.
             AlterAction::SetNotNull { column } | AlterAction::DropNotNull { column } => {
                 let not_null = matches!(action, AlterAction::SetNotNull { .. });
-                if let Some(c) = self.tables.get_mut(table.as_str()).and_then(|t| t.column_mut(column)) {
-                    c.not_null = not_null;
+                for t in self.with_descendants(table) {
+                    if let Some(c) = self.tables.get_mut(&t).and_then(|t| t.column_mut(column)) {
+                        c.not_null = not_null;
+                    }
                 }
             }
             AlterAction::SetDefault { column, .. } | AlterAction::DropDefault { column } => {
@@ -754,7 +843,7 @@ impl Schema {
                     t.constraints.retain(|c| &c.name != name);
                 }
                 if let Some(index) = backing {
-                    self.indexes.remove(&index);
+                    self.index_dropped(&index, Some(format!("constraint {name} on {table}")), origin);
                 }
             }
             AlterAction::ValidateConstraint { name } => {

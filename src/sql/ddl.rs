@@ -9,7 +9,7 @@ pub type Name = String;
 
 /// The table-level lock modes migrations care about, weakest first (PostgreSQL's "Explicit
 /// Locking" chapter). ACCESS SHARE, ROW SHARE and ROW EXCLUSIVE never block the application.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Lock {
     /// Concurrent index builds, VALIDATE CONSTRAINT, CREATE STATISTICS: reads and writes go on.
     ShareUpdateExclusive,
@@ -148,6 +148,9 @@ pub struct CreateIndex {
     pub unique: bool,
     pub concurrently: bool,
     pub if_not_exists: bool,
+    /// `ON ONLY table`: on a partitioned table, the index of the parent alone (invalid until
+    /// each partition's index is attached), built on no partition.
+    pub only: bool,
     pub keys: Vec<IndexKey>,
     /// The names PostgreSQL derives from each key and INCLUDE column when it names an unnamed
     /// index (`ChooseIndexColumnNames`): the column, an expression's function name, else `expr`.
@@ -239,6 +242,8 @@ pub struct Column {
     pub serial: bool,
     /// Column-level PRIMARY KEY / UNIQUE / REFERENCES / CHECK.
     pub constraints: Vec<Constraint>,
+    /// `COLLATE name`; `None`: the type's default collation.
+    pub collation: Option<Name>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -250,6 +255,8 @@ pub enum AlterAction {
     DropColumn {
         name: Name,
         if_exists: bool,
+        /// `CASCADE`: what depends on the column goes too (other tables' foreign keys to it).
+        cascade: bool,
     },
     RenameColumn {
         from: Name,
@@ -261,7 +268,13 @@ pub enum AlterAction {
     SetType {
         column: Name,
         data_type: String,
+        /// A `USING` expression other than the column through casts (normalized).
         using: Option<String>,
+        /// For `USING col::a::b::new_type`, the types the value is cast through on the way
+        /// (`a`, `b`): the change is binary-coercible only if each step is.
+        through: Vec<String>,
+        /// `COLLATE name`; `None`: the new type's default collation.
+        collation: Option<Name>,
     },
     SetNotNull {
         column: Name,
@@ -280,6 +293,8 @@ pub enum AlterAction {
     DropConstraint {
         name: Name,
         if_exists: bool,
+        /// `CASCADE`: other tables' foreign keys to a dropped unique key go too.
+        cascade: bool,
     },
     ValidateConstraint {
         name: Name,
@@ -329,6 +344,7 @@ pub enum ObjectKind {
     Schema,
     Statistics,
     Type,
+    Extension,
     Other,
 }
 
@@ -344,6 +360,7 @@ impl ObjectKind {
             ObjectKind::Schema => "schema",
             ObjectKind::Statistics => "statistics object",
             ObjectKind::Type => "type",
+            ObjectKind::Extension => "extension",
             ObjectKind::Other => "object",
         }
     }
@@ -417,6 +434,24 @@ impl Volatility {
     }
 }
 
+/// What fires a trigger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TriggerEvent {
+    Insert,
+    Update,
+    Delete,
+    Truncate,
+}
+
+/// What a trigger statement does to its trigger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TriggerAction {
+    /// Created (or replaced), calling `function` on `events`, once per row or per statement.
+    Create { function: Name, events: Vec<TriggerEvent>, per_row: bool },
+    Drop { if_exists: bool },
+    Rename { to: Name },
+}
+
 /// What a `COMMENT ON` names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommentTarget {
@@ -485,6 +520,9 @@ pub enum Ddl {
         name: Name,
         sql_body: Option<String>,
         volatility: Volatility,
+        /// The table locks its body takes when it runs (`REFRESH MATERIALIZED VIEW`, `LOCK TABLE`,
+        /// `TRUNCATE`): a trigger calling it takes them in the statement that fires it.
+        locks: Vec<(Name, Lock)>,
     },
     CreateSequence {
         name: Name,
@@ -498,6 +536,11 @@ pub enum Ddl {
         owned_by: Option<Option<Box<(Name, Name)>>>,
     },
     CreateSchema {
+        name: Name,
+        if_not_exists: bool,
+    },
+    /// `CREATE EXTENSION [IF NOT EXISTS] name`: the functions it installs become known.
+    CreateExtension {
         name: Name,
         if_not_exists: bool,
     },
@@ -540,6 +583,13 @@ pub enum Ddl {
     },
     Truncate {
         tables: Vec<Name>,
+        /// `CASCADE`: the tables whose foreign keys reference them are truncated too.
+        cascade: bool,
+    },
+    /// `ANALYZE [VERBOSE] [table [(columns)], …]` (every table when none is named): SHARE UPDATE
+    /// EXCLUSIVE on each, which lets reads and writes through.
+    Analyze {
+        tables: Vec<Name>,
     },
     /// `LOCK TABLE … IN <mode> MODE` (ACCESS EXCLUSIVE when no mode is given).
     LockTable {
@@ -547,10 +597,12 @@ pub enum Ddl {
         /// The mode as PostgreSQL spells it: `ACCESS EXCLUSIVE`, `SHARE ROW EXCLUSIVE`…
         mode: String,
     },
-    /// `CREATE [OR REPLACE] TRIGGER … ON table` or `DROP TRIGGER … ON table`: a lock on the table.
+    /// `CREATE [OR REPLACE] TRIGGER name … ON table`, `DROP TRIGGER [IF EXISTS] name ON table`,
+    /// `ALTER TRIGGER name ON table RENAME TO new`: a lock on the table.
     Trigger {
         table: Name,
-        drop: bool,
+        name: Name,
+        action: TriggerAction,
     },
     /// A plain query (`SELECT`, `WITH`, `VALUES`).
     Query,
@@ -636,7 +688,9 @@ impl Ddl {
                 CommentTarget::Other { .. } => {}
             },
             Ddl::Update { table, .. } | Ddl::Delete { table, .. } | Ddl::Insert { table } => f(table),
-            Ddl::Truncate { tables } | Ddl::LockTable { tables, .. } => tables.iter_mut().for_each(&mut *f),
+            Ddl::Truncate { tables, .. } | Ddl::LockTable { tables, .. } | Ddl::Analyze { tables } => {
+                tables.iter_mut().for_each(&mut *f)
+            }
             Ddl::Trigger { table, .. } => f(table),
             Ddl::Reindex { kind: ReindexKind::Index | ReindexKind::Table, name, .. } => f(name),
             _ => {}
@@ -662,6 +716,7 @@ impl Ddl {
             | Ddl::CreateSequence { .. }
             | Ddl::AlterSequence { .. }
             | Ddl::CreateSchema { .. }
+            | Ddl::CreateExtension { .. }
             | Ddl::CreateStatistics { .. }
             | Ddl::Comment(_)
             | Ddl::Reindex { .. }
@@ -677,6 +732,7 @@ impl Ddl {
             | Ddl::Commit
             | Ddl::Rollback
             | Ddl::Truncate { .. }
+            | Ddl::Analyze { .. }
             | Ddl::Trigger { .. } => true,
             _ => false,
         }

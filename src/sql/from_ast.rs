@@ -182,6 +182,7 @@ fn column(def: &ast::ColumnDef) -> Column {
         default: None,
         generated_stored: false,
         constraints: Vec::new(),
+        collation: None,
     };
     let on_column = |option_name: Option<Name>, kind: ConstraintKind| Constraint {
         name: option_name,
@@ -193,6 +194,7 @@ fn column(def: &ast::ColumnDef) -> Column {
         let option_name = option.name.as_ref().map(ident);
         match &option.option {
             ColumnOption::NotNull => column.not_null = true,
+            ColumnOption::Collation(name) => column.collation = Some(names::last(name)),
             ColumnOption::Default(expr) => column.default = Some(default_of(expr)),
             ColumnOption::PrimaryKey(_) => {
                 column.not_null = true;
@@ -242,8 +244,12 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
         AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
             AlterAction::AddColumn { column: column(column_def), if_not_exists: *if_not_exists }
         }
-        AlterTableOperation::DropColumn { column_names, if_exists, .. } if column_names.len() == 1 => {
-            AlterAction::DropColumn { name: ident(&column_names[0]), if_exists: *if_exists }
+        AlterTableOperation::DropColumn { column_names, if_exists, drop_behavior, .. } if column_names.len() == 1 => {
+            AlterAction::DropColumn {
+                name: ident(&column_names[0]),
+                if_exists: *if_exists,
+                cascade: matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+            }
         }
         AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
             AlterAction::RenameColumn { from: ident(old_column_name), to: ident(new_column_name) }
@@ -261,11 +267,16 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
                     AlterAction::SetDefault { column, default: default_of(value) }
                 }
                 AlterColumnOperation::DropDefault => AlterAction::DropDefault { column },
-                AlterColumnOperation::SetDataType { data_type: t, using, .. } => AlterAction::SetType {
-                    column: column.clone(),
-                    data_type: data_type(t),
-                    using: using.as_ref().filter(|u| !is_plain_conversion(u, &column)).map(expression),
-                },
+                AlterColumnOperation::SetDataType { data_type: t, using, .. } => {
+                    let through = using.as_ref().and_then(|u| casts_of_column(u, &column, t));
+                    AlterAction::SetType {
+                        column: column.clone(),
+                        data_type: data_type(t),
+                        using: using.as_ref().filter(|_| through.is_none()).map(expression),
+                        through: through.unwrap_or_default(),
+                        collation: None,
+                    }
+                }
                 AlterColumnOperation::AddGenerated { .. } => AlterAction::AddIdentity { column },
                 other => AlterAction::Other(format!("ALTER COLUMN {column} {other}")),
             }
@@ -273,9 +284,11 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
         AlterTableOperation::AddConstraint { constraint: c, not_valid } => {
             AlterAction::AddConstraint(constraint(c, *not_valid))
         }
-        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
-            AlterAction::DropConstraint { name: ident(name), if_exists: *if_exists }
-        }
+        AlterTableOperation::DropConstraint { if_exists, name, drop_behavior } => AlterAction::DropConstraint {
+            name: ident(name),
+            if_exists: *if_exists,
+            cascade: matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+        },
         AlterTableOperation::ValidateConstraint { name } => AlterAction::ValidateConstraint { name: ident(name) },
         AlterTableOperation::RenameConstraint { old_name, new_name } => {
             AlterAction::RenameConstraint { from: ident(old_name), to: ident(new_name) }
@@ -293,19 +306,31 @@ fn alter_action(op: &AlterTableOperation) -> AlterAction {
     }
 }
 
-/// `USING c` or `USING c::new_type`: the conversion PostgreSQL would do anyway, which does not
-/// force a rewrite when the types are binary-coercible.
-fn is_plain_conversion(using: &Expr, column: &str) -> bool {
+/// `USING c`, `USING c::new_type` or `USING c::a::…::new_type`: the column through casts only,
+/// with the types it is cast through on the way (innermost first; none for the first two). Such a
+/// conversion forces no rewrite when each step is binary-coercible (PostgreSQL strips the
+/// relabelings, `ATColumnChangeRequiresRewrite`); `None` for any other expression.
+fn casts_of_column(using: &Expr, column: &str, new_type: &ast::DataType) -> Option<Vec<String>> {
     let mut expr = using;
+    let mut casts: Vec<String> = Vec::new();
     loop {
         match expr {
             Expr::Nested(inner) => expr = inner,
-            Expr::Cast { expr: inner, .. } => expr = inner,
-            Expr::Identifier(i) => return ident(i) == column,
-            Expr::CompoundIdentifier(parts) => return parts.last().is_some_and(|p| ident(p) == column),
-            _ => return false,
+            Expr::Cast { expr: inner, data_type: to, .. } => {
+                casts.push(data_type(to));
+                expr = inner
+            }
+            Expr::Identifier(i) if ident(i) == column => break,
+            Expr::CompoundIdentifier(parts) if parts.last().is_some_and(|p| ident(p) == column) => break,
+            _ => return None,
         }
     }
+    // The outermost cast to the new type is the change itself.
+    if casts.first().is_some_and(|t| *t == data_type(new_type)) {
+        casts.remove(0);
+    }
+    casts.reverse();
+    Some(casts)
 }
 
 fn table_factor_name(factor: &TableFactor) -> Option<Name> {
@@ -423,6 +448,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             unique: i.unique,
             concurrently: i.concurrently,
             if_not_exists: i.if_not_exists,
+            only: false,
             keys: index_keys(&i.columns),
             key_names: key_names(i.columns.iter().map(|c| &c.column.expr), &i.include),
             predicate: i.predicate.as_ref().map(expression),
@@ -441,6 +467,26 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             if_exists: d.if_exists,
             concurrently: false,
             cascade: matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
+        },
+        Statement::CreateExtension(e) => {
+            Ddl::CreateExtension { name: e.name.value.clone(), if_not_exists: e.if_not_exists }
+        }
+        Statement::DropExtension(e) => Ddl::Drop {
+            kind: ObjectKind::Extension,
+            names: e.names.iter().map(|n| n.value.clone()).collect(),
+            if_exists: e.if_exists,
+            concurrently: false,
+            cascade: matches!(e.cascade_or_restrict, Some(ast::ReferentialAction::Cascade)),
+        },
+        Statement::Analyze(a) => Ddl::Analyze { tables: a.table_name.iter().map(object).collect() },
+        Statement::AlterType(t) => match &t.operation {
+            ast::AlterTypeOperation::Rename(rename) => Ddl::Rename {
+                kind: ObjectKind::Type,
+                from: object(&t.name),
+                to: ident(&rename.new_name),
+                if_exists: false,
+            },
+            _ => Ddl::Other(leading.to_string()),
         },
         Statement::AlterIndex { name, operation: AlterIndexOperation::RenameIndex { index_name } } => {
             Ddl::Rename { kind: ObjectKind::Index, from: object(name), to: names::last(index_name), if_exists: false }
@@ -475,7 +521,13 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 }
                 _ => None,
             };
-            Ddl::CreateFunction { name: object(&f.name), sql_body, volatility: volatility(f.behavior.as_ref()) }
+            // The locks its body takes are read by `parse`, from the statement's text.
+            Ddl::CreateFunction {
+                name: object(&f.name),
+                sql_body,
+                volatility: volatility(f.behavior.as_ref()),
+                locks: Vec::new(),
+            }
         }
         Statement::CreateSequence { if_not_exists, name, .. } => {
             Ddl::CreateSequence { name: object(name), if_not_exists: *if_not_exists }
@@ -531,12 +583,47 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                 _ => String::new(),
             },
         },
-        Statement::CreateTrigger(t) => Ddl::Trigger { table: object(&t.table_name), drop: false },
+        Statement::CreateTrigger(t) => Ddl::Trigger {
+            table: object(&t.table_name),
+            name: names::last(&t.name),
+            action: TriggerAction::Create {
+                function: t.exec_body.as_ref().map(|b| object(&b.func_desc.name)).unwrap_or_default(),
+                events: t
+                    .events
+                    .iter()
+                    .map(|e| match e {
+                        ast::TriggerEvent::Insert => TriggerEvent::Insert,
+                        ast::TriggerEvent::Update(_) => TriggerEvent::Update,
+                        ast::TriggerEvent::Delete => TriggerEvent::Delete,
+                        ast::TriggerEvent::Truncate => TriggerEvent::Truncate,
+                    })
+                    .collect(),
+                per_row: matches!(
+                    t.trigger_object,
+                    Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row) | ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
+                ),
+            },
+        },
+        Statement::AlterTrigger(t) => match &t.operation {
+            ast::AlterTriggerOperation::Rename { new_name } => Ddl::Trigger {
+                table: object(&t.table_name),
+                name: ident(&t.name),
+                action: TriggerAction::Rename { to: ident(new_name) },
+            },
+            _ => Ddl::Other(leading.to_string()),
+        },
         Statement::DropTrigger(t) => match &t.table_name {
-            Some(table) => Ddl::Trigger { table: object(table), drop: true },
+            Some(table) => Ddl::Trigger {
+                table: object(table),
+                name: names::last(&t.trigger_name),
+                action: TriggerAction::Drop { if_exists: t.if_exists },
+            },
             None => Ddl::Other(leading.to_string()),
         },
-        Statement::Truncate(t) => Ddl::Truncate { tables: t.table_names.iter().map(|t| object(&t.name)).collect() },
+        Statement::Truncate(t) => Ddl::Truncate {
+            tables: t.table_names.iter().map(|t| object(&t.name)).collect(),
+            cascade: matches!(t.cascade, Some(ast::CascadeOption::Cascade)),
+        },
         Statement::Lock(l) => Ddl::LockTable {
             tables: l.tables.iter().map(|t| object(&t.name)).collect(),
             mode: l

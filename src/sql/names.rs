@@ -40,6 +40,30 @@ pub fn ident(ident: &Ident) -> String {
     }
 }
 
+/// Whether PostgreSQL needs `name` quoted to read it back as itself (`quote_identifier`, keywords
+/// aside): anything but lower-case letters, digits, `_` and `$`, or a leading digit or `$`.
+pub fn needs_quotes(name: &str) -> bool {
+    let mut chars = name.chars();
+    let plain_start = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    !(plain_start && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$'))
+}
+
+/// A name as SQL writes it: each part quoted when it needs to be (`"isPaused"`,
+/// `app."Account"`), so that messages name what the migration names.
+pub fn shown(name: &str) -> String {
+    let quote = |part: &str| {
+        if needs_quotes(part) {
+            format!("\"{}\"", part.replace('"', "\"\""))
+        } else {
+            part.to_string()
+        }
+    };
+    match split(name) {
+        (Some(schema), rel) => format!("{}.{}", quote(schema), quote(rel)),
+        (None, rel) => quote(rel),
+    }
+}
+
 /// A qualified name split into its schema (`None` for the default `public`) and its own name.
 pub fn split(name: &str) -> (Option<&str>, &str) {
     match name.rsplit_once('.') {
@@ -232,6 +256,17 @@ pub fn last(name: &ObjectName) -> String {
         .unwrap_or_default()
 }
 
+/// An identifier folded as PostgreSQL folds it, quoted again when the folded name needs it, so
+/// that the normalized text keeps `"isPaused"` apart from `ispaused`.
+fn normalized_ident(i: &Ident) -> Ident {
+    let folded = ident(i);
+    if needs_quotes(&folded) {
+        Ident::with_quote('"', folded)
+    } else {
+        Ident::new(folded)
+    }
+}
+
 /// An expression in a canonical text form: qualifiers dropped, identifiers and function
 /// names folded, casts written `::`, redundant parentheses removed, keywords lower case.
 /// Two expressions PostgreSQL would treat as the same index expression normalize equal.
@@ -241,10 +276,10 @@ pub fn expression(expr: &Expr) -> String {
         match e {
             Expr::CompoundIdentifier(parts) => {
                 if let Some(last) = parts.last().cloned() {
-                    *e = Expr::Identifier(Ident::new(ident(&last)));
+                    *e = Expr::Identifier(normalized_ident(&last));
                 }
             }
-            Expr::Identifier(i) => *i = Ident::new(ident(i)),
+            Expr::Identifier(i) => *i = normalized_ident(i),
             Expr::Function(f) => {
                 let name = object(&f.name);
                 f.name = ObjectName::from(vec![Ident::new(name)]);
@@ -294,6 +329,19 @@ pub fn lowercase_outside_quotes(text: &str) -> String {
 pub fn text(sql: &str) -> String {
     let collapsed = sql.split_whitespace().collect::<Vec<_>>().join(" ");
     lowercase_outside_quotes(&collapsed)
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    use super::*;
+
+    #[test]
+    fn names_show_as_sql_writes_them() {
+        assert_eq!(shown("Account"), "\"Account\"");
+        assert_eq!(shown("audit.Events"), "audit.\"Events\"");
+        assert_eq!(shown("post_2024"), "post_2024");
+        assert_eq!(shown("2fa"), "\"2fa\"");
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the rest of the file; unparsed statements still go through the token-level recognizer, and
 //! so do statements too deep to parse safely ([`super::depth`]).
 
-use super::ddl::Ddl;
+use super::ddl::{Ddl, Lock};
 use super::depth::{self, TooDeep};
 use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
 pub use super::statement::Statement;
@@ -211,7 +211,8 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
     match parse_alone(raw.tokens, drop_index_concurrently) {
         Ok(statement) => {
-            let ddl = from_ast::ddl(&statement, &leading);
+            let mut ddl = from_ast::ddl(&statement, &leading);
+            with_body_locks(&mut ddl, text, &raw.span);
             let ast = (!ddl.is_complete()).then(|| Box::new(statement));
             Statement {
                 span: raw.span,
@@ -232,6 +233,41 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     }
 }
 
+/// Fills in the table locks a function's body takes when it runs: those of its `REFRESH
+/// MATERIALIZED VIEW`, `LOCK TABLE` and `TRUNCATE` statements (the statements that lock tables
+/// other than by reading and writing rows), read from its dollar-quoted body as the statements of
+/// a DO block are.
+fn with_body_locks(ddl: &mut Ddl, text: &str, span: &Span) {
+    let Ddl::CreateFunction { locks, .. } = ddl else { return };
+    // Most bodies take no such lock: look for the words before reading the body (`LOCK` inside
+    // `person_block` is not one).
+    let statement = text[span.start..span.end].as_bytes();
+    let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let has_word = |word: &[u8]| {
+        statement.windows(word.len()).enumerate().any(|(at, window)| {
+            window.eq_ignore_ascii_case(word)
+                && (at == 0 || !is_word_byte(statement[at - 1]))
+                && statement.get(at + word.len()).is_none_or(|b| !is_word_byte(*b))
+        })
+    };
+    if ![b"REFRESH".as_slice(), b"LOCK", b"TRUNCATE"].iter().any(|w| has_word(w)) {
+        return;
+    }
+    let Some(body) = plpgsql::read(text, span, parse_statement) else { return };
+    for inner in body.statements {
+        match inner.statement.ddl {
+            Ddl::RefreshMaterializedView { name, concurrently } => {
+                locks.push((name, if concurrently { Lock::Exclusive } else { Lock::AccessExclusive }))
+            }
+            Ddl::LockTable { tables, mode } => {
+                locks.extend(Lock::from_mode(&mode).into_iter().flat_map(|l| tables.iter().map(move |t| (t.clone(), l))))
+            }
+            Ddl::Truncate { tables, .. } => locks.extend(tables.into_iter().map(|t| (t, Lock::AccessExclusive))),
+            _ => {}
+        }
+    }
+}
+
 /// A statement only the recognizer read (and, for a `DO` block, the statements of its body).
 fn unparsed(
     text: &str,
@@ -240,7 +276,8 @@ fn unparsed(
     refused: Refused,
     leading_comments: impl Into<Box<[Comment]>>,
 ) -> Statement {
-    let recognized = recognize::recognize(tokens);
+    let mut recognized = recognize::recognize(tokens);
+    with_body_locks(&mut recognized.ddl, text, &span);
     let block =
         (recognized.ddl == Ddl::Do).then(|| plpgsql::read(text, &span, parse_statement)).flatten().map(Box::new);
     let complete =

@@ -200,7 +200,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
     if !c.eat(&["ON"]) {
         return None;
     }
-    c.eat(&["ONLY"]);
+    let only = c.eat(&["ONLY"]);
     let table = c.name()?;
     if c.eat(&["USING"]) {
         c.name();
@@ -246,6 +246,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
         unique,
         concurrently,
         if_not_exists,
+        only,
         keys,
         key_names: names::index_column_names(&raw_names),
         predicate,
@@ -395,14 +396,16 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
     let table = c.name()?;
     let table_text = join(&c.tokens[table_start..c.pos]);
     let mut actions = Vec::new();
-    for action in split_actions(&c.tokens[c.pos..]) {
-        let parsed =
-            parse_one(&format!("ALTER TABLE {table_text} {}", join(&action))).and_then(|s| match super::from_ast::ddl(
-                &s, "",
-            ) {
+    let parse_action = |tokens: &[&Token]| {
+        parse_one(&format!("ALTER TABLE {table_text} {}", join(tokens))).and_then(|s| {
+            match super::from_ast::ddl(&s, "") {
                 Ddl::AlterTable { mut actions, .. } if actions.len() == 1 => actions.pop(),
                 _ => None,
-            });
+            }
+        })
+    };
+    for action in split_actions(&c.tokens[c.pos..]) {
+        let parsed = parse_action(&action).or_else(|| type_with_collation(&action, parse_action));
         let action = match parsed {
             Some(action) => action,
             None => {
@@ -419,6 +422,27 @@ fn alter_table(c: &mut Cursor) -> Option<Ddl> {
     }
     c.pos = c.tokens.len();
     Some(Ddl::AlterTable { table, if_exists, actions })
+}
+
+/// `ALTER [COLUMN] c [SET DATA] TYPE t COLLATE name [USING …]`, which sqlparser cannot read: the
+/// type change without the `COLLATE` clause, with the collation put back.
+fn type_with_collation(
+    action: &[&Token],
+    parse_action: impl Fn(&[&Token]) -> Option<AlterAction>,
+) -> Option<AlterAction> {
+    let at = (0..action.len()).find(|&i| word_at(action, i, "COLLATE"))?;
+    let name = match action.get(at + 1)? {
+        Token::Word(w) if w.quote_style.is_some() => w.value.clone(),
+        Token::Word(w) => w.value.to_ascii_lowercase(),
+        _ => return None,
+    };
+    let without: Vec<&Token> = action[..at].iter().chain(&action[at + 2..]).copied().collect();
+    match parse_action(&without)? {
+        AlterAction::SetType { column, data_type, using, through, .. } => {
+            Some(AlterAction::SetType { column, data_type, using, through, collation: Some(name) })
+        }
+        _ => None,
+    }
 }
 
 /// `DROP INDEX` / `DROP STATISTICS` after those words: `[CONCURRENTLY]` (indexes only)
@@ -627,6 +651,26 @@ fn reindex(c: &mut Cursor) -> Option<Ddl> {
     Some(Ddl::Reindex { kind, name, concurrently })
 }
 
+/// `ANALYZE [VERBOSE] [( options )] [table [(columns)] [, …]]` after `ANALYZE`: sqlparser reads
+/// one table only.
+fn analyze(c: &mut Cursor) -> Option<Ddl> {
+    c.eat(&["VERBOSE"]);
+    if c.peek() == Some(&Token::LParen) {
+        c.parenthesized_list()?;
+    }
+    let mut tables = Vec::new();
+    while !c.at_end() {
+        tables.push(c.name()?);
+        if c.peek() == Some(&Token::LParen) {
+            c.parenthesized_list()?;
+        }
+        if !c.eat_token(&Token::Comma) {
+            break;
+        }
+    }
+    Some(Ddl::Analyze { tables })
+}
+
 /// Removes the tokens `skip` selects and hands the rest to sqlparser.
 fn reparse_without(tokens: &[&Token], skip: impl Fn(&[&Token], usize) -> usize) -> Option<Ddl> {
     let mut kept: Vec<&Token> = Vec::with_capacity(tokens.len());
@@ -669,6 +713,21 @@ fn reparse_without_noise(tokens: &[&Token]) -> Option<Ddl> {
     if with_data.is_some() {
         return with_data;
     }
+    // `CREATE FUNCTION … COST n | ROWS n`: the planner's estimates, which sqlparser does not read.
+    let function = (1..4).any(|i| word_at(tokens, i, "FUNCTION") || word_at(tokens, i, "PROCEDURE"));
+    if word_at(tokens, 0, "CREATE") && function {
+        let estimates = reparse_without(tokens, |t, i| {
+            let number = matches!(t.get(i + 1), Some(Token::Number(..)));
+            if (word_at(t, i, "COST") || word_at(t, i, "ROWS")) && number {
+                2
+            } else {
+                0
+            }
+        });
+        if estimates.is_some() {
+            return estimates;
+        }
+    }
     // `(LIKE source INCLUDING ALL EXCLUDING INDEXES)`: the options only say what else to copy.
     if word_at(tokens, 0, "CREATE") {
         let like = reparse_without(tokens, |t, i| {
@@ -703,6 +762,13 @@ fn reparse_without_noise(tokens: &[&Token]) -> Option<Ddl> {
                     && word_at(t, i - 1, "ON")
                     && t.iter().take(i).all(|x| *x != &Token::LParen),
             )
+        })
+        .map(|ddl| match ddl {
+            Ddl::CreateIndex(mut index) => {
+                index.only = true;
+                Ddl::CreateIndex(index)
+            }
+            other => other,
         });
     }
     None
@@ -773,6 +839,8 @@ pub fn recognize(tokens: &[TokenWithSpan]) -> Recognized {
         comment(&mut c)
     } else if c.eat(&["REINDEX"]) {
         reindex(&mut c)
+    } else if c.eat(&["ANALYZE"]) || c.eat(&["ANALYSE"]) {
+        analyze(&mut c)
     } else if c.eat(&["DO"]) {
         // The body is read by `plpgsql`; the statement itself is only the block.
         c.eat(&["LANGUAGE"]).then(|| c.name());
@@ -862,9 +930,32 @@ mod tests {
             "ALTER INDEX p_i ATTACH PARTITION p1_i",
             "ALTER INDEX i SET (fillfactor = 80)",
             "DROP STATISTICS IF EXISTS st",
+            "ANALYZE a, b",
+            "ANALYZE VERBOSE app.a (x, y), b",
+            "CREATE OR REPLACE FUNCTION f(a int) RETURNS int LANGUAGE sql IMMUTABLE COST 1 AS $$ SELECT a $$",
+            "ALTER TABLE v ALTER COLUMN name TYPE varchar(20) COLLATE \"C\"",
         ] {
             assert!(complete(sql), "{sql}: {:?}", rec(sql));
         }
+    }
+
+    /// Issue 37: what these statements are, beyond being understood.
+    #[test]
+    fn analyze_cost_collate_and_only_are_read_whole() {
+        assert_eq!(rec("ANALYZE a, app.b (x)"), Ddl::Analyze { tables: vec!["a".into(), "app.b".into()] });
+        let Ddl::CreateFunction { name, volatility, .. } =
+            rec("CREATE FUNCTION f() RETURNS int LANGUAGE sql STABLE COST 100 ROWS 5 AS 'SELECT 1'")
+        else {
+            panic!("a function")
+        };
+        assert_eq!((name.as_str(), volatility), ("f", Volatility::Stable));
+        let Ddl::AlterTable { actions, .. } = rec("ALTER TABLE v ALTER COLUMN name TYPE text COLLATE \"C\" USING name")
+        else {
+            panic!("an ALTER TABLE")
+        };
+        assert!(matches!(&actions[0], AlterAction::SetType { collation: Some(c), using: None, .. } if c == "C"), "{actions:?}");
+        let Ddl::CreateIndex(index) = rec("CREATE INDEX i ON ONLY p (a)") else { panic!("an index") };
+        assert!(index.only);
     }
 
     #[test]

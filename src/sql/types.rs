@@ -48,7 +48,7 @@ pub fn parse_type(text: &str) -> Type {
 }
 
 /// What an `ALTER COLUMN … TYPE` costs beyond the catalog update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Cost {
     /// Only the catalog changes.
     Nothing,

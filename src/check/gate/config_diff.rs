@@ -87,7 +87,9 @@ fn settings(trusted: &ConfigFile, proposed: &ConfigFile) -> Vec<Item> {
     let mut out = Vec::new();
     for key in keys.into_iter().filter(|k| !LOCATION_KEYS.contains(&k.as_str())) {
         let (from, to) = (old.get(key), new.get(key));
-        if from == to {
+        // Writing out the default, or removing it, changes nothing the gate does.
+        let effective = |v: Option<&toml::Value>| v.map(|v| v.to_string()).or_else(|| default_of(key));
+        if from == to || effective(from) == effective(to) {
             continue;
         }
         let shown = |v: Option<&toml::Value>| match v {
@@ -192,6 +194,11 @@ fn flatten(text: Option<&str>) -> BTreeMap<String, toml::Value> {
     out
 }
 
+/// `a, b`; no directory at all is nothing to read (`None`), not a directory named ``.
+fn joined(items: Vec<String>) -> Option<String> {
+    (!items.is_empty()).then(|| items.join(", "))
+}
+
 /// The directories and files the gate reads, resolved: where the head's configuration would
 /// read them instead of the trusted one.
 fn locations(gate: &Gate, trusted: &Loaded, proposed: &Loaded, text: Option<&str>) -> Vec<Item> {
@@ -200,7 +207,7 @@ fn locations(gate: &Gate, trusted: &Loaded, proposed: &Loaded, text: Option<&str
     let calendar = |loaded: &Loaded| {
         shown(&loaded.resolve(loaded.config.freeze.calendar.as_deref().unwrap_or(Path::new(DEFAULT_CALENDAR))))
     };
-    let dirs = |loaded: &Loaded| loaded.query_dirs().iter().map(|d| shown(d)).collect::<Vec<_>>().join(", ");
+    let dirs = |loaded: &Loaded| joined(loaded.query_dirs().iter().map(|d| shown(d)).collect());
     let pairs: [(&str, &str, Option<String>, Option<String>); 8] = [
         (
             "migrations directory",
@@ -208,7 +215,7 @@ fn locations(gate: &Gate, trusted: &Loaded, proposed: &Loaded, text: Option<&str
             Some(shown(&trusted.migrations_dir())),
             Some(shown(&proposed.migrations_dir())),
         ),
-        ("query directories", "dirs", Some(dirs(trusted)), Some(dirs(proposed))),
+        ("query directories", "dirs", dirs(trusted), dirs(proposed)),
         ("policies directory", "dir", Some(shown(&trusted.policies_dir())), Some(shown(&proposed.policies_dir()))),
         (
             "schema dump",
@@ -303,5 +310,15 @@ mod tests {
                 ("change `postgres_version` from the default (15) to 16", Effect::Changes),
             ]
         );
+    }
+
+    /// Issue 37: "from the default (15) to 15" and "from `` instead of `queries`".
+    #[test]
+    fn writing_out_a_default_changes_nothing_and_no_directory_is_not_a_directory() {
+        let base = file("[migrations]\ndir = \"migrations\"\n");
+        let head = file("postgres_version = 15\n[migrations]\ndir = \"migrations\"\n[plan]\nrequired = false\n");
+        assert!(settings(&base, &head).is_empty(), "{:?}", settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>());
+        assert_eq!(joined(Vec::new()), None, "[queries] dirs = []: start or stop reading, never from ``");
+        assert_eq!(joined(vec!["queries".into(), "app/sql".into()]).as_deref(), Some("queries, app/sql"));
     }
 }

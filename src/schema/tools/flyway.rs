@@ -1,8 +1,14 @@
-//! Flyway: versioned `V<version>__<description>.sql`, undo `U<version>__…` (its down file) and
-//! repeatable `R__<description>.sql`, found recursively under the locations of `flyway.conf`
-//! (`flyway.locations=filesystem:…`) or `flyway.toml` (`[flyway] locations = […]`), else the
-//! migrations directory. Versions are compared part by part (`.` or `_`), numerically;
-//! repeatables run after every versioned migration, in description order.
+//! Flyway: versioned `V<version>__<description>.sql`, undo `U<version>__…` (its down file),
+//! baseline `B<version>__…` and repeatable `R__<description>.sql`, found recursively under the
+//! locations of `flyway.conf` (`flyway.locations=filesystem:…`) or `flyway.toml` (`[flyway]
+//! locations = […]`), else the migrations directory. Versions are compared part by part (`.` or
+//! `_`), numerically; repeatables run after every versioned migration, in description order.
+//!
+//! A baseline migration stands for the database after every versioned migration up to its
+//! version (Flyway docs, "Baseline migrations"): a new database starts from the latest one, and
+//! the versioned migrations at or below it are ignored. Sluice replays the history that way —
+//! the latest baseline, then the versioned migrations above it — and names each script it
+//! leaves out (an older baseline, a versioned script the baseline stands for).
 //!
 //! Each script runs in a transaction, except that Flyway's PostgreSQL parser marks statements
 //! that cannot (`PostgreSQLParser.detectCanExecuteInTransaction`: CREATE/DROP INDEX CONCURRENTLY,
@@ -26,7 +32,7 @@ fn parse(name: &str) -> Option<(char, String, &str)> {
     let (version, description) = rest.split_once("__")?;
     match prefix {
         'R' if version.is_empty() => Some(('R', String::new(), description)),
-        'V' | 'U' if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') => {
+        'V' | 'U' | 'B' if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') => {
             Some((prefix, version.replace('_', "."), description))
         }
         _ => None,
@@ -174,6 +180,7 @@ impl Tool for Flyway {
             let shown = tree.display(path);
             match prefix {
                 'R' => Some(format!("{shown} is a Flyway repeatable migration")),
+                'B' => Some(format!("{shown} is a Flyway baseline migration")),
                 'V' if version.contains('.') => {
                     Some(format!("{shown} has a dotted version, which only Flyway accepts"))
                 }
@@ -201,6 +208,7 @@ impl Tool for Flyway {
         let config = config(tree)?;
         let mut versioned = Vec::new();
         let mut repeatable = Vec::new();
+        let mut notices = Vec::new();
         let scripts: Vec<(&PathBuf, (char, String, &str))> = tree
             .files()
             .iter()
@@ -229,6 +237,29 @@ impl Tool for Flyway {
             }
         }
         versioned.sort_by(|a, b| compare_versions(&a.version, &b.version).then_with(|| a.up.cmp(&b.up)));
+        let baseline = scripts
+            .iter()
+            .filter(|(_, (prefix, _, _))| *prefix == 'B')
+            .max_by(|(_, (_, a, _)), (_, (_, b, _))| compare_versions(a, b));
+        if let Some((path, (_, version, description))) = baseline {
+            let shown = file_name(path);
+            for (other, (prefix, other_version, _)) in &scripts {
+                let below = compare_versions(other_version, version).is_le();
+                if *prefix == 'B' && other != path {
+                    notices.push(ignored(other, format!("Flyway applies only the latest baseline migration, {shown}, to a new database; this one is never run, and Sluice replays {shown} instead")));
+                } else if *prefix == 'V' && below {
+                    notices.push(ignored(other, format!("baseline migration {shown} stands for every versioned migration up to version {version}: a new database starts from it and ignores this one (Flyway docs, baseline migrations); Sluice replays {shown} in its place")));
+                }
+            }
+            versioned.retain(|m| compare_versions(&m.version, version).is_gt());
+            let start = Migration {
+                version: version.clone(),
+                name: description.to_string(),
+                up: (*path).clone(),
+                ..Migration::default()
+            };
+            versioned.insert(0, start);
+        }
         repeatable.sort_by(|a, b| a.name.cmp(&b.name));
         versioned.extend(repeatable);
         let settings = Settings {
@@ -236,7 +267,7 @@ impl Tool for Flyway {
             sources: config.source.into_iter().collect(),
             ..Settings::default()
         };
-        Ok(Ordered { migrations: versioned, settings, ..Ordered::default() })
+        Ok(Ordered { migrations: versioned, notices, settings })
     }
 
     fn script(
@@ -296,10 +327,10 @@ impl Tool for Flyway {
 
     fn rules(&self) -> ToolRules {
         ToolRules {
-            files: "`V<version>__<desc>.sql`, undo `U<version>__<desc>.sql`, repeatable `R__<desc>.sql`, under `flyway.conf` / `flyway.toml` `locations`",
-            order: "versions part by part, numerically; repeatables after all versioned ones, by description",
+            files: "`V<version>__<desc>.sql`, undo `U<version>__<desc>.sql`, baseline `B<version>__<desc>.sql`, repeatable `R__<desc>.sql`, under `flyway.conf` / `flyway.toml` `locations`",
+            order: "the latest baseline, then the versions above it part by part, numerically (the scripts a baseline stands for are named, not replayed); repeatables after all versioned ones, by description",
             transactions: "each script in a transaction, statements sent one by one; a script holding a statement PostgreSQL runs only outside a transaction (CREATE INDEX CONCURRENTLY, VACUUM, …) runs without one, and mixing both kinds is refused unless `mixed = true`; `<script>.conf` `executeInTransaction` decides instead",
-            source: "Flyway `PostgreSQLParser.detectCanExecuteInTransaction`, `ParserSqlScript`; Flyway docs (migrations, config files)",
+            source: "Flyway `PostgreSQLParser.detectCanExecuteInTransaction`, `ParserSqlScript`; Flyway docs (migrations, baseline migrations, config files)",
         }
     }
 }
@@ -324,6 +355,29 @@ mod tests {
         assert_eq!(ordered.migrations[1].down, Some(PathBuf::from("U1.2__b.sql")));
         assert!(ordered.migrations[3].repeatable);
         assert_eq!(Flyway.evidence(&tree).unwrap().unwrap().strength, Strength::Marker);
+    }
+
+    /// Issue 37: one real project's baseline created six tables its later scripts alter; skipped,
+    /// they were "unknown".
+    #[test]
+    fn the_latest_baseline_stands_for_the_versions_up_to_it() {
+        let tree = MemTree::new(&[
+            ("B3__baseline.sql", ""),
+            ("B2__old_baseline.sql", ""),
+            ("V1__a.sql", ""),
+            ("V3__c.sql", ""),
+            ("V4__d.sql", ""),
+            ("R__views.sql", ""),
+        ]);
+        assert_eq!(versions(&Flyway, &tree), ["3", "4", "R__views"]);
+        let ordered = Flyway.order(&tree).unwrap();
+        assert_eq!(ordered.migrations[0].up, PathBuf::from("B3__baseline.sql"));
+        let mut noticed: Vec<String> = ordered.notices.iter().map(|(p, _)| p.display().to_string()).collect();
+        noticed.sort();
+        assert_eq!(noticed, ["B2__old_baseline.sql", "V1__a.sql", "V3__c.sql"], "each script left out is named");
+        assert!(ordered.notices.iter().any(|(_, why)| why.contains("stands for every versioned migration up to version 3")));
+        let only = MemTree::new(&[("B1__init.sql", "")]);
+        assert_eq!(Flyway.evidence(&only).unwrap().unwrap().strength, Strength::Marker);
     }
 
     #[test]
