@@ -43,6 +43,9 @@ pub enum Unterminated {
     String,
     QuotedIdentifier,
     DollarQuote,
+    /// A routine's `BEGIN ATOMIC` body with no matching `END` (found by the splitter, not the
+    /// lexer: psql reads to the end of the file for it, and PostgreSQL rejects what it sends).
+    RoutineBody,
 }
 
 impl Unterminated {
@@ -52,6 +55,7 @@ impl Unterminated {
             Unterminated::String => "quoted string",
             Unterminated::QuotedIdentifier => "quoted identifier",
             Unterminated::DollarQuote => "dollar-quoted string",
+            Unterminated::RoutineBody => "`BEGIN ATOMIC` routine body (no matching END)",
         }
     }
 }

@@ -157,10 +157,12 @@ struct RoutineBlocks {
     count: usize,
     parens: usize,
     depth: usize,
+    /// Where the outermost open block's `BEGIN` is.
+    opened: Option<Position>,
 }
 
 impl RoutineBlocks {
-    fn observe(&mut self, kind: Kind, text: &str) {
+    fn observe(&mut self, kind: Kind, text: &str, at: Position) {
         match kind {
             Kind::OpenParen => self.parens += 1,
             Kind::CloseParen => self.parens = self.parens.saturating_sub(1),
@@ -176,6 +178,9 @@ impl RoutineBlocks {
                 let routine = matches!(self.words, [b'c', b'f' | b'p', ..] | [b'c', b'o', b'r', b'f' | b'p']);
                 if routine && self.parens == 0 {
                     if is("begin") || (is("case") && self.depth >= 1) {
+                        if self.depth == 0 {
+                            self.opened = Some(at);
+                        }
                         self.depth += 1;
                     } else if is("end") {
                         self.depth = self.depth.saturating_sub(1);
@@ -264,11 +269,18 @@ fn split_in_windows(text: &str, window: usize, keep: &dyn Fn(&str) -> bool, mut 
                         pending.leading_comments = std::mem::take(&mut comments_before);
                     }
                 }
-                pending.blocks.observe(kind, source);
+                pending.blocks.observe(kind, source, lexeme.start);
             }
         }
     }
-    tokenizer.finish(text, pending, &mut out);
+    match (pending.bounds, pending.blocks.opened.filter(|_| pending.blocks.depth > 0)) {
+        // psql keeps reading for the END to the end of the file, and PostgreSQL rejects what it sends.
+        (Some((start, _)), Some(at)) => {
+            let reason = Unreadable::Unterminated { what: Unterminated::RoutineBody, line: at.line, column: at.column };
+            out.unread.push(Unread { span: span(start, end_of(text)), reason });
+        }
+        _ => tokenizer.finish(text, pending, &mut out),
+    }
     each(out);
 }
 
@@ -497,6 +509,21 @@ mod tests {
     fn keeps_begin_atomic_bodies_whole() {
         let sql = "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END;\nSELECT 3;";
         assert_eq!(texts(sql).len(), 2);
+    }
+
+    #[test]
+    fn an_unterminated_begin_atomic_body_is_unread_to_the_end() {
+        // It swallowed the rest of the file with a warning that claimed the rest was checked (issue 38, item 6).
+        let sql = "SELECT 1;\nCREATE FUNCTION f() RETURNS int LANGUAGE sql\n  BEGIN ATOMIC SELECT 1;\nCREATE INDEX i ON t (a);\n";
+        let split = split(sql);
+        assert_eq!(texts(sql), ["SELECT 1"]);
+        let unread = split.unterminated().expect("unterminated");
+        assert_eq!((unread.span.line, unread.span.end), (2, sql.len()));
+        assert!(matches!(
+            unread.reason,
+            Unreadable::Unterminated { what: Unterminated::RoutineBody, line: 3, column: 3 }
+        ));
+        assert!(unread.message().contains("unterminated `BEGIN ATOMIC` routine body"), "{}", unread.message());
     }
 
     #[test]
