@@ -1,6 +1,7 @@
 use super::{Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::{Category, SourceFile};
+use crate::sql::split::{Unread, Unreadable};
 
 /// Findings come from the lint engine, from what the splitter could not read
 /// (`sql::split::Unread`); no directive or severity override hides them.
@@ -36,21 +37,37 @@ impl Rule for UnreadText {
     }
 }
 
-/// One error per range of `file` that was not read.
+/// One error per range of `file` that was not read; template placeholders, which fill a whole
+/// templated history, are one error per file naming the first.
 pub fn findings(file: &SourceFile) -> impl Iterator<Item = Finding> + '_ {
-    file.parsed.unread.iter().map(|unread| {
-        let span = &unread.span;
-        let (line, column) = match unread.reason {
-            crate::sql::split::Unreadable::Unterminated { line, column, .. } => (line, column),
-            crate::sql::split::Unreadable::Tokenizer { .. } => (span.line, span.column),
-        };
-        let first_line = line_text(&file.parsed.text, line);
-        Finding::new(META.id, META.severity, file.display.clone(), unread.message())
-            .at(line, column, span.end_line, span.end_column)
-            .snippet(line, first_line)
-            .fact("unread", format!("{}:{}-{}:{}", span.line, span.column, span.end_line, span.end_column))
-            .help(META.fix.trim())
-    })
+    let is_template = |u: &&Unread| matches!(u.reason, Unreadable::Template { .. });
+    let templated: Vec<&Unread> = file.parsed.unread.iter().filter(is_template).collect();
+    let first_template = templated.first().map(|first| {
+        let mut finding = finding(file, first);
+        if templated.len() > 1 {
+            let lines: Vec<String> = templated[1..].iter().take(5).map(|u| u.span.line.to_string()).collect();
+            let more = if templated.len() > 6 { ", …" } else { "" };
+            finding.message = format!(
+                "{}; {} more statement(s) hold placeholders (line {}{more}), none of them checked",
+                finding.message,
+                templated.len() - 1,
+                lines.join(", ")
+            );
+        }
+        finding
+    });
+    file.parsed.unread.iter().filter(move |u| !is_template(u)).map(move |u| finding(file, u)).chain(first_template)
+}
+
+fn finding(file: &SourceFile, unread: &Unread) -> Finding {
+    let span = &unread.span;
+    let (line, column) = unread.reason.at().unwrap_or((span.line, span.column));
+    let first_line = line_text(&file.parsed.text, line);
+    Finding::new(META.id, META.severity, file.display.clone(), unread.message())
+        .at(line, column, span.end_line, span.end_column)
+        .snippet(line, first_line)
+        .fact("unread", format!("{}:{}-{}:{}", span.line, span.column, span.end_line, span.end_column))
+        .help(META.fix.trim())
 }
 
 fn line_text(text: &str, line: usize) -> String {

@@ -11,6 +11,7 @@ pub mod names;
 pub mod parse;
 pub mod plain_tokens;
 pub mod plpgsql;
+pub mod psql;
 pub mod query;
 pub mod recognize;
 pub mod split;

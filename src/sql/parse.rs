@@ -4,7 +4,7 @@
 
 use super::ddl::Ddl;
 use super::depth::{self, TooDeep};
-use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
+use super::split::{split, split_each, Comment, Origin, RawStatement, Reading, Span, Split, Unread};
 use super::{from_ast, plpgsql, recognize};
 use rayon::prelude::*;
 use sqlparser::ast;
@@ -80,10 +80,16 @@ impl Keep {
 
 /// [`parse_shared`], keeping of each statement only what `keep` says.
 pub fn parse_shared_keeping(text: Arc<str>, keep: Keep) -> ParsedFile {
+    parse_reading_keeping(text, &mut { Reading::SERVER }, keep)
+}
+
+/// [`parse_shared_keeping`] of a text read as `reading` says (psql's, or under another
+/// `standard_conforming_strings`); `reading` becomes what the text leaves behind.
+pub fn parse_reading_keeping(text: Arc<str>, reading: &mut Reading, keep: Keep) -> ParsedFile {
     let mut parsed =
         ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), unread: Vec::new() };
     // A window of the file at a time: its tokens are gone before the next is read.
-    split_each(&text, |part| {
+    split_each(&text, reading, |part| {
         let part = parse_split_keeping(Arc::clone(&text), part, keep.after(parsed.statements.len()));
         reserve_projected(&mut parsed.statements, part.statements.len(), &part.statements, text.len());
         parsed.statements.extend(part.statements);
