@@ -12,6 +12,10 @@ Usage: gen_pathological.py KIND SIZE OUT_DIR
   insert       one INSERT of SIZE MB of VALUES rows
   indexes      SIZE CREATE INDEX statements on an existing table, in a diesel migration with a rollback
   backfills    SIZE `UPDATE … WHERE c IS NULL` statements after the ADD COLUMN of c, in one migration
+  columns      SIZE `ALTER TABLE t ADD COLUMN` statements on one table, on one line (PostgreSQL
+               refuses columns past 1,600: the work per statement is bounded by the table)
+  mixed        SIZE MB of mixed SQL in one migration: tables, columns, indexes, constraints,
+               backfills, views, functions, DO blocks, inserts and queries over a bounded schema
 
 Each OUT_DIR is a project: sluice.toml, migrations/, queries/. Deterministic (fixed seed).
 """
@@ -45,6 +49,37 @@ def ddl_statement(i):
         f"DROP INDEX t{t}_{column};",
         f"ALTER TABLE t{t} DROP COLUMN {column};",
     ][(step - 1) % 5]
+
+
+def mixed_statements(i):
+    """A group of statements of the kinds real migrations hold, over at most TABLES tables whose
+    columns, indexes and constraints come and go (the schema stays bounded however long the file)."""
+    t = i % TABLES
+    step = i // TABLES
+    if step == 0:
+        return (
+            f"CREATE TABLE m{t} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account_id bigint NOT NULL, "
+            f"created_at timestamptz NOT NULL DEFAULT now(), name varchar(255), payload jsonb);\n"
+            f"INSERT INTO m{t} (account_id, name) VALUES (1, 'first row of m{t}'), (2, 'it''s the second');"
+        )
+    other = (t * 7 + step) % TABLES
+    c = f"x{(step - 1) // 6 % 8}"
+    return [
+        f"SET lock_timeout = '5s';\nALTER TABLE m{t} ADD COLUMN {c} integer;\n"
+        f"CREATE INDEX CONCURRENTLY m{t}_{c} ON m{t} ({c}) WHERE {c} IS NOT NULL;",
+        f"ALTER TABLE m{t} ADD CONSTRAINT m{t}_{c}_fk FOREIGN KEY ({c}) REFERENCES m{other} (id) NOT VALID;\n"
+        f"ALTER TABLE m{t} VALIDATE CONSTRAINT m{t}_{c}_fk;",
+        f"UPDATE m{t} SET {c} = account_id WHERE id BETWEEN {step} AND {step + 10000} AND {c} IS NULL;\n"
+        f"COMMENT ON COLUMN m{t}.{c} IS 'backfilled in step {step}; see the runbook''s section {step % 13}';",
+        f"CREATE OR REPLACE VIEW m{t}_recent AS SELECT m.id, m.{c}, o.name FROM m{t} m JOIN m{other} o ON o.id = m.{c} "
+        f"WHERE m.created_at > now() - interval '30 days' AND (m.name LIKE 'a%' OR m.payload ? 'k');\n"
+        f"SELECT count(*) FROM m{t}_recent WHERE {c} IN (1, 2, 3);",
+        f"CREATE OR REPLACE FUNCTION m{t}_touch() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n"
+        f"    NEW.created_at := coalesce(NEW.created_at, now());\n    RETURN NEW; -- ; inside the body\nEND;\n$$;\n"
+        f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'm{t}') THEN RAISE NOTICE 'missing'; END IF; END $$;",
+        f"DROP VIEW IF EXISTS m{t}_recent;\nALTER TABLE m{t} DROP CONSTRAINT IF EXISTS m{t}_{c}_fk;\n"
+        f"DROP INDEX CONCURRENTLY IF EXISTS m{t}_{c};\nALTER TABLE m{t} DROP COLUMN IF EXISTS {c};",
+    ][(step - 1) % 6]
 
 
 def write(path, text):
@@ -111,5 +146,20 @@ elif kind == "backfills":
     updates = "".join("UPDATE t SET b = a WHERE b IS NULL;\n" for _ in range(int(size)))
     write(os.path.join(migrations, "0002_backfill.sql"), "ALTER TABLE t ADD COLUMN b int;\n" + updates)
     print(f"{int(size)} updates", file=sys.stderr)
+elif kind == "columns":
+    count = int(size)
+    adds = " ".join(f"ALTER TABLE t ADD COLUMN c{i} integer;" for i in range(count))
+    write(os.path.join(migrations, "0001_columns.sql"), "CREATE TABLE t (id bigint PRIMARY KEY);\n" + adds + "\n")
+    print(f"{count} ADD COLUMNs on one line", file=sys.stderr)
+elif kind == "mixed":
+    limit = int(size * 1e6)
+    with open(os.path.join(migrations, "0001_mixed.sql"), "w") as f:
+        written = i = 0
+        while written < limit:
+            text = mixed_statements(i) + "\n"
+            f.write(text)
+            written += len(text)
+            i += 1
+    print(f"{i} groups, {written / 1e6:.1f} MB", file=sys.stderr)
 else:
     sys.exit(f"unknown kind {kind}")

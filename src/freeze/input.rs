@@ -6,7 +6,7 @@
 //! on the open descriptor (no race with a swapped path): anything but a regular file — FIFO,
 //! socket, device, directory — is refused with an error that names it.
 
-use crate::error::{text_from_bytes, Error, Result};
+use crate::error::{check_size, text_from_bytes, Error, Result, MAX_INPUT_BYTES};
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::Path;
@@ -48,9 +48,12 @@ fn open_regular(path: &Path, options: &mut OpenOptions, what: &str) -> Result<Fi
 pub fn read_regular_text(path: &Path) -> Result<String> {
     let mut file = open_regular(path, OpenOptions::new().read(true), "this input")?;
     // Sized up front: a 1 MB calendar would otherwise be copied through several doublings.
-    let size = file.metadata().map_or(0, |m| m.len() as usize);
-    let mut bytes = Vec::with_capacity(size + 1);
-    file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    // The limit every other input has (issue 38, item 7), also for a file that grows as it is read.
+    check_size(path, size)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.by_ref().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    check_size(path, bytes.len() as u64)?;
     text_from_bytes(path, bytes)
 }
 
@@ -62,6 +65,17 @@ pub fn open_append(path: &Path) -> Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calendar_over_the_input_limit_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("freeze.toml");
+        let file = File::create(&path).unwrap();
+        // Sparse: no 257 MiB written to disk.
+        file.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        let e = read_regular_text(&path).unwrap_err().to_string();
+        assert!(e.contains("freeze.toml") && e.contains("more than Sluice reads (256 MiB)"), "{e}");
+    }
 
     #[test]
     fn fifos_directories_and_devices_are_refused_at_once() {

@@ -22,6 +22,7 @@ use crate::schema::tools::script::{self, Script, Sending, Wrap};
 use crate::schema::{Origin, Schema};
 use crate::sql::parse::{self, Statement};
 use crate::sql::plpgsql::Block;
+use crate::sql::split::Strings;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -61,6 +62,31 @@ pub struct ParsedMigration {
     /// Per statement of `up`: the transaction the tool puts it in (or PostgreSQL's implicit one).
     pub transactions: Vec<Option<Arc<RunnerTransaction>>>,
     pub down: Rollback,
+    /// The files psql runs from `up` (`\i`, `\ir`), each where it runs.
+    pub includes: Vec<ParsedInclude>,
+}
+
+/// A file psql runs from a migration, parsed.
+#[derive(Debug)]
+pub struct ParsedInclude {
+    /// Where the include command is in the including file.
+    pub at: usize,
+    pub file: SourceFile,
+    pub includes: Vec<ParsedInclude>,
+}
+
+impl ParsedInclude {
+    fn parse(included: &script::Included, strings: Strings) -> ParsedInclude {
+        let file = script::parse_keeping(
+            included.display.clone(),
+            Arc::clone(&included.text),
+            &included.script,
+            strings,
+            KEEP,
+        );
+        let includes = included.script.includes.iter().map(|inner| ParsedInclude::parse(inner, strings)).collect();
+        ParsedInclude { at: included.at, file, includes }
+    }
 }
 
 impl MigrationSource {
@@ -86,15 +112,26 @@ impl MigrationSource {
         source
     }
 
+    /// Parses the migration as the first of a history (its strings under PostgreSQL's default).
     pub fn parse(&self) -> ParsedMigration {
-        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, KEEP);
+        self.parse_under(Strings::On)
+    }
+
+    /// Parses the migration, its strings read under `strings` at its start (see [`initial_strings`]).
+    pub fn parse_under(&self, strings: Strings) -> ParsedMigration {
+        let up = script::parse_keeping(self.display.clone(), Arc::clone(&self.text), &self.script, strings, KEEP);
         let transactions = script::transactions(&up, &self.script);
         let down = Rollback::new(self.down.as_ref().map(|(_, text)| Arc::clone(text)));
         if constraint_without_rollback::may_read_rollback(&up.parsed) {
             // Here, on a parsing thread, rather than when the rule asks, on the replay's.
             down.drops();
         }
-        ParsedMigration { up, transactions, down }
+        // An included file starts under what is known at the start of the migration: a SET in
+        // the including file before it may have changed it.
+        let included =
+            if strings == Strings::On && names_the_strings_setting(&self.text) { Strings::Unknown } else { strings };
+        let includes = self.script.includes.iter().map(|i| ParsedInclude::parse(i, included)).collect();
+        ParsedMigration { up, transactions, down, includes }
     }
 
     /// The rollback parsed as a file of its own (`sluice lint --down`).
@@ -106,9 +143,44 @@ impl MigrationSource {
     /// pieces of text the tool sends (see [`cache::Chain`]).
     fn digest(&self) -> cache::Key {
         let pieces = format!("{:?}", self.script.pieces);
-        cache::digest(&[self.display.as_bytes(), self.text.as_bytes(), pieces.as_bytes()])
+        let mut parts: Vec<&[u8]> = vec![self.display.as_bytes(), self.text.as_bytes(), pieces.as_bytes()];
+        for (display, text) in self.script.included_texts() {
+            parts.extend([display.as_bytes(), text.as_bytes()]);
+        }
+        cache::digest(&parts)
     }
 }
+
+/// Whether `text` names `standard_conforming_strings` (any case): a SET of it, `set_config`, an
+/// `ALTER DATABASE … SET`.
+fn names_the_strings_setting(text: &str) -> bool {
+    static FINDER: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let finder = FINDER.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["standard_conforming_strings"])
+            .expect("a literal pattern")
+    });
+    finder.is_match(text)
+}
+
+/// The `standard_conforming_strings` each migration's text starts under: PostgreSQL's default
+/// (on) until a migration names the setting, then unknown: the runner may keep one session for
+/// every migration, or the database's default may have been changed (issue 38, item 3).
+pub fn initial_strings(migrations: &[MigrationSource]) -> Vec<Strings> {
+    let names: Vec<bool> = migrations.par_iter().map(|m| names_the_strings_setting(&m.text)).collect();
+    let mut named = false;
+    names
+        .into_iter()
+        .map(|this| {
+            let strings = if named { Strings::Unknown } else { Strings::On };
+            named |= this;
+            strings
+        })
+        .collect()
+}
+
+impl MigrationSource {}
 
 /// Everything the linter reads.
 #[derive(Debug, Default)]
@@ -537,8 +609,10 @@ fn parse_in_order(
     range: Range<usize>,
     mut replay: impl FnMut(usize, ParsedMigration) + Send,
 ) {
+    let strings = initial_strings(&migrations[..range.end]);
     let parse = |range: Range<usize>| -> (usize, Vec<ParsedMigration>) {
-        (range.start, migrations[range].par_iter().map(MigrationSource::parse).collect())
+        let parsed = migrations[range.clone()].par_iter().zip(&strings[range.clone()]).map(|(m, s)| m.parse_under(*s));
+        (range.start, parsed.collect())
     };
     let mut deliver = |(start, parsed): (usize, Vec<ParsedMigration>)| {
         for (offset, migration) in parsed.into_iter().enumerate() {
@@ -598,27 +672,66 @@ impl MigrationReplay<'_> {
             down: std::mem::take(&mut parsed.down),
             ..MigrationState::default()
         };
-        let findings = if self.check { self.source.findings.clone() } else { Vec::new() };
-        let mut replay = Replay { facts: self.facts, check: self.check, findings };
-        for position in 0..parsed.up.parsed.statements.len() {
-            state.enter_runner_transaction(parsed.transactions.get(position).cloned().flatten());
-            parsed.up.parsed.statements[position].restore(&self.source.text);
-            replay.statement(&parsed.up, &parsed.up.parsed.statements[position], schema, &mut state, coverage);
+        let seed = if self.check { self.source.findings.clone() } else { Vec::new() };
+        let mut run = FileRun { schema, state: &mut state, coverage, findings: Vec::new() };
+        self.file(&mut run, &mut parsed.up, &parsed.transactions, None, &mut parsed.includes, seed);
+        run.findings
+    }
+
+    /// Replays one file of the migration (the migration itself, or a file psql includes from it,
+    /// run at its place with the same session): each statement checked, then applied. Its
+    /// findings go through its own directives, then its unread text is added.
+    fn file(
+        &self,
+        run: &mut FileRun,
+        file: &mut SourceFile,
+        transactions: &[Option<Arc<RunnerTransaction>>],
+        outer: Option<&Arc<RunnerTransaction>>,
+        includes: &mut [ParsedInclude],
+        seed: Vec<Finding>,
+    ) {
+        let mut replay = Replay { facts: self.facts, check: self.check, findings: seed };
+        let text = Arc::clone(&file.parsed.text);
+        let mut next_include = 0;
+        let statements = file.parsed.statements.len();
+        for position in 0..=statements {
+            let start = file.parsed.statements.get(position).map_or(usize::MAX, |s| s.span.start);
+            while let Some(include) = includes.get_mut(next_include).filter(|i| i.at < start) {
+                // psql runs the file in the same session, in whatever transaction is open.
+                let outer = transactions.get(position.saturating_sub(1)).cloned().flatten().or(outer.cloned());
+                let all = vec![outer.clone(); include.file.parsed.statements.len()];
+                self.file(run, &mut include.file, &all, outer.as_ref(), &mut include.includes, Vec::new());
+                next_include += 1;
+            }
+            if position == statements {
+                break;
+            }
+            run.state.enter_runner_transaction(transactions.get(position).cloned().flatten());
+            file.parsed.statements[position].restore(&text);
+            replay.statement(file, &file.parsed.statements[position], run.schema, run.state, run.coverage);
             // Checked and applied: only whole-file rules read it from now on.
-            parsed.up.parsed.statements[position].release();
+            file.parsed.statements[position].release();
         }
         if !self.check {
-            return Vec::new();
+            return;
         }
         let mut findings = replay.findings;
         for rule in rules::REGISTRY {
-            rule.finish_file(&parsed.up, &mut findings);
+            rule.finish_file(file, &mut findings);
         }
-        let mut findings = suppress::apply(&parsed.up, findings);
+        let mut findings = suppress::apply(file, findings);
         // After suppression: nothing hides what was not read.
-        findings.extend(unread_text::findings(&parsed.up));
-        findings
+        findings.extend(unread_text::findings(file));
+        run.findings.extend(findings);
     }
+}
+
+/// What the files of one migration share while they are replayed.
+struct FileRun<'r> {
+    schema: &'r mut Schema,
+    state: &'r mut MigrationState,
+    coverage: &'r mut Coverage,
+    findings: Vec<Finding>,
 }
 
 /// The application's queries, checked in parallel against the final schema. Rules and

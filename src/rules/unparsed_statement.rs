@@ -97,14 +97,21 @@ impl Rule for UnparsedStatement {
                 return;
             }
             let parts: Vec<String> = block.unchecked.iter().map(|u| format!("line {}: {}", u.line, u.what)).collect();
-            out.push(cx.finding(
-                &META,
-                format!(
-                    "DO block: its {} SQL statement(s) were checked one by one, but not what it runs dynamically — {}",
-                    block.statements.len(),
-                    parts.join("; ")
-                ),
-            ));
+            let (checked, parts) = (block.statements.len(), parts.join("; "));
+            let finding = if block.too_deep {
+                let message =
+                    format!("DO block: Sluice checked {checked} SQL statement(s) of it and stopped reading — {parts}");
+                let mut finding = cx.finding(&META, message);
+                // Fails closed, as a statement too deep to parse does.
+                finding.severity = Severity::Error;
+                finding
+            } else {
+                let message = format!(
+                    "DO block: its {checked} SQL statement(s) were checked one by one, but not what it runs dynamically — {parts}"
+                );
+                cx.finding(&META, message)
+            };
+            out.push(finding);
             return;
         }
         let kind = kind(ddl);
@@ -247,6 +254,32 @@ END $$;";
             assert_eq!((f.line, f.severity), (2, Severity::Error));
             assert!(f.message.contains("did not parse this statement because it"), "{}", f.message);
         }
+    }
+
+    #[test]
+    fn a_default_nesting_too_many_cases_fails_closed() {
+        // 50 nested CASEs: sqlparser stops early and says "Expected: end of statement", and a
+        // warning hid the volatile default's rewrite (issue 38, item 6).
+        let default = (0..50).fold("random()".to_string(), |e, _| format!("CASE WHEN true THEN {e} ELSE 0 END"));
+        let sql = format!("ALTER TABLE t ADD COLUMN c float DEFAULT {default};");
+        let found = lint_files(&[("001.sql", "CREATE TABLE t (a int);"), ("002.sql", &sql)], "");
+        let f = found.iter().find(|f| f.rule == META.id).expect("reported");
+        assert_eq!(f.severity, Severity::Error, "{}", f.message);
+        assert!(f.message.contains("because it is nested deeper than the SQL parser follows"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_do_block_nested_too_deep_to_read_fails_closed() {
+        let depth = crate::sql::plpgsql::NESTING_LIMIT + 1_000;
+        let sql = format!(
+            "DO $$ BEGIN {}CREATE INDEX i ON t (a); {}END $$;",
+            "IF true THEN ".repeat(depth),
+            "END IF; ".repeat(depth)
+        );
+        let found = lint_files(&[("001.sql", "CREATE TABLE t (a int);"), ("002.sql", &sql)], "");
+        let f = found.iter().find(|f| f.rule == META.id).expect("reported");
+        assert_eq!(f.severity, Severity::Error, "{}", f.message);
+        assert!(f.message.contains("nest deeper than 200 levels"), "{}", f.message);
     }
 
     #[test]

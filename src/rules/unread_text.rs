@@ -3,6 +3,7 @@ use super::meta::RuleMeta;
 use super::rule::Rule;
 use crate::finding::{Finding, Severity};
 use crate::sql::source::SourceFile;
+use crate::sql::split::{Unread, Unreadable};
 
 /// Findings come from the lint engine, from what the splitter could not read
 /// (`sql::split::Unread`); no directive or severity override hides them.
@@ -38,7 +39,8 @@ impl Rule for UnreadText {
     }
 }
 
-/// One error per range of `file` that was not read.
+/// One error per range of `file` that was not read; template placeholders, which fill a whole
+/// templated history, are one error per file naming the first.
 pub fn findings(file: &SourceFile) -> impl Iterator<Item = Finding> + '_ {
     findings_at(file, &|line, column| (line, column))
 }
@@ -50,21 +52,37 @@ pub fn findings_at<'a>(
     file: &'a SourceFile,
     at: &'a dyn Fn(usize, usize) -> (usize, usize),
 ) -> impl Iterator<Item = Finding> + 'a {
-    file.parsed.unread.iter().map(move |unread| {
-        let span = &unread.span;
-        let (line, column) = match unread.reason {
-            crate::sql::split::Unreadable::Unterminated { line, column, .. } => (line, column),
-            crate::sql::split::Unreadable::Tokenizer { .. } => (span.line, span.column),
-        };
-        let first_line = line_text(&file.parsed.text, line);
-        let (start, end) = (at(span.line, span.column), at(span.end_line, span.end_column));
-        let (line, column) = at(line, column);
-        Finding::new(META.id, META.severity, file.display.clone(), unread.message())
-            .at(line, column, end.0, end.1)
-            .snippet(line, first_line)
-            .fact("unread", format!("{}:{}-{}:{}", start.0, start.1, end.0, end.1))
-            .help(META.fix.trim())
-    })
+    let is_template = |u: &&Unread| matches!(u.reason, Unreadable::Template { .. });
+    let templated: Vec<&Unread> = file.parsed.unread.iter().filter(is_template).collect();
+    let first_template = templated.first().map(|first| {
+        let mut finding = finding(file, first, at);
+        if templated.len() > 1 {
+            let lines: Vec<String> =
+                templated[1..].iter().take(5).map(|u| at(u.span.line, u.span.column).0.to_string()).collect();
+            let more = if templated.len() > 6 { ", …" } else { "" };
+            finding.message = format!(
+                "{}; {} more statement(s) hold placeholders (line {}{more}), none of them checked",
+                finding.message,
+                templated.len() - 1,
+                lines.join(", ")
+            );
+        }
+        finding
+    });
+    file.parsed.unread.iter().filter(move |u| !is_template(u)).map(move |u| finding(file, u, at)).chain(first_template)
+}
+
+fn finding(file: &SourceFile, unread: &Unread, at: &dyn Fn(usize, usize) -> (usize, usize)) -> Finding {
+    let span = &unread.span;
+    let (line, column) = unread.reason.at().unwrap_or((span.line, span.column));
+    let first_line = line_text(&file.parsed.text, line);
+    let (start, end) = (at(span.line, span.column), at(span.end_line, span.end_column));
+    let (line, column) = at(line, column);
+    Finding::new(META.id, META.severity, file.display.clone(), unread.message())
+        .at(line, column, end.0, end.1)
+        .snippet(line, first_line)
+        .fact("unread", format!("{}:{}-{}:{}", start.0, start.1, end.0, end.1))
+        .help(META.fix.trim())
 }
 
 fn line_text(text: &str, line: usize) -> String {

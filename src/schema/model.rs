@@ -71,6 +71,9 @@ pub struct Table {
     pub inherits: Vec<Name>,
 }
 
+/// The most columns a PostgreSQL table has (`MaxHeapAttributeNumber`, `htup_details.h`).
+pub const MAX_COLUMNS: usize = 1600;
+
 impl Table {
     pub fn new(name: Name, kind: RelationKind, origin: Origin) -> Table {
         Table {

@@ -13,6 +13,7 @@ pub mod parse;
 pub mod placeholders;
 pub mod plain_tokens;
 pub mod plpgsql;
+pub mod psql;
 pub mod query;
 pub mod recognize;
 pub mod source;

@@ -4,7 +4,7 @@
 
 use super::ddl::{Ddl, Lock};
 use super::depth::{self, TooDeep};
-use super::split::{split, split_each, Comment, Origin, RawStatement, Span, Split, Unread};
+use super::split::{split, split_each, Comment, Origin, RawStatement, Reading, Span, Split, Unread};
 pub use super::statement::Statement;
 use super::{from_ast, plpgsql, recognize};
 use rayon::prelude::*;
@@ -62,10 +62,16 @@ impl Keep {
 
 /// [`parse_shared`], keeping of each statement only what `keep` says.
 pub fn parse_shared_keeping(text: Arc<str>, keep: Keep) -> ParsedFile {
+    parse_reading_keeping(text, &mut { Reading::SERVER }, keep)
+}
+
+/// [`parse_shared_keeping`] of a text read as `reading` says (psql's, or under another
+/// `standard_conforming_strings`); `reading` becomes what the text leaves behind.
+pub fn parse_reading_keeping(text: Arc<str>, reading: &mut Reading, keep: Keep) -> ParsedFile {
     let mut parsed =
         ParsedFile { text: Arc::clone(&text), statements: Vec::new(), comments: Vec::new(), unread: Vec::new() };
     // A window of the file at a time: its tokens are gone before the next is read.
-    split_each(&text, |part| {
+    split_each(&text, reading, |part| {
         let part = parse_split_keeping(Arc::clone(&text), part, keep.after(parsed.statements.len()));
         reserve_projected(&mut parsed.statements, part.statements.len(), &part.statements, text.len());
         parsed.statements.extend(part.statements);
@@ -186,7 +192,7 @@ pub fn syntax_tree(text: &str, span: &Span) -> Option<Box<ast::Statement>> {
         shift(&mut token.span.end);
     }
     // As the first parse did: within the depth limits, exactly one statement.
-    parse_alone(tokens, false).ok().map(Box::new)
+    parse_alone(tokens, false, 0).ok().map(Box::new)
 }
 
 /// Why a statement did not become a syntax tree.
@@ -199,17 +205,20 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
     let leading = recognize::leading_keywords(&raw.tokens);
     let drop_index_concurrently = is_drop_index_concurrently(&raw.tokens);
     // Too deep: not parsed at all, and the tokens are still here for the recognizer.
-    if let Err(too_deep) = depth::check(&raw.tokens) {
-        return unparsed(
-            text,
-            raw.span,
-            &raw.tokens,
-            Refused { error: too_deep.to_string(), too_deep: Some(too_deep) },
-            raw.leading_comments,
-        );
-    }
+    let nesting = match depth::check(&raw.tokens) {
+        Ok(nesting) => nesting,
+        Err(too_deep) => {
+            return unparsed(
+                text,
+                raw.span,
+                &raw.tokens,
+                Refused { error: too_deep.to_string(), too_deep: Some(too_deep) },
+                raw.leading_comments,
+            )
+        }
+    };
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
-    match parse_alone(raw.tokens, drop_index_concurrently) {
+    match parse_alone(raw.tokens, drop_index_concurrently, nesting) {
         Ok(statement) => {
             let mut ddl = from_ast::ddl(&statement, &leading);
             with_body_locks(&mut ddl, text, &raw.span);
@@ -295,14 +304,19 @@ fn unparsed(
 }
 
 /// Parses exactly one statement: text after it (which sqlparser would silently leave unread)
-/// is an error.
-fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Result<ast::Statement, Refused> {
-    let refused = |error: ParserError| Refused {
-        too_deep: depth::is_too_deep(&error).then_some(TooDeep::Nesting),
-        error: match error {
-            ParserError::RecursionLimitExceeded => TooDeep::Nesting.to_string(),
-            other => other.to_string().trim_start_matches("sql parser error: ").to_string(),
-        },
+/// is an error. `nesting` is how deep the statement nests (see [`depth::is_too_deep`]).
+fn parse_alone(
+    tokens: Vec<TokenWithSpan>,
+    drop_index_concurrently: bool,
+    nesting: usize,
+) -> Result<ast::Statement, Refused> {
+    let refused = |error: ParserError| {
+        let too_deep = depth::is_too_deep(&error, nesting).then_some(TooDeep::Nesting);
+        let error = match (error, &too_deep) {
+            (_, Some(too_deep)) => too_deep.to_string(),
+            (other, None) => other.to_string().trim_start_matches("sql parser error: ").to_string(),
+        };
+        Refused { too_deep, error }
     };
     #[cfg(debug_assertions)]
     let reference = depth::reference_parser(tokens.clone()).parse_statement();
@@ -323,13 +337,10 @@ fn parse_alone(tokens: Vec<TokenWithSpan>, drop_index_concurrently: bool) -> Res
     };
     let with_data = after == Token::EOF && (rest == ["WITH", "DATA"] || rest == ["WITH", "NO", "DATA"]);
     if next.token != Token::EOF && !with_data {
-        return Err(Refused {
-            error: format!(
-                "Expected: end of statement, found: {} at Line: {}, Column: {}",
-                next.token, next.span.start.line, next.span.start.column
-            ),
-            too_deep: None,
-        });
+        return Err(refused(ParserError::ParserError(format!(
+            "Expected: end of statement, found: {} at Line: {}, Column: {}",
+            next.token, next.span.start.line, next.span.start.column
+        ))));
     }
     statement_alone(drop_index_concurrently, statement).map_err(refused)
 }

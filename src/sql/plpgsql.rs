@@ -10,36 +10,56 @@ pub use super::statement::{Block, BlockStatement, Branch, Unchecked};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Word};
 
-/// Byte offsets of line starts, to turn (line, column) locations into byte offsets.
+/// How deeply the blocks, IFs, CASEs and loops of a DO block may nest before Sluice stops
+/// reading it: reading them recurses, and 200,000 nested IFs overflowed the stack (issue 38,
+/// item 6). Far beyond any real block.
+pub const NESTING_LIMIT: usize = 200;
+
+/// Turns (line, column) locations inside one statement of a file into byte offsets of the file
+/// and back. Only the statement's own lines are indexed: indexing the whole file for each DO
+/// block made a file of many blocks quadratic (issue 38, item 8).
 struct Lines<'a> {
     text: &'a str,
+    /// Where the statement starts: byte offset, 1-based line and column.
+    start: usize,
+    line: usize,
+    column: usize,
+    /// Byte offsets of the starts of the statement's later lines (its second line first).
     starts: Vec<usize>,
 }
 
 impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { text, starts }
+    fn new(text: &'a str, span: &Span) -> Self {
+        let starts = text[span.start..span.end].match_indices('\n').map(|(i, _)| span.start + i + 1).collect();
+        Lines { text, start: span.start, line: span.line, column: span.column, starts }
+    }
+
+    /// The byte where `line` starts and the column it starts at (the statement's first line
+    /// starts at the statement).
+    fn line_start(&self, line: usize) -> Option<(usize, usize)> {
+        match line.checked_sub(self.line)? {
+            0 => Some((self.start, self.column)),
+            later => self.starts.get(later - 1).map(|&start| (start, 1)),
+        }
     }
 
     fn byte(&self, location: Location) -> usize {
-        let Some(&start) = self.starts.get((location.line as usize).saturating_sub(1)) else {
+        let Some((start, first_column)) = self.line_start(location.line as usize) else {
             return self.text.len();
         };
         let rest = &self.text[start..];
         start
             + rest
                 .char_indices()
-                .nth((location.column as usize).saturating_sub(1))
+                .nth((location.column as usize).saturating_sub(first_column))
                 .map(|(b, _)| b)
                 .unwrap_or(rest.len())
     }
 
     fn location(&self, byte: usize) -> (usize, usize) {
-        let line = self.starts.partition_point(|&s| s <= byte);
-        let start = self.starts[line - 1];
-        (line, self.text[start..byte].chars().count() + 1)
+        let later = self.starts.partition_point(|&s| s <= byte);
+        let (start, column) = self.line_start(self.line + later).unwrap_or((self.start, self.column));
+        (self.line + later, self.text[start..byte].chars().count() + column)
     }
 
     fn span(&self, start: usize, end: usize) -> Span {
@@ -61,9 +81,10 @@ pub fn read(text: &str, span: &Span, parse: StatementParser) -> Option<Block> {
         _ => None,
     })?;
     let opener = body.tag.as_ref().map_or(0, |t| t.len()) + 2;
-    let start = span.start + Lines::new(statement).byte(token.span.start) + opener;
+    let in_statement = Span { start: 0, end: statement.len(), line: 1, column: 1, ..Span::default() };
+    let start = span.start + Lines::new(statement, &in_statement).byte(token.span.start) + opener;
     let end = start + body.value.len();
-    let lines = Lines::new(text);
+    let lines = Lines::new(text, span);
     let (line, column) = lines.location(start);
     let shift = |mut location: Location| {
         if location.line == 1 {
@@ -83,7 +104,7 @@ pub fn read(text: &str, span: &Span, parse: StatementParser) -> Option<Block> {
             t
         })
         .collect();
-    let mut reader = Reader { text, lines, tokens: body_tokens, pos: 0, block: Block::default(), parse };
+    let mut reader = Reader { text, lines, tokens: body_tokens, pos: 0, depth: 0, block: Block::default(), parse };
     reader.statements(Branch::Always, &[]);
     Some(reader.block)
 }
@@ -96,6 +117,8 @@ struct Reader<'a> {
     lines: Lines<'a>,
     tokens: Vec<TokenWithSpan>,
     pos: usize,
+    /// How many control structures enclose the statement being read.
+    depth: usize,
     block: Block,
     parse: StatementParser,
 }
@@ -177,6 +200,24 @@ impl Reader<'_> {
     }
 
     fn statement(&mut self, branch: Branch) {
+        if self.depth >= NESTING_LIMIT {
+            let line = self.line();
+            self.block.too_deep = true;
+            self.block.unchecked.push(Unchecked {
+                line,
+                what: format!(
+                    "everything from here on: its control structures nest deeper than {NESTING_LIMIT} levels"
+                ),
+            });
+            self.pos = self.tokens.len();
+            return;
+        }
+        self.depth += 1;
+        self.statement_within(branch);
+        self.depth -= 1;
+    }
+
+    fn statement_within(&mut self, branch: Branch) {
         // `<<label>>`
         if self.tokens.get(self.pos).is_some_and(|t| t.token == Token::ShiftLeft) {
             self.pos += 3;

@@ -3,7 +3,9 @@
 //! comments and nested `/* */` never split a statement in the wrong place; sqlparser's tokenizer
 //! then reads each statement on its own, so one it cannot read hides nothing after it.
 
-use super::lex::{Kind, Lexer, Position, Unterminated};
+pub use super::lex::Strings;
+use super::lex::{Kind, Lexeme, Lexer, Position, Unterminated};
+use super::psql::{Effect, MetaCommand};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::{Location, Span as TokenSpan, Token, TokenWithSpan, Tokenizer};
 
@@ -52,6 +54,42 @@ pub enum Unreadable {
     /// A string or comment opened at `line:column` never ends: PostgreSQL rejects the file,
     /// and everything from the statement it is in to the end of the file is unread.
     Unterminated { what: Unterminated, line: usize, column: usize },
+    /// What the client (psql) does at `line:column` runs or changes SQL Sluice cannot see: a
+    /// variable, `\gexec`, `\if`, a shell command, a meta-command inside a statement.
+    Client { what: String, line: usize, column: usize },
+    /// A template placeholder: the file is filled in by a template engine before it runs.
+    Template { engine: &'static str, text: String, line: usize, column: usize },
+    /// A string at `line:column` whose end depends on `standard_conforming_strings`, which may be
+    /// off here (an earlier migration names it); or, `off`, the setting is off and the string
+    /// holds a backslash, which Sluice's SQL parser would read as the default setting does.
+    Strings { line: usize, column: usize, off: bool },
+}
+
+impl Unreadable {
+    /// Where the reason is: the string, comment, command or placeholder, not the statement.
+    pub fn at(&self) -> Option<(usize, usize)> {
+        match self {
+            Unreadable::Tokenizer { .. } => None,
+            Unreadable::Unterminated { line, column, .. }
+            | Unreadable::Client { line, column, .. }
+            | Unreadable::Template { line, column, .. }
+            | Unreadable::Strings { line, column, .. } => Some((*line, *column)),
+        }
+    }
+}
+
+/// A psql `\i` / `\ir` (and `\include`, `\include_relative`): psql runs the SQL of the file it
+/// names at this point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Include {
+    /// The file as written.
+    pub path: String,
+    /// Relative to the including file's directory (`\ir`), not psql's working directory (`\i`).
+    pub relative: bool,
+    pub line: usize,
+    pub column: usize,
+    /// Where the command starts in the file: statements before it run before the file.
+    pub byte: usize,
 }
 
 impl Unread {
@@ -70,6 +108,18 @@ impl Unread {
             Unreadable::Unterminated { what, line, column } => {
                 let (line, column) = at(line, column);
                 Unreadable::Unterminated { what, line, column }
+            }
+            Unreadable::Client { what, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Client { what, line, column }
+            }
+            Unreadable::Template { engine, text, line, column } => {
+                let (line, column) = at(line, column);
+                Unreadable::Template { engine, text, line, column }
+            }
+            Unreadable::Strings { line, column, off } => {
+                let (line, column) = at(line, column);
+                Unreadable::Strings { line, column, off }
             }
         };
         Unread { span: move_span(self.span), reason }
@@ -98,6 +148,21 @@ impl Unread {
                  nothing from the statement it is in to the end of what was sent was checked ({lines})",
                 what.describe()
             ),
+            Unreadable::Client { what, .. } => format!("{what}; Sluice did not check what it runs ({lines})"),
+            Unreadable::Template { engine, text, line, column } => format!(
+                "template placeholder `{text}` at line {line}, column {column} ({engine}): the file is not SQL \
+                 until a template engine fills it in, so Sluice did not check it ({lines})"
+            ),
+            Unreadable::Strings { line, column, off: false } => format!(
+                "the string at line {line}, column {column} ends at another quote when standard_conforming_strings \
+                 is off, and it may be off here (a migration names the setting): where this statement ends, and \
+                 which statements follow, depend on a value Sluice cannot know; it did not check this one ({lines})"
+            ),
+            Unreadable::Strings { line, column, off: true } => format!(
+                "standard_conforming_strings is off here, so the backslash in the string at line {line}, column \
+                 {column} escapes the character after it; Sluice's SQL parser reads strings as with the setting \
+                 on, so it did not check this statement ({lines})"
+            ),
         }
     }
 }
@@ -110,6 +175,8 @@ pub struct Split {
     pub comments: Vec<Comment>,
     /// In file order. Never empty when something was not read.
     pub unread: Vec<Unread>,
+    /// psql: the files the text includes, in order.
+    pub includes: Vec<Include>,
 }
 
 impl Split {
@@ -118,6 +185,7 @@ impl Split {
         self.statements.extend(part.statements);
         self.comments.extend(part.comments);
         self.unread.extend(part.unread);
+        self.includes.extend(part.includes);
     }
 
     /// The unterminated string or comment that ends what could be read, if any.
@@ -157,10 +225,12 @@ struct RoutineBlocks {
     count: usize,
     parens: usize,
     depth: usize,
+    /// Where the outermost open block's `BEGIN` is.
+    opened: Option<Position>,
 }
 
 impl RoutineBlocks {
-    fn observe(&mut self, kind: Kind, text: &str) {
+    fn observe(&mut self, kind: Kind, text: &str, at: Position) {
         match kind {
             Kind::OpenParen => self.parens += 1,
             Kind::CloseParen => self.parens = self.parens.saturating_sub(1),
@@ -176,6 +246,9 @@ impl RoutineBlocks {
                 let routine = matches!(self.words, [b'c', b'f' | b'p', ..] | [b'c', b'o', b'r', b'f' | b'p']);
                 if routine && self.parens == 0 {
                     if is("begin") || (is("case") && self.depth >= 1) {
+                        if self.depth == 0 {
+                            self.opened = Some(at);
+                        }
                         self.depth += 1;
                     } else if is("end") {
                         self.depth = self.depth.saturating_sub(1);
@@ -194,6 +267,116 @@ struct Pending {
     bounds: Option<(Position, Position)>,
     leading_comments: Vec<Comment>,
     blocks: RoutineBlocks,
+    words: StatementWords,
+    /// Why it cannot be read, when it cannot (the first reason found).
+    unread: Option<Unreadable>,
+}
+
+impl Pending {
+    fn extend(&mut self, lexeme: &Lexeme, comments_before: &mut Vec<Comment>) {
+        match &mut self.bounds {
+            Some((_, end)) => *end = lexeme.end,
+            None => {
+                self.bounds = Some((lexeme.start, lexeme.end));
+                self.leading_comments = std::mem::take(comments_before);
+            }
+        }
+    }
+
+    fn cannot_read(&mut self, reason: Unreadable) {
+        self.unread.get_or_insert(reason);
+    }
+}
+
+/// The first words of a statement, as far as the splitter needs them: whether it sets
+/// `standard_conforming_strings` (or names it at all), and whether it is a `COPY … FROM STDIN`.
+#[derive(Default)]
+struct StatementWords {
+    /// Lowercased, of a statement starting with SET, RESET or COPY: its first few words and
+    /// strings (quotes dropped).
+    first: Vec<String>,
+    count: usize,
+    /// The statement names the setting anywhere else (`set_config(…)`, `ALTER DATABASE … SET`).
+    names_setting: bool,
+    /// COPY … FROM STDIN: psql reads its data from the lines after it.
+    from_stdin: bool,
+}
+
+const SETTING: &str = "standard_conforming_strings";
+
+impl StatementWords {
+    fn observe(&mut self, kind: Kind, text: &str) {
+        if text.len() >= SETTING.len() && text.to_ascii_lowercase().contains(SETTING) {
+            self.names_setting = true;
+        }
+        let word = match kind {
+            Kind::Word => text.to_ascii_lowercase(),
+            Kind::Other if text.starts_with('\'') => text.trim_matches('\'').to_ascii_lowercase(),
+            Kind::Other => text.to_string(),
+            _ => return,
+        };
+        self.count += 1;
+        let interesting = |first: &str| matches!(first, "set" | "reset" | "copy");
+        if self.count == 1 && !interesting(&word) {
+            return;
+        }
+        if self.first.first().is_some_and(|w| w == "copy") {
+            self.from_stdin |=
+                self.first.last().is_some_and(|w| w == "from") && matches!(word.as_str(), "stdin" | "pstdin");
+            if self.first.len() < 64 {
+                self.first.push(word);
+            }
+        } else if self.count <= 6 && (self.count == 1 || !self.first.is_empty()) {
+            self.first.push(word);
+        }
+    }
+
+    /// What the statement sets the setting to, when it is a SET or RESET of it: `Some(None)`
+    /// for a value Sluice cannot tell.
+    fn sets(&self, session_start: Strings) -> Option<Strings> {
+        let words: Vec<&str> = self.first.iter().map(String::as_str).collect();
+        let value = match words.as_slice() {
+            ["reset", SETTING] | ["reset", "all"] => return Some(session_start),
+            ["set", "session", SETTING, "to" | "=", value] | ["set", SETTING, "to" | "=", value] => *value,
+            // Until the transaction ends, then back: not one value for what follows.
+            ["set", "local", SETTING, ..] => return Some(Strings::Unknown),
+            _ if self.names_setting => return Some(Strings::Unknown),
+            _ => return None,
+        };
+        // PostgreSQL's parse_bool: on/off, true/false, yes/no, 1/0 and unique prefixes.
+        let is = |full: &str, shortest: usize| value.len() >= shortest && full.starts_with(value);
+        Some(if value == "default" {
+            session_start
+        } else if is("on", 2) || is("true", 1) || is("yes", 1) || value == "1" {
+            Strings::On
+        } else if is("off", 2) || is("false", 1) || is("no", 1) || value == "0" {
+            Strings::Off
+        } else {
+            Strings::Unknown
+        })
+    }
+}
+
+/// How a text reaches PostgreSQL, for the splitter: which client lexes it, whether it is one
+/// query string, and the `standard_conforming_strings` its strings are read under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reading {
+    /// psql reads it (`psql -f`): meta-commands, variables and COPY data are psql's.
+    pub psql: bool,
+    /// The text is sent as one query string, which PostgreSQL lexes whole before it runs any of
+    /// it: a `SET standard_conforming_strings` in it changes how the text after the string is
+    /// read, not the rest of the string.
+    pub one_string: bool,
+    /// The value the text starts under; once split, the value after it.
+    pub strings: Strings,
+    /// What `RESET` goes back to: the value the session started with.
+    pub session_start: Strings,
+}
+
+impl Reading {
+    /// A text the server reads, under PostgreSQL's default.
+    pub const SERVER: Reading =
+        Reading { psql: false, one_string: false, strings: Strings::On, session_start: Strings::On };
 }
 
 /// How much statement text [`split_each`] hands over at a time: a large file's tokens are held
@@ -204,72 +387,215 @@ pub fn split(text: &str) -> Split {
     split_where(text, |_| true)
 }
 
+/// [`split`] as `reading` says the text is read; `reading.strings` becomes the value after it.
+pub fn split_reading(text: &str, reading: &mut Reading) -> Split {
+    let mut out = Split::default();
+    *reading = split_in_windows(text, *reading, usize::MAX, &|_| true, |part| out.append(part));
+    out
+}
+
 /// [`split`] keeping only the statements whose text `keep` accepts: the others are neither
 /// tokenized nor reported, not even as unread.
 pub fn split_where(text: &str, keep: impl Fn(&str) -> bool) -> Split {
     let mut out = Split::default();
-    split_in_windows(text, usize::MAX, &keep, |part| out.append(part));
+    split_in_windows(text, Reading::SERVER, usize::MAX, &keep, |part| out.append(part));
     out
 }
 
-/// [`split`], handing over the statements a window at a time (in the file's coordinates), so a
-/// caller can parse them and let their tokens go before the next window is tokenized.
-pub fn split_each(text: &str, each: impl FnMut(Split)) {
-    split_in_windows(text, WINDOW, &|_| true, each)
+/// [`split_reading`], handing over the statements a window at a time (in the file's
+/// coordinates), so a caller can parse them and let their tokens go before the next window is
+/// tokenized.
+pub fn split_each(text: &str, reading: &mut Reading, each: impl FnMut(Split)) {
+    *reading = split_in_windows(text, *reading, WINDOW, &|_| true, each)
 }
 
 /// The lexer reads the whole text once; the statements found are handed to `each` whenever
 /// those collected since the last hand-over span `window` bytes or more, and at the end.
-fn split_in_windows(text: &str, window: usize, keep: &dyn Fn(&str) -> bool, mut each: impl FnMut(Split)) {
-    let mut out = Split::default();
-    let mut tokenizer = StatementTokenizer { keep, buffer: Vec::new() };
+/// Returns the reading the text leaves behind (its `standard_conforming_strings`).
+fn split_in_windows(
+    text: &str,
+    reading: Reading,
+    window: usize,
+    keep: &dyn Fn(&str) -> bool,
+    mut each: impl FnMut(Split),
+) -> Reading {
+    let mut splitter = Splitter {
+        text,
+        out: Split::default(),
+        tokenizer: StatementTokenizer { keep, buffer: Vec::new() },
+        lexer: if reading.psql { Lexer::psql(text) } else { Lexer::new(text) },
+        reading,
+    };
+    splitter.lexer.set_strings(reading.strings);
     let mut window_start = 0;
     let mut pending = Pending::default();
     // Comments since the last statement ended: they lead the next one (where `sluice:ignore` lives).
     let mut comments_before: Vec<Comment> = Vec::new();
-    for lexeme in Lexer::new(text) {
+    while let Some(lexeme) = splitter.lexer.next() {
         let lexeme = match lexeme {
             Ok(lexeme) => lexeme,
             Err((what, at)) => {
                 let start = pending.bounds.map_or(at, |(start, _)| start);
-                let end = end_of(text);
                 let reason = Unreadable::Unterminated { what, line: at.line, column: at.column };
-                out.unread.push(Unread { span: span(start, end), reason });
-                each(out);
-                return;
+                splitter.out.unread.push(Unread { span: span(start, end_of(text)), reason });
+                each(splitter.out);
+                return Reading { strings: Strings::Unknown, ..splitter.reading };
             }
         };
         let source = &text[lexeme.start.byte..lexeme.end.byte];
+        let at = |lexeme: &Lexeme| (lexeme.start.line, lexeme.start.column);
         match lexeme.kind {
             Kind::Space => {}
             Kind::LineComment | Kind::BlockComment => {
                 let comment = Comment { line: lexeme.start.line, text: source.trim_end().to_string() };
-                out.comments.push(comment.clone());
+                splitter.out.comments.push(comment.clone());
                 if pending.bounds.is_none() {
                     comments_before.push(comment);
                 }
             }
             Kind::Semicolon if pending.blocks.depth == 0 => {
-                tokenizer.finish(text, std::mem::take(&mut pending), &mut out);
+                splitter.end_statement(std::mem::take(&mut pending));
                 if lexeme.end.byte - window_start >= window {
-                    each(std::mem::take(&mut out));
+                    each(std::mem::take(&mut splitter.out));
                     window_start = lexeme.end.byte;
                 }
             }
-            kind => {
-                match &mut pending.bounds {
-                    Some((_, end)) => *end = lexeme.end,
-                    None => {
-                        pending.bounds = Some((lexeme.start, lexeme.end));
-                        pending.leading_comments = std::mem::take(&mut comments_before);
+            Kind::MetaCommand => {
+                let command = MetaCommand::read(source);
+                let (line, column) = at(&lexeme);
+                let inside = pending.bounds.is_some();
+                match command.effect() {
+                    Effect::Sends | Effect::SendsAndRunsResult if inside => {
+                        splitter.end_statement(std::mem::take(&mut pending));
                     }
+                    _ if inside => {
+                        // psql keeps building the statement across the meta-command (verified with
+                        // psql 15): the text it sends is not the text as written.
+                        pending.extend(&lexeme, &mut comments_before);
+                        pending.cannot_read(Unreadable::Client {
+                            what: format!(
+                                "psql's `\\{}` inside a statement: psql builds the statement around it, and Sluice \
+                                 does not read statements assembled across meta-commands",
+                                command.name
+                            ),
+                            line,
+                            column,
+                        });
+                        continue;
+                    }
+                    _ => {}
                 }
-                pending.blocks.observe(kind, source);
+                let unread = |what: String| Unread {
+                    span: span(lexeme.start, lexeme.end),
+                    reason: Unreadable::Client { what, line, column },
+                };
+                match command.effect() {
+                    Effect::SendsAndRunsResult => splitter.out.unread.push(unread(
+                        "psql's `\\gexec` runs each value its query returns as SQL, which Sluice cannot read".into(),
+                    )),
+                    Effect::Includes { path, relative } => {
+                        if path.is_empty() {
+                            splitter.out.unread.push(unread(format!("psql's `\\{}` names no file", command.name)));
+                        } else {
+                            splitter.out.includes.push(Include {
+                                path,
+                                relative,
+                                line,
+                                column,
+                                byte: lexeme.start.byte,
+                            });
+                        }
+                    }
+                    Effect::Unreadable(why) => splitter.out.unread.push(unread(why)),
+                    Effect::Sends | Effect::Nothing => {}
+                }
+            }
+            kind => {
+                pending.extend(&lexeme, &mut comments_before);
+                let (line, column) = at(&lexeme);
+                match kind {
+                    Kind::Variable => pending.cannot_read(Unreadable::Client {
+                        what: format!(
+                            "psql variable `{source}`: psql puts a value Sluice does not know in its place before \
+                             sending the statement"
+                        ),
+                        line,
+                        column,
+                    }),
+                    Kind::Template => pending.cannot_read(Unreadable::Template {
+                        engine: template_engine(source),
+                        text: source.chars().take(60).collect(),
+                        line,
+                        column,
+                    }),
+                    Kind::StringDependingOnSetting => {
+                        let off = splitter.lexer.strings() == Strings::Off;
+                        pending.cannot_read(Unreadable::Strings { line, column, off })
+                    }
+                    _ => {}
+                }
+                pending.blocks.observe(kind, source, lexeme.start);
+                pending.words.observe(kind, source);
             }
         }
     }
-    tokenizer.finish(text, pending, &mut out);
-    each(out);
+    match (pending.bounds, pending.blocks.opened.filter(|_| pending.blocks.depth > 0)) {
+        // psql keeps reading for the END to the end of the file, and PostgreSQL rejects what it sends.
+        (Some((start, _)), Some(at)) => {
+            let reason = Unreadable::Unterminated { what: Unterminated::RoutineBody, line: at.line, column: at.column };
+            splitter.out.unread.push(Unread { span: span(start, end_of(text)), reason });
+        }
+        _ => splitter.end_statement(pending),
+    }
+    each(splitter.out);
+    splitter.reading
+}
+
+/// The template engines a placeholder's delimiters belong to.
+fn template_engine(placeholder: &str) -> &'static str {
+    if placeholder.starts_with("{{") {
+        "Go templates, Jinja, Handlebars or Mustache"
+    } else if placeholder.starts_with("{%") {
+        "Jinja or Liquid"
+    } else {
+        "ERB or EJS"
+    }
+}
+
+/// The splitting of one text: the lexer, what has been found, and the reading in effect.
+struct Splitter<'t, 'k> {
+    text: &'t str,
+    out: Split,
+    tokenizer: StatementTokenizer<'k>,
+    lexer: Lexer<'t>,
+    reading: Reading,
+}
+
+impl Splitter<'_, '_> {
+    /// A statement ends (`;`, a psql command that sends, or the end of the text): tokenized, or
+    /// recorded as unread, then what it does to how the text after it is read.
+    fn end_statement(&mut self, pending: Pending) {
+        let Some((start, end)) = pending.bounds else { return };
+        let sets = pending.words.sets(self.reading.session_start);
+        if pending.words.from_stdin && self.reading.psql {
+            self.lexer.copy_data_follows();
+        }
+        match pending.unread {
+            Some(reason) if (self.tokenizer.keep)(&self.text[start.byte..end.byte]) => {
+                self.out.unread.push(Unread { span: span(start, end), reason });
+            }
+            Some(_) => {}
+            None => self.tokenizer.finish(self.text, pending, &mut self.out),
+        }
+        if let Some(strings) = sets {
+            // PostgreSQL lexes a query string whole before it runs it: the new value reads the
+            // next string, which for a statement sent on its own is the next statement.
+            self.reading.strings = strings;
+            if !self.reading.one_string {
+                self.lexer.set_strings(strings);
+            }
+        }
+    }
 }
 
 /// The position just past the end of `text` (for spans that run to the end of the file).
@@ -430,6 +756,17 @@ impl Origin {
         }
         into.comments.extend(split.comments.into_iter().map(|c| self.comment(c)));
         into.unread.extend(split.unread.into_iter().map(|u| u.moved(|span| self.span(span))));
+        into.includes.extend(split.includes.into_iter().map(|include| {
+            let at = self.span(Span {
+                start: include.byte,
+                end: include.byte,
+                line: include.line,
+                column: include.column,
+                end_line: include.line,
+                end_column: include.column,
+            });
+            Include { line: at.line, column: at.column, byte: at.start, ..include }
+        }));
     }
 }
 
@@ -483,7 +820,7 @@ mod tests {
         assert!(sql.len() > 2 * WINDOW);
         let mut windowed = Split::default();
         let mut windows = 0;
-        split_each(&sql, |part| {
+        split_each(&sql, &mut { Reading::SERVER }, |part| {
             windows += 1;
             windowed.append(part);
         });
@@ -497,6 +834,150 @@ mod tests {
     fn keeps_begin_atomic_bodies_whole() {
         let sql = "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END;\nSELECT 3;";
         assert_eq!(texts(sql).len(), 2);
+    }
+
+    fn psql(sql: &str) -> Split {
+        split_reading(sql, &mut Reading { psql: true, ..Reading::SERVER })
+    }
+
+    fn statement_texts<'a>(sql: &'a str, split: &Split) -> Vec<&'a str> {
+        split.statements.iter().map(|s| &sql[s.span.start..s.span.end]).collect()
+    }
+
+    fn unread_reasons(split: &Split) -> Vec<String> {
+        split.unread.iter().map(|u| u.message()).collect()
+    }
+
+    #[test]
+    fn psql_meta_commands_are_not_sql_and_the_ones_that_send_end_a_statement() {
+        let sql = "\\set ON_ERROR_STOP on\nSELECT 1 \\g\nSELECT 2 \\; SELECT 3;\n\\echo 'a; b'\nSELECT 4;";
+        let split = psql(sql);
+        assert_eq!(statement_texts(sql, &split), ["SELECT 1", "SELECT 2", "SELECT 3", "SELECT 4"]);
+        assert!(split.unread.is_empty(), "{:?}", split.unread);
+        // Read by the server (any other runner), a backslash is no meta-command.
+        assert_eq!(split_reading(sql, &mut { Reading::SERVER }).statements.len(), 3);
+    }
+
+    #[test]
+    fn psql_includes_are_recorded_where_they_run() {
+        let sql = "SELECT 1;\n  \\ir lib/a.sql\n\\include 'b c.sql'\nSELECT 2;";
+        let split = psql(sql);
+        let includes: Vec<(&str, bool, usize, usize)> =
+            split.includes.iter().map(|i| (i.path.as_str(), i.relative, i.line, i.column)).collect();
+        assert_eq!(includes, [("lib/a.sql", true, 2, 3), ("b c.sql", false, 3, 1)]);
+        assert_eq!(&sql[split.includes[0].byte..split.includes[0].byte + 3], "\\ir");
+    }
+
+    #[test]
+    fn what_psql_runs_but_sluice_cannot_read_is_unread() {
+        // Each made psql 15 create an index Sluice never read (issue 38, item 2).
+        let cases = [
+            ("\\set s 'CREATE INDEX i ON t (a)'\n:s;", "psql variable `:s`"),
+            ("SELECT 'CREATE INDEX i ON t (a)' \\gexec", "`\\gexec` runs each value"),
+            ("\\if true\nCREATE INDEX i ON t (a);\n\\endif", "psql's `\\if`"),
+            ("CREATE INDEX i\n\\echo x\nON t (a);", "`\\echo` inside a statement"),
+            ("\\! psql -c 'CREATE INDEX i ON t (a)'", "`\\!` runs a shell command"),
+            ("SELECT * FROM t WHERE a = :'v';", "psql variable `:'v'`"),
+        ];
+        for (sql, reason) in cases {
+            let split = psql(sql);
+            let reasons = unread_reasons(&split);
+            assert!(reasons.iter().any(|r| r.contains(reason)), "{sql}: {reasons:?}");
+        }
+        // Casts, assignments and array slices are no variables.
+        let sql = "SELECT a::int, b[1:2] FROM t; SELECT f(x := 1);";
+        assert!(psql(sql).unread.is_empty());
+    }
+
+    #[test]
+    fn psql_copy_data_is_skipped_and_the_rest_of_the_copy_line_is_sql() {
+        // psql 15 ran `CREATE INDEX i1` after loading the data, then `i2`.
+        let sql = "COPY t FROM stdin; CREATE INDEX i1 ON t (a);\n1\t'x\n\\.\nCREATE INDEX i2 ON t (b);\n";
+        let split = psql(sql);
+        assert_eq!(
+            statement_texts(sql, &split),
+            ["COPY t FROM stdin", "CREATE INDEX i1 ON t (a)", "CREATE INDEX i2 ON t (b)"]
+        );
+        assert!(split.unread.is_empty(), "{:?}", split.unread);
+        assert_eq!(split.statements[2].span.line, 4);
+    }
+
+    #[test]
+    fn standard_conforming_strings_changes_where_strings_end() {
+        // With the setting off, `'a\''` is the string a'; PostgreSQL 15 ran the CREATE INDEX
+        // that a reading with the setting on took for the inside of a string (issue 38, item 3).
+        let sql = "SET standard_conforming_strings = off;\nSELECT 'a\\'';\nCREATE INDEX i ON t (a);\nRESET standard_conforming_strings;\nSELECT 'b\\';";
+        let split = split(sql);
+        assert_eq!(
+            statement_texts(sql, &split),
+            [
+                "SET standard_conforming_strings = off",
+                "CREATE INDEX i ON t (a)",
+                "RESET standard_conforming_strings",
+                "SELECT 'b\\'"
+            ]
+        );
+        assert!(
+            matches!(split.unread[..], [Unread { reason: Unreadable::Strings { line: 2, off: true, .. }, .. }]),
+            "{:?}",
+            split.unread
+        );
+        // One query string is lexed whole before it runs: its own SET changes the next string only.
+        let mut reading = Reading { one_string: true, ..Reading::SERVER };
+        let one = "SET standard_conforming_strings TO 'off'; SELECT 'a\\'; SELECT 1;";
+        assert_eq!(split_reading(one, &mut reading).statements.len(), 3);
+        assert_eq!(reading.strings, Strings::Off);
+    }
+
+    #[test]
+    fn a_string_whose_end_depends_on_an_unknown_setting_is_unread() {
+        let sql = "SELECT 'c:\\dir\\';\nCREATE INDEX i ON t (a);\nSELECT 'x\\\\', 'y';";
+        let mut reading = Reading { strings: Strings::Unknown, ..Reading::SERVER };
+        let split = split_reading(sql, &mut reading);
+        assert_eq!(
+            statement_texts(sql, &split),
+            ["CREATE INDEX i ON t (a)", "SELECT 'x\\\\', 'y'"],
+            "an even run ends the same"
+        );
+        assert!(unread_reasons(&split)[0].contains("may be off here"), "{:?}", split.unread);
+        for (set, after) in [
+            ("SET LOCAL standard_conforming_strings = on", Strings::Unknown),
+            ("SELECT set_config('standard_conforming_strings', 'on', false)", Strings::Unknown),
+            ("SET standard_conforming_strings = true", Strings::On),
+            ("RESET ALL", Strings::On),
+        ] {
+            let mut reading = Reading { strings: Strings::Off, ..Reading::SERVER };
+            split_reading(&format!("{set};"), &mut reading);
+            assert_eq!(reading.strings, after, "{set}");
+        }
+    }
+
+    #[test]
+    fn template_placeholders_are_not_sql() {
+        let sql = "CREATE TABLE {{ index .Options \"Namespace\" }}.t (a int);\nSELECT '{{ not a placeholder }}';\n<% if x %>\nSELECT 1;\nSELECT a <% b FROM t;";
+        let split = split(sql);
+        assert_eq!(statement_texts(sql, &split), ["SELECT '{{ not a placeholder }}'", "SELECT a <% b FROM t"]);
+        let reasons = unread_reasons(&split);
+        assert!(
+            reasons[0].contains("`{{ index .Options \"Namespace\" }}` at line 1, column 14 (Go templates"),
+            "{reasons:?}"
+        );
+        assert!(reasons[1].contains("`<% if x %>` at line 3, column 1 (ERB or EJS)"), "{reasons:?}");
+    }
+
+    #[test]
+    fn an_unterminated_begin_atomic_body_is_unread_to_the_end() {
+        // It swallowed the rest of the file with a warning that claimed the rest was checked (issue 38, item 6).
+        let sql = "SELECT 1;\nCREATE FUNCTION f() RETURNS int LANGUAGE sql\n  BEGIN ATOMIC SELECT 1;\nCREATE INDEX i ON t (a);\n";
+        let split = split(sql);
+        assert_eq!(texts(sql), ["SELECT 1"]);
+        let unread = split.unterminated().expect("unterminated");
+        assert_eq!((unread.span.line, unread.span.end), (2, sql.len()));
+        assert!(matches!(
+            unread.reason,
+            Unreadable::Unterminated { what: Unterminated::RoutineBody, line: 3, column: 3 }
+        ));
+        assert!(unread.message().contains("unterminated `BEGIN ATOMIC` routine body"), "{}", unread.message());
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub struct Unchecked {
 pub struct Block {
     pub statements: Vec<BlockStatement>,
     pub unchecked: Vec<Unchecked>,
+    /// Its control structures nest deeper than `plpgsql::NESTING_LIMIT`: what is inside was
+    /// not read, and the gate fails on it (`unparsed-statement`, an error).
+    pub too_deep: bool,
 }
 
 impl Block {

@@ -33,8 +33,8 @@ impl Tool for Flat {
         Ok(Ordered { migrations, ..Ordered::default() })
     }
 
-    fn script(&self, _m: &Migration, text: &str, _t: &dyn Tree, options: &Options, _s: &Settings) -> Result<Script> {
-        Ok(Script::whole(text, Sending::EachStatement, file_wrap(options, false, "")))
+    fn script(&self, m: &Migration, text: &str, tree: &dyn Tree, options: &Options, _s: &Settings) -> Result<Script> {
+        Script::psql(&m.up, text, tree, file_wrap(options, false, ""))
     }
 
     fn rules(&self) -> ToolRules {

@@ -308,7 +308,7 @@ impl Tool for Goose {
             })
             .collect();
         let rollback = (!down.is_empty()).then(|| script::keep_only(text, &down));
-        Ok(Script { pieces, rollback, problems })
+        Ok(Script { pieces, rollback, problems, ..Script::default() })
     }
 
     fn rules(&self) -> ToolRules {

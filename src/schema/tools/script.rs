@@ -8,11 +8,14 @@
 //! (down sections, rollback comments, markers, delimiters) is never replayed. Positions stay
 //! those of the file: findings point at the line the reviewer sees.
 
+use super::tree::{normalize, Tree};
+use crate::error::Result;
 use crate::runner::RunnerTransaction;
-use crate::sql::parse::{parse_shared_keeping, parse_split_keeping, Keep};
+use crate::sql::parse::{parse_reading_keeping, parse_split_keeping, Keep};
 use crate::sql::source::SourceFile;
-use crate::sql::split::{split, Origin, Split};
+use crate::sql::split::{split, split_reading, Origin, Reading, Span, Split, Strings, Unread, Unreadable};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How a tool runs one migration file.
@@ -25,6 +28,26 @@ pub struct Script {
     pub rollback: Option<String>,
     /// What the tool would refuse or break in this file, by line.
     pub problems: Vec<Problem>,
+    /// The runner is psql (`psql -f`): its meta-commands, variables and COPY data are read as
+    /// psql reads them ([`crate::sql::psql`]).
+    pub psql: bool,
+    /// psql: the files the script's `\i` / `\ir` run, where they run them (see [`Included`]).
+    pub includes: Vec<Included>,
+    /// psql: includes Sluice could not follow (a file not in the migrations directory, an
+    /// absolute path, a loop): unread, as the gate never passes what it did not read.
+    pub unread: Vec<Unread>,
+}
+
+/// A file psql runs at a point of the script (`\i`, `\ir`), read from the migrations directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Included {
+    /// Where the include command is in the including file: what comes before it runs first.
+    pub at: usize,
+    /// How findings name the file.
+    pub display: String,
+    pub text: Arc<str>,
+    /// Its own script: one piece, statement by statement, and the files it includes.
+    pub script: Script,
 }
 
 /// A stretch of the file sent to PostgreSQL.
@@ -75,6 +98,102 @@ impl Script {
     pub fn whole(text: &str, sending: Sending, transaction: Option<Wrap>) -> Script {
         Script { pieces: vec![Piece { range: 0..text.len(), sending, transaction }], ..Script::default() }
     }
+
+    /// How psql runs a file (`psql -f`): the whole file, each statement sent on its own, and
+    /// the files its `\\i` and `\\ir` run, read from `tree` (`path` is the file's place in it).
+    pub fn psql(path: &Path, text: &str, tree: &dyn Tree, transaction: Option<Wrap>) -> Result<Script> {
+        let mut script = Script { psql: true, ..Script::whole(text, Sending::EachStatement, transaction) };
+        follow_includes(&mut script, path, text, tree, &mut vec![path.to_path_buf()])?;
+        Ok(script)
+    }
+
+    /// Every file this script runs, itself first, as (display, text) for those it includes.
+    pub fn included_texts(&self) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        for included in &self.includes {
+            out.push((included.display.as_str(), &*included.text));
+            out.extend(included.script.included_texts());
+        }
+        out
+    }
+}
+
+/// How deep psql includes may nest before Sluice stops following them: psql follows a loop
+/// until it runs out of file handles.
+const INCLUDE_DEPTH: usize = 16;
+
+/// Reads the files the `\\i` / `\\ir` commands of `text` (the file at `path` of `tree`) run, and
+/// theirs, into `script`; `chain` is the files including this one, itself last.
+fn follow_includes(
+    script: &mut Script,
+    path: &Path,
+    text: &str,
+    tree: &dyn Tree,
+    chain: &mut Vec<PathBuf>,
+) -> Result<()> {
+    if !text.contains('\\') {
+        return Ok(());
+    }
+    let split = split_reading(text, &mut Reading { psql: true, ..Reading::SERVER });
+    for include in split.includes {
+        let not_followed = |why: String| {
+            let at = Span {
+                start: include.byte,
+                end: include.byte,
+                line: include.line,
+                column: include.column,
+                end_line: include.line,
+                end_column: include.column,
+            };
+            Unread {
+                span: at,
+                reason: Unreadable::Client {
+                    what: format!("psql's include of `{}`: {why}", include.path),
+                    line: include.line,
+                    column: include.column,
+                },
+            }
+        };
+        let written = Path::new(&include.path);
+        let base = if include.relative { path.parent().unwrap_or(Path::new("")) } else { Path::new("") };
+        let resolved = if written.is_absolute() { None } else { normalize(&base.join(written)) };
+        let Some(resolved) = resolved else {
+            script
+                .unread
+                .push(not_followed("the file is outside the migrations directory, where Sluice cannot read it".into()));
+            continue;
+        };
+        if chain.len() > INCLUDE_DEPTH || chain.contains(&resolved) {
+            script.unread.push(not_followed(format!(
+                "includes nest more than {INCLUDE_DEPTH} deep or loop back to a file that includes it"
+            )));
+            continue;
+        }
+        let Some(included_text) = tree.read(&resolved)? else {
+            let why = if include.relative {
+                format!("there is no {} in the migrations directory", tree.display(&resolved))
+            } else {
+                format!(
+                    "there is no {} in the migrations directory; psql reads `\\i` from the directory it runs in, \
+                     which Sluice does not know (`\\ir` reads beside the including file)",
+                    tree.display(&resolved)
+                )
+            };
+            script.unread.push(not_followed(why));
+            continue;
+        };
+        let mut included = Script { psql: true, ..Script::whole(&included_text, Sending::EachStatement, None) };
+        chain.push(resolved.clone());
+        follow_includes(&mut included, &resolved, &included_text, tree, chain)?;
+        chain.pop();
+        script.includes.push(Included {
+            at: include.byte,
+            display: tree.display(&resolved),
+            text: included_text.into(),
+            script: included,
+        });
+    }
+    Ok(())
 }
 
 impl Wrap {
@@ -112,26 +231,43 @@ pub fn lines(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
 /// Parses the pieces of `text` the script sends, each on its own; comments in the text between
 /// them are kept (for `sluice:ignore-file`), their statements are not (the tool does not run them).
 pub fn parse(display: String, text: Arc<str>, script: &Script) -> SourceFile {
-    parse_keeping(display, text, script, Keep::ALL)
+    parse_keeping(display, text, script, Strings::On, Keep::ALL)
 }
 
-/// [`parse`], keeping of each statement only what `keep` says (see [`Keep`]).
-pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, keep: Keep) -> SourceFile {
+/// How the script's runner reads a piece, its strings starting under `strings`.
+fn reading(script: &Script, piece: &Piece, strings: Strings, session_start: Strings) -> Reading {
+    Reading { psql: script.psql, one_string: !matches!(piece.sending, Sending::EachStatement), strings, session_start }
+}
+
+/// [`parse`], the file's strings starting under `strings` (see `lint::initial_strings`), keeping
+/// of each statement only what `keep` says (see [`Keep`]).
+pub fn parse_keeping(display: String, text: Arc<str>, script: &Script, strings: Strings, keep: Keep) -> SourceFile {
     if let [piece] = script.pieces.as_slice() {
         if piece.range == (0..text.len()) {
-            return SourceFile { display, parsed: parse_shared_keeping(text, keep) };
+            let mut reading = reading(script, piece, strings, strings);
+            let mut parsed = parse_reading_keeping(text, &mut reading, keep);
+            if !script.unread.is_empty() {
+                parsed.unread.extend(script.unread.iter().cloned());
+                parsed.unread.sort_by_key(|u| u.span.start);
+            }
+            return SourceFile { display, parsed };
         }
     }
     let mut combined = Split::default();
     let mut at = 0;
+    let mut current = strings;
     for piece in &script.pieces {
         comments_only(&text, at..piece.range.start, &mut combined);
         let origin = Origin::of(&text, piece.range.start);
-        origin.shift(split(&text[piece.range.clone()]), &mut combined);
+        let mut reading = reading(script, piece, current, strings);
+        origin.shift(split_reading(&text[piece.range.clone()], &mut reading), &mut combined);
+        current = reading.strings;
         at = piece.range.end;
     }
     comments_only(&text, at..text.len(), &mut combined);
     combined.comments.sort_by_key(|c| c.line);
+    combined.unread.extend(script.unread.iter().cloned());
+    combined.unread.sort_by_key(|u| u.span.start);
     SourceFile { display, parsed: parse_split_keeping(text, combined, keep) }
 }
 
@@ -193,9 +329,12 @@ pub type Deployed = (Vec<(usize, Range<usize>)>, Option<(String, usize)>);
 pub fn deployed_statements(text: &str, script: &Script) -> Deployed {
     let mut out = Vec::new();
     let mut error = None;
+    let mut strings = Strings::On;
     for piece in &script.pieces {
         let origin = Origin::of(text, piece.range.start);
-        let piece_split = split(&text[piece.range.clone()]);
+        let mut reading = reading(script, piece, strings, Strings::On);
+        let piece_split = split_reading(&text[piece.range.clone()], &mut reading);
+        strings = reading.strings;
         // Statements sqlparser cannot tokenize are still PostgreSQL's to run.
         for span in piece_split.statement_spans() {
             let span = origin.span(span);
@@ -273,6 +412,35 @@ mod tests {
         assert!(error.is_none());
         let texts: Vec<(usize, &str)> = statements.iter().map(|(line, r)| (*line, &text[r.clone()])).collect();
         assert_eq!(texts, [(2, "CREATE TABLE t (a int)")], "`sluice plan` never applies the down section");
+    }
+
+    #[test]
+    fn psql_includes_are_followed_inside_the_migrations_directory_and_what_is_not_is_unread() {
+        use super::super::testing::MemTree;
+        let tree = MemTree::new(&[
+            ("002_x.sql", "\\ir lib/a.inc\n\\i lib/b.inc\n\\ir missing.sql\n\\ir ../up.sql\n\\i /etc/x.sql\n"),
+            ("lib/a.inc", "CREATE INDEX i ON t (a);\n\\ir a.inc\n"),
+            ("lib/b.inc", "SELECT 1;\n"),
+        ]);
+        let text = &tree.texts[Path::new("002_x.sql")];
+        let script = Script::psql(Path::new("002_x.sql"), text, &tree, None).unwrap();
+        let included: Vec<(&str, &str)> = script.included_texts();
+        assert_eq!(
+            included,
+            [
+                ("migrations/lib/a.inc", "CREATE INDEX i ON t (a);\n\\ir a.inc\n"),
+                ("migrations/lib/b.inc", "SELECT 1;\n")
+            ]
+        );
+        assert_eq!(script.includes[0].at, 0);
+        let unread: Vec<String> = script.unread.iter().map(|u| u.message()).collect();
+        assert_eq!(unread.len(), 3, "{unread:#?}");
+        assert!(unread[0].contains("no migrations/missing.sql in the migrations directory"), "{}", unread[0]);
+        assert!(unread[1].contains("`../up.sql`: the file is outside the migrations directory"), "{}", unread[1]);
+        assert!(unread[2].contains("`/etc/x.sql`"), "{}", unread[2]);
+        assert!(script.includes[0].script.unread[0].message().contains("loop back"), "a file including itself");
+        let file = parse("002_x.sql".into(), text.as_str().into(), &script);
+        assert_eq!(file.parsed.unread.len(), 3, "the includes not followed are the file's unread text");
     }
 
     #[test]
