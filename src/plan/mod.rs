@@ -10,6 +10,7 @@ pub mod diff;
 pub mod explain;
 pub mod fill;
 pub mod fixture;
+pub mod pairing;
 pub mod postmaster;
 pub mod scale;
 pub mod server;
@@ -42,10 +43,10 @@ pub struct PlanOptions {
     pub base: Vec<MigrationSql>,
     /// Head migrations, in the order they run (usually the base's plus new ones).
     pub head: Vec<MigrationSql>,
-    /// Query files to plan on both sides.
+    /// Queries to plan: the head's text on head, the base's on base ([`pairing`]).
     pub queries: Vec<QuerySource>,
-    /// Query files (relative, `/`) that exist at base; `None`: all of them. The others are new
-    /// and get only the absolute checks.
+    /// Query files (relative, `/`) that exist at base; `None`: as each source's base text says.
+    /// The others are new and get only the absolute checks.
     pub base_queries: Option<BTreeSet<String>>,
     pub spec: ScaleSpec,
     pub thresholds: Thresholds,
@@ -146,21 +147,16 @@ fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
-async fn plan_side(
-    client: &Client,
-    queries: &[Query],
-    include: &[bool],
-    options: &PlanOptions,
-    version: u32,
-) -> Result<Side> {
+/// Plans each query given (`None`: nothing to plan on this side) on the database `client` is on.
+async fn plan_side(client: &Client, queries: &[Option<&Query>], options: &PlanOptions, version: u32) -> Result<Side> {
     explain::prepare_session(client, options.statement_timeout).await?;
     let mut side = Side { plans: Vec::new(), measured: Vec::new() };
-    for (query, &include) in queries.iter().zip(include) {
-        if !include {
+    for query in queries {
+        let Some(query) = query else {
             side.plans.push(None);
             side.measured.push(None);
             continue;
-        }
+        };
         let plan = explain::generic_plan(client, query, version, options.statement_timeout).await;
         let measured = if options.analyze && plan.is_ok() {
             let params = explain::sample_params(client, query, &options.spec).await;
@@ -213,11 +209,12 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     let queries = Queries::parse(options)?;
     let base = {
         let client = server.connect(&base_template).await?;
-        plan_side(&client, &queries.list, &queries.at_base, options, server.version_num).await?
+        plan_side(&client, &queries.on_base(), options, server.version_num).await?
     };
     let head_db = head_database(server, options, &base_template, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
-    let head = plan_side(&client, &queries.list, &vec![true; queries.list.len()], options, server.version_num).await?;
+    let on_head: Vec<Option<&Query>> = queries.list.iter().map(Some).collect();
+    let head = plan_side(&client, &on_head, options, server.version_num).await?;
     report.findings.extend(
         compare_sides(&client, &queries.list, &base, &head, server.version_num, options, &mut report.notes).await,
     );
@@ -242,21 +239,35 @@ async fn base_fixture(
     Ok(template.name)
 }
 
-/// The queries of every query file, and which of them exist at base.
+/// The statements of every query source, each with what the base side runs in its place.
 struct Queries {
     list: Vec<Query>,
-    at_base: Vec<bool>,
 }
 
 impl Queries {
     fn parse(options: &PlanOptions) -> Result<Queries> {
         let mut list = Vec::new();
-        for q in &options.queries {
-            list.extend(explain::parse_queries(std::path::Path::new(&q.file), &q.file, &q.text)?);
+        for source in &options.queries {
+            list.extend(pairing::queries_of(source)?);
         }
-        let at_base =
-            list.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();
-        Ok(Queries { list, at_base })
+        if let Some(set) = &options.base_queries {
+            for q in list.iter_mut().filter(|q| !set.contains(&q.file)) {
+                q.on_base = pairing::OnBase::New;
+            }
+        }
+        Ok(Queries { list })
+    }
+
+    /// What to plan on the base fixture for each statement: itself, its base text, or nothing.
+    fn on_base(&self) -> Vec<Option<&Query>> {
+        self.list
+            .iter()
+            .map(|q| match &q.on_base {
+                pairing::OnBase::Same => Some(q),
+                pairing::OnBase::Changed(base) => Some(&**base),
+                pairing::OnBase::New => None,
+            })
+            .collect()
     }
 }
 
@@ -282,8 +293,14 @@ async fn compare_sides(
             findings_for(client, query, base_plan, head_plan, &base.measured[i], &head.measured[i], options).await,
         );
     }
+    let changed = queries.iter().filter(|q| matches!(q.on_base, pairing::OnBase::Changed(_))).count();
+    let new = queries.iter().filter(|q| matches!(q.on_base, pairing::OnBase::New)).count();
     notes.push(format!(
-        "{planned} queries planned on base and head ({} generic plans{})",
+        "{planned} queries planned on base and head{} ({} generic plans{})",
+        match (changed, new) {
+            (0, 0) => String::new(),
+            _ => format!(" ({changed} changed: the base text planned on base; {new} new: planned on head only)"),
+        },
         if version >= 160000 { "EXPLAIN (GENERIC_PLAN)" } else { "PREPARE + force_generic_plan" },
         if options.analyze { format!(", EXPLAIN ANALYZE median of {}", options.repeat) } else { String::new() }
     ));
@@ -462,8 +479,15 @@ async fn findings_for(
         _ => String::new(),
     };
     let also_text = if also.is_empty() { String::new() } else { format!("\nalso on this query: {}", also.join("; ")) };
+    let changed = match &query.on_base {
+        pairing::OnBase::Changed(base) => format!(
+            "\nthe query changed: its base text (line {} on base) was planned on base, its head text on head",
+            base.line
+        ),
+        _ => String::new(),
+    };
     let mut f = finding_at(chosen.rule, chosen.severity, query, format!("{}{timing}", chosen.sentences.join("; ")))
-        .help(format!("{}{also_text}\n{tree}", chosen.fix))
+        .help(format!("{}{also_text}{changed}\n{tree}", chosen.fix))
         .evidence(evidence(base_ok, &head_plan, bm, hm))
         .fact("base cost", format!("{:.2}", verdict.base_cost))
         .fact("head cost", format!("{:.2}", verdict.head_cost));
@@ -473,12 +497,15 @@ async fn findings_for(
     for sentence in also {
         f = f.fact("also", sentence);
     }
+    if let pairing::OnBase::Changed(base) = &query.on_base {
+        f = f.fact("base text", base.text.clone());
+    }
     Some(f)
 }
 
 fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
     match base {
-        None => "new query file".into(),
+        None => "new query".into(),
         Some(Err(e)) => format!("it does not plan on base: {e}"),
         Some(Ok(_)) => String::new(),
     }
