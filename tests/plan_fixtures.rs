@@ -358,3 +358,76 @@ fn an_index_replaced_by_its_prefix_is_a_cost_warning_not_a_regression() {
     assert!(help.lines().any(|l| l.starts_with('-') && l.contains("events_account_created_idx")), "{help}");
     assert!(help.lines().any(|l| l.starts_with('+') && l.contains("events_account_idx")), "{help}");
 }
+
+/// Issue 39, item 2: the fixture is in an autovacuumed production table's state. `events` sorts
+/// before `users` and its foreign key column has a generator: filled first, `users` could not
+/// be truncated alone and lost COPY FREEZE. `orders` is filled by INSERT … SELECT (an `sql`
+/// expression with random()), whose rows only VACUUM makes all-visible.
+#[test]
+fn every_generated_table_is_all_visible_and_parents_load_before_their_children() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let schema = "CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);\n\
+                  CREATE TABLE events (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES users (id), kind text NOT NULL);\n\
+                  CREATE INDEX events_user_idx ON events (user_id);\n\
+                  CREATE TABLE orders (id bigint PRIMARY KEY, total numeric(12, 2) NOT NULL);\n";
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("0001_schema.sql"), schema);
+    }
+    write(&dir.join("queries/user_events.sql"), "SELECT count(*) FROM events WHERE user_id = $1;\n");
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.events]\nrows = 50_000\n[tables.events.columns]\nuser_id = { uniform = [1, 1_000] }\n\
+         kind = { one_of = [\"a\", \"b\"] }\n\n[tables.users]\nrows = 1_000\n\n\
+         [tables.orders]\nrows = 20_000\n[tables.orders.columns]\ntotal = { sql = \"round((random() * 500)::numeric, 2)\" }\n",
+    );
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let users = stderr.lines().position(|l| l.contains("rows into users in")).expect("users loaded");
+    let events = stderr.lines().position(|l| l.contains("rows into events in")).expect("events loaded");
+    assert!(users < events, "the parent first: {stderr}");
+    assert!(
+        stderr.lines().any(|l| l.contains("rows into users in") && l.ends_with("(binary COPY, frozen)")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("sluice: fixture: VACUUM and ANALYZE in"), "{stderr}");
+    assert!(!notes(&doc).contains("could not be frozen"), "{}", notes(&doc));
+
+    // The cached template itself: every page of every table is all-visible.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let options = sluice::plan::ServerOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
+        let server = sluice::plan::server::Server::start(&options).await.expect("the cached cluster");
+        let admin = server.connect("postgres").await.expect("connect");
+        let template: String = admin
+            .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
+            .await
+            .expect("one template")
+            .get(0);
+        let client = server.connect(&template).await.expect("template");
+        let rows = client
+            .query(
+                "SELECT relname::text, relpages, relallvisible FROM pg_class WHERE relname IN ('users', 'events', 'orders') ORDER BY 1",
+                &[],
+            )
+            .await
+            .expect("pg_class");
+        assert_eq!(rows.len(), 3);
+        for row in rows {
+            let (name, pages, visible): (String, i32, i32) = (row.get(0), row.get(1), row.get(2));
+            assert!(pages > 0 && visible == pages, "{name}: {visible} of {pages} pages all-visible");
+        }
+        assert!(sluice::plan::fill::not_all_visible(&client).await.expect("visibility").is_empty());
+        // A table written after the load and never vacuumed is reported, by name.
+        client.batch_execute("CREATE TABLE late AS SELECT g FROM generate_series(1, 10000) g; ANALYZE late").await.expect("late");
+        let notes = sluice::plan::fill::not_all_visible(&client).await.expect("visibility");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("table late could not be frozen: 0 of its"), "{notes:?}");
+        client.batch_execute("DROP TABLE late").await.expect("drop");
+        server.shutdown(false).await.expect("shutdown");
+    });
+}

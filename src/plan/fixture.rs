@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 /// Bump when generation changes, so old cached fixtures are not reused.
-const FORMAT: &str = "sluice-fixture-v2";
+const FORMAT: &str = "sluice-fixture-v3";
 /// How many cached fixtures the ephemeral cluster keeps (least recently used go first).
 const KEEP_TEMPLATES: usize = 3;
 
@@ -107,8 +107,9 @@ pub fn touched_tables(migrations: &[MigrationSql]) -> BTreeSet<String> {
     out
 }
 
-/// ANALYZE the tables among `names` that exist.
-pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result<()> {
+/// VACUUM (ANALYZE) the tables among `names` that exist, as autovacuum would after the
+/// migration: a table it rewrote or updated is all-visible again, as on the base fixture.
+pub async fn vacuum_tables(client: &Client, names: &BTreeSet<String>) -> Result<()> {
     for name in names {
         let row = client
             .query_one(
@@ -118,7 +119,10 @@ pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result
             .await;
         if let Ok(row) = row {
             let table: String = row.get(0);
-            client.batch_execute(&format!("ANALYZE {table}")).await.map_err(|e| Error::Other(pg_message(&e)))?;
+            client
+                .batch_execute(&format!("VACUUM (ANALYZE) {table}"))
+                .await
+                .map_err(|e| Error::Other(pg_message(&e)))?;
         }
     }
     Ok(())

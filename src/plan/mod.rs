@@ -209,10 +209,14 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     let queries = Queries::parse(options)?;
     let base = {
         let client = server.connect(&base_template).await?;
+        report.notes.extend(fill::not_all_visible(&client).await?.into_iter().map(|n| format!("base fixture: {n}")));
         plan_side(&client, &queries.on_base(), options, server.version_num).await?
     };
     let head_db = head_database(server, options, &base_template, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
+    if head_db != base_template {
+        report.notes.extend(fill::not_all_visible(&client).await?.into_iter().map(|n| format!("head fixture: {n}")));
+    }
     let on_head: Vec<Option<&Query>> = queries.list.iter().map(Some).collect();
     let head = plan_side(&client, &on_head, options, server.version_num).await?;
     report.findings.extend(
@@ -356,7 +360,7 @@ async fn head_database(
         .await
         .map_err(|e| Error::Other(server::pg_message(&e)))?;
     fixture::apply_migrations(&client, new).await?;
-    fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
+    fixture::vacuum_tables(&client, &fixture::touched_tables(new)).await?;
     notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
     Ok(name)
 }

@@ -137,10 +137,9 @@ pub(super) fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, u
     let deps = |(key, index): &(String, usize)| -> BTreeSet<i64> {
         let table = &tables[*index];
         let mut d: BTreeSet<i64> = BTreeSet::new();
+        // Every foreign key, whether or not its column has a generator: a parent filled after
+        // its child could not be truncated alone, and would lose COPY FREEZE.
         for c in &table.columns {
-            if spec.tables[key].columns.contains_key(&c.name) {
-                continue;
-            }
             if let Some((t, _)) = &c.references {
                 if let Some(x) = tables.iter().find(|x| &x.qualified == t) {
                     d.insert(x.oid);
