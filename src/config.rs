@@ -182,6 +182,12 @@ pub struct PlanConfig {
     pub cost_ratio_error: Option<f64>,
     #[serde(default)]
     pub cost_ratio_warning: Option<f64>,
+    /// Below this estimated cost a head plan is cheap: a cost ratio is then no regression.
+    #[serde(default)]
+    pub cost_floor: Option<f64>,
+    /// Above this estimated cost a query with no base plan is `plan-expensive`.
+    #[serde(default)]
+    pub cost_limit: Option<f64>,
 }
 
 /// A loaded configuration and the directory paths in it are relative to.

@@ -85,6 +85,10 @@ fn a_changed_predicate_that_loses_the_index_is_a_plan_regression() {
     assert!(help.contains("the query changed: its base text (line 1 on base) was planned on base"), "{help}");
     // The unchanged file plans the same on both sides; the new file is judged on its own.
     assert!(doc["findings"].as_array().expect("findings").iter().all(|f| f["file"] != "queries/unchanged.sql"));
+    let expensive = findings(&doc, "plan-expensive");
+    assert_eq!(expensive.len(), 1, "{doc:#}");
+    assert_eq!(expensive[0]["file"], "queries/new_report.sql");
+    assert!(expensive[0]["message"].as_str().is_some_and(|m| m.contains("reads orders by Seq Scan (200,000 rows)")));
     let notes = doc["notes"].to_string();
     assert!(notes.contains("1 changed: the base text planned on base; 1 new: planned on head only"), "{notes}");
 }

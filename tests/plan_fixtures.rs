@@ -431,3 +431,55 @@ fn every_generated_table_is_all_visible_and_parents_load_before_their_children()
         server.shutdown(false).await.expect("shutdown");
     });
 }
+
+/// Issue 39, item 5: verdicts weigh absolute cost. Narrowing `(account_id, kind)` to
+/// `(account_id)` multiplies a cheap plan's cost more than tenfold (one row fetched, then a
+/// hundred filtered): a warning, not a regression, below `[plan] cost_floor`. Replacing
+/// `(user_id)` by `(user_id, created_at)` serves the user query at the same cost: no finding.
+#[test]
+fn a_cheap_plan_is_no_regression_whatever_the_ratio_and_an_equal_cost_swap_is_no_warning() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let schema = "CREATE TABLE events (id bigint PRIMARY KEY, account_id integer NOT NULL, user_id integer NOT NULL, \
+                  kind integer NOT NULL, created_at timestamptz NOT NULL);\n\
+                  CREATE INDEX events_account_kind_idx ON events (account_id, kind);\n\
+                  CREATE INDEX events_user_idx ON events (user_id);\n";
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("0001_events.sql"), schema);
+    }
+    write(
+        &dir.join("head/0002_swap_indexes.sql"),
+        "CREATE INDEX events_account_idx ON events (account_id);\nDROP INDEX events_account_kind_idx;\n\
+         CREATE INDEX events_user_created_idx ON events (user_id, created_at);\nDROP INDEX events_user_idx;\n",
+    );
+    write(&dir.join("queries/account_kind.sql"), "SELECT id FROM events WHERE account_id = $1 AND kind = $2;\n");
+    write(&dir.join("queries/user_events.sql"), "SELECT id, kind FROM events WHERE user_id = $1;\n");
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.events]\nrows = 200_000\n[tables.events.columns]\naccount_id = { uniform = [1, 2_000] }\n\
+         user_id = { uniform = [1, 20_000] }\nkind = { uniform = [1, 100] }\n",
+    );
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "no error: {doc:#}");
+    let all = doc["findings"].as_array().expect("findings");
+    assert_eq!(all.len(), 1, "one warning, on the narrowed index only: {doc:#}");
+    let f = &all[0];
+    assert_eq!(
+        (f["rule"].as_str(), f["file"].as_str()),
+        (Some("plan-cost-increase"), Some("queries/account_kind.sql"))
+    );
+    let (base, head) =
+        (f["evidence"]["base_cost"].as_f64().expect("base"), f["evidence"]["head_cost"].as_f64().expect("head"));
+    assert!(head > 10.0 * base && head < 1_000.0, "a large ratio on a cheap plan: {base} -> {head}");
+    assert!(f["message"].as_str().expect("message").contains("below the cost floor of 1000"), "{f:#}");
+
+    // The same change with the floor lowered under the head's cost is a regression again.
+    std::fs::write(dir.join("sluice.toml"), "[plan]\ncost_floor = 10\n").expect("config");
+    let out = plan(&dir, &scale, cache.path(), "head", &["--config", "sluice.toml"]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    assert_eq!(findings(&doc, "plan-regression").len(), 1, "{doc:#}");
+}

@@ -20,7 +20,9 @@ pub mod tls;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
-use crate::rules::{index_inefficient, plan_cost_increase, plan_regression, plan_unavailable, pool_capacity};
+use crate::rules::{
+    index_inefficient, plan_cost_increase, plan_expensive, plan_regression, plan_unavailable, pool_capacity,
+};
 use capacity::{Load, Workload};
 use diff::{HeadFacts, Thresholds};
 use explain::{Measured, Query};
@@ -101,6 +103,12 @@ impl PlanOptions {
         }
         if let Some(r) = config.cost_ratio_warning {
             self.thresholds.cost_ratio_warning = r;
+        }
+        if let Some(c) = config.cost_floor {
+            self.thresholds.cost_floor = c;
+        }
+        if let Some(c) = config.cost_limit {
+            self.thresholds.cost_limit = c;
         }
         self
     }
@@ -452,6 +460,12 @@ async fn findings_for(
             severity: Severity::Error,
             sentences: verdict.regressions,
             fix: "restore the index the query needs, or change the query so the head schema serves it",
+        },
+        Candidate {
+            rule: plan_expensive::META.id,
+            severity: Severity::Error,
+            sentences: verdict.expensive,
+            fix: "add the index the query needs in the same change, or bound what it reads",
         },
         Candidate {
             rule: plan_unavailable::META.id,
