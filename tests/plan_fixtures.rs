@@ -483,3 +483,43 @@ fn a_cheap_plan_is_no_regression_whatever_the_ratio_and_an_equal_cost_swap_is_no
     assert_eq!(out.status.code(), Some(1), "{doc:#}");
     assert_eq!(findings(&doc, "plan-regression").len(), 1, "{doc:#}");
 }
+
+/// Issue 39, item 5: the pool turns a slowdown of a hot query into an error, with production's
+/// mean time standing in for a measurement: the head's latency is the mean times the head's
+/// cost over the base's, so no query has to run (no --analyze).
+#[test]
+fn production_mean_times_and_the_cost_ratio_check_the_pool_without_running_queries() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let workload = cache.path().join("workload.toml");
+    write(
+        &workload,
+        "[pool]\nsize = 2\n\n[[queries]]\nfile = \"queries/daily_revenue.sql\"\npeak_rps = 1000\nmean_ms = 1\n\n\
+         [[queries]]\nfile = \"queries/customer_orders.sql\"\npeak_rps = 10\n",
+    );
+    let out = plan(
+        &fixture("reporting"),
+        &scale,
+        cache.path(),
+        "head-regression",
+        &["--workload", workload.to_str().expect("utf8")],
+    );
+    let doc = json(&out);
+    let pool = findings(&doc, "pool-capacity");
+    assert_eq!(pool.len(), 1, "{doc:#}");
+    let ev = &pool[0]["evidence"];
+    let q = &ev["queries"][0];
+    assert_eq!(
+        (q["file"].as_str(), q["latency"].as_str()),
+        (Some("queries/daily_revenue.sql"), Some("mean × cost ratio"))
+    );
+    let regression = findings(&doc, "plan-regression");
+    let costs = &regression[0]["evidence"];
+    let ratio = costs["head_cost"].as_f64().expect("head") / costs["base_cost"].as_f64().expect("base");
+    assert!((q["head_ms"].as_f64().expect("head ms") - ratio).abs() < 1e-6, "1 ms × the cost ratio {ratio}: {q}");
+    assert_eq!(ev["base_busy"].as_f64(), Some(1.0), "1,000 req/s × production's 1 ms; the other query has no latency");
+    assert_eq!(ev["queries"].as_array().map(Vec::len), Some(1));
+    assert!(notes(&doc).contains("pool-capacity: no latency for queries/customer_orders.sql"), "{}", notes(&doc));
+}

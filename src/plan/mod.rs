@@ -11,6 +11,7 @@ pub mod explain;
 pub mod fill;
 pub mod fixture;
 pub mod pairing;
+mod pool;
 pub mod postmaster;
 pub mod scale;
 pub mod server;
@@ -20,10 +21,8 @@ pub mod tls;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
-use crate::rules::{
-    index_inefficient, plan_cost_increase, plan_expensive, plan_regression, plan_unavailable, pool_capacity,
-};
-use capacity::{Load, Workload};
+use crate::rules::{index_inefficient, plan_cost_increase, plan_expensive, plan_regression, plan_unavailable};
+use capacity::Workload;
 use diff::{HeadFacts, Thresholds};
 use explain::{Measured, Query};
 pub use fixture::MigrationSql;
@@ -31,7 +30,7 @@ pub use scale::ScaleSpec;
 use serde_json::{json, Value};
 pub use server::ServerOptions;
 pub use sources::QuerySource;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_postgres::Client;
@@ -144,13 +143,13 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
     })
 }
 
-struct Side {
+pub(crate) struct Side {
     /// Per query: the generic plan, or the server's reason it could not plan it.
-    plans: Vec<Option<std::result::Result<Value, String>>>,
-    measured: Vec<Option<std::result::Result<Measured, String>>>,
+    pub(crate) plans: Vec<Option<std::result::Result<Value, String>>>,
+    pub(crate) measured: Vec<Option<std::result::Result<Measured, String>>>,
 }
 
-fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
+pub(crate) fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     rel.to_string_lossy().replace('\\', "/")
 }
@@ -319,7 +318,7 @@ async fn compare_sides(
     findings
 }
 
-/// `pool-capacity` when a workload is given: it needs measured latencies (`--analyze`).
+/// `pool-capacity` when a workload is given ([`pool`]).
 fn pool_findings(
     options: &PlanOptions,
     queries: &[Query],
@@ -330,11 +329,9 @@ fn pool_findings(
     let Some(workload) = &options.workload else {
         return Ok(Vec::new());
     };
-    if !options.analyze {
-        notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
-        return Ok(Vec::new());
-    }
-    pool_check(workload, &options.root, queries, &base.measured, &head.measured)
+    let (findings, more) = pool::check(workload, &options.root, queries, base, head)?;
+    notes.extend(more);
+    Ok(findings)
 }
 
 /// The database to plan the head on: the base fixture itself when the head adds no migration, a
@@ -373,7 +370,7 @@ async fn head_database(
     Ok(name)
 }
 
-fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
+pub(crate) fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
     Finding::new(rule, severity, query.file.clone(), message)
         .at(query.line, query.column, query.end_line, query.end_column)
         .snippet(query.line, query.text.clone())
@@ -527,95 +524,4 @@ fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
         Some(Err(e)) => format!("it does not plan on base: {e}"),
         Some(Ok(_)) => String::new(),
     }
-}
-
-fn pool_check(
-    workload: &Workload,
-    root: &std::path::Path,
-    queries: &[Query],
-    base: &[Option<std::result::Result<Measured, String>>],
-    head: &[Option<std::result::Result<Measured, String>>],
-) -> Result<Vec<Finding>> {
-    let mut loads = Vec::new();
-    let mut first: BTreeMap<String, usize> = BTreeMap::new();
-    for wq in &workload.queries {
-        // `file` is relative to the project root, or else to the workload file's directory.
-        let beside = workload.path.parent().map(|d| relative(root, &d.join(&wq.file))).unwrap_or_default();
-        let beside = beside.strip_prefix("./").unwrap_or(&beside).to_string();
-        let indices: Vec<usize> =
-            (0..queries.len()).filter(|&i| queries[i].file == wq.file || queries[i].file == beside).collect();
-        if indices.is_empty() {
-            return Err(Error::invalid(
-                &workload.path,
-                Some(wq.line),
-                format!("file = \"{}\" is not among the planned query files", wq.file),
-            ));
-        }
-        first.insert(queries[indices[0]].file.clone(), indices[0]);
-        let ms = |side: &[Option<std::result::Result<Measured, String>>]| -> Option<f64> {
-            indices.iter().map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms)).sum()
-        };
-        // A query with no measurement on head was already reported; count it as the timeout.
-        let head_ms = ms(head).unwrap_or(f64::INFINITY);
-        loads.push(Load { file: queries[indices[0]].file.clone(), peak_rps: wq.peak_rps, base_ms: ms(base), head_ms });
-    }
-    let c = capacity::capacity(workload, loads);
-    if !c.over() {
-        return Ok(Vec::new());
-    }
-    let worst = c.loads.iter().max_by(|a, b| a.head_connections().total_cmp(&b.head_connections())).cloned();
-    let Some(worst) = worst else { return Ok(Vec::new()) };
-    let query = &queries[first[&worst.file]];
-    let count = |x: f64| {
-        if x.is_finite() {
-            diff::format_count(x.ceil())
-        } else {
-            "unbounded".into()
-        }
-    };
-    let base_text = match worst.base_connections() {
-        Some(b) => format!(" (on base: {})", count(b)),
-        None => String::new(),
-    };
-    let message = format!(
-        "at {} req/s this query would hold {} connections{base_text}; the pool has {} ({} × {}), and all queries together would hold {} at peak{}",
-        worst.peak_rps,
-        count(worst.head_connections()),
-        c.pool_total,
-        workload.pool_size,
-        workload.instances,
-        count(c.head_busy),
-        c.base_busy.map(|b| format!(" (base: {})", count(b))).unwrap_or_default()
-    );
-    let detail: Vec<String> = c
-        .loads
-        .iter()
-        .map(|l| {
-            format!(
-                "{}: {} req/s × {:.2} ms = {:.1} connections (base {})",
-                l.file,
-                l.peak_rps,
-                l.head_ms,
-                l.head_connections(),
-                l.base_connections().map(|b| format!("{b:.1}")).unwrap_or_else(|| "n/a".into())
-            )
-        })
-        .collect();
-    let f = finding_at(pool_capacity::META.id, Severity::Error, query, message)
-        .help(format!(
-            "busy connections = latency × arrival rate (Little's law), summed over {}; the limit is {:.0}% of the pool\n{}",
-            workload.path.display(),
-            workload.max_utilisation * 100.0,
-            detail.join("\n")
-        ))
-        .fact("pool", c.pool_total.to_string())
-        .fact("busy at peak (head)", format!("{:.1}", c.head_busy))
-        .evidence(json!({
-            "pool_total": c.pool_total,
-            "limit": c.limit,
-            "head_busy": c.head_busy,
-            "base_busy": c.base_busy,
-            "queries": c.loads.iter().map(|l| json!({"file": l.file, "peak_rps": l.peak_rps, "base_ms": l.base_ms, "head_ms": l.head_ms})).collect::<Vec<_>>(),
-        }));
-    Ok(vec![f])
 }
