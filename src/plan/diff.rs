@@ -418,7 +418,13 @@ pub fn render_diff(base: &Value, head: &Value) -> String {
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {
         if i < a.len() && j < b.len() && same(&a[i], &b[j]) {
-            out.push_str(&line(" ", &b[j]));
+            // The same node: its estimates on both sides when they differ.
+            let both = if a[i].detail == b[j].detail {
+                b[j].clone()
+            } else {
+                Line { detail: format!("base {}; head {}", a[i].detail, b[j].detail), ..b[j].clone() }
+            };
+            out.push_str(&line(" ", &both));
             i += 1;
             j += 1;
         } else if j < b.len() && (i == a.len() || table[i][j + 1] >= table[i + 1][j]) {
@@ -506,6 +512,27 @@ mod tests {
         assert_eq!(v.regressions.len(), 1, "{v:?}");
         let small = compare(&index_scan("a_idx", 400.0), &seq, &facts(2_000.0), &Thresholds::default());
         assert!(small.regressions.is_empty());
+    }
+
+    #[test]
+    fn an_unchanged_node_shows_both_estimates_when_they_differ() {
+        let plan = |index: &str, cost: f64| {
+            json!({"Plan": {"Node Type": "Limit", "Total Cost": cost, "Plan Rows": 20, "Plans": [
+                {"Node Type": "Index Scan", "Relation Name": "orders", "Index Name": index, "Total Cost": cost, "Plan Rows": 20}
+            ]}})
+        };
+        let diff = render_diff(&plan("a_idx", 4.6), &plan("b_idx", 86.0));
+        assert_eq!(
+            diff.lines().collect::<Vec<_>>(),
+            [
+                "plan diff (- base, + head):",
+                "  Limit  (base cost=0.00..4.60 rows=20; head cost=0.00..86.00 rows=20)",
+                "-   Index Scan using a_idx on orders  (cost=0.00..4.60 rows=20)",
+                "+   Index Scan using b_idx on orders  (cost=0.00..86.00 rows=20)",
+            ]
+        );
+        let same = render_diff(&plan("a_idx", 4.6), &plan("a_idx", 4.6));
+        assert!(same.lines().nth(1).is_some_and(|l| l == "  Limit  (cost=0.00..4.60 rows=20)"), "{same}");
     }
 
     #[test]
