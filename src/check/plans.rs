@@ -87,7 +87,6 @@ fn compare_plans(
     }
     let mut options =
         PlanOptions::new(repo.root().to_path_buf(), sides.base, sides.head, sides.queries, spec).with_config(config);
-    options.base_queries = Some(sides.base_queries);
     options.server.database_url = database_url;
     options.server.cache_dir = run.cache_dir.clone();
     let report = plan::compare(&options)?;

@@ -90,7 +90,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
     let spec = ScaleSpec::load(&scale)?;
     let query_paths: Vec<PathBuf> =
         if args.queries.is_empty() { loaded.query_dirs() } else { args.queries.iter().map(|q| cwd.join(q)).collect() };
-    let (root, base, head, queries, base_queries, compared) = match (&args.base_dir, &args.head_dir) {
+    let (root, base, head, queries, compared) = match (&args.base_dir, &args.head_dir) {
         (Some(b), Some(h)) => {
             let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
             let (base_dir, head_dir) = (cwd.join(b), cwd.join(h));
@@ -101,7 +101,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 }
             }
             let compared = format!("compared the migrations in {} (base) and {} (head)", b.display(), h.display());
-            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, None, compared)
+            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, compared)
         }
         _ => {
             let repo = git::open(cwd)?;
@@ -118,7 +118,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 sides.base.len(),
                 sides.head.len()
             );
-            (repo.root().to_path_buf(), sides.base, sides.head, sides.queries, Some(sides.base_queries), compared)
+            (repo.root().to_path_buf(), sides.base, sides.head, sides.queries, compared)
         }
     };
     if queries.is_empty() {
@@ -139,7 +139,6 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
         }
     };
     let mut options = PlanOptions::new(root, base, head, queries, spec).with_config(&loaded.config.plan);
-    options.base_queries = base_queries;
     if let Some(n) = args.seq_scan_rows {
         options.thresholds.seq_scan_rows = n;
     }

@@ -30,7 +30,6 @@ pub use scale::ScaleSpec;
 use serde_json::{json, Value};
 pub use server::ServerOptions;
 pub use sources::QuerySource;
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_postgres::Client;
@@ -46,9 +45,6 @@ pub struct PlanOptions {
     pub head: Vec<MigrationSql>,
     /// Queries to plan: the head's text on head, the base's on base ([`pairing`]).
     pub queries: Vec<QuerySource>,
-    /// Query files (relative, `/`) that exist at base; `None`: as each source's base text says.
-    /// The others are new and get only the absolute checks.
-    pub base_queries: Option<BTreeSet<String>>,
     pub spec: ScaleSpec,
     pub thresholds: Thresholds,
     /// Also run the queries (EXPLAIN ANALYZE) with sample parameters.
@@ -79,7 +75,6 @@ impl PlanOptions {
             base,
             head,
             queries,
-            base_queries: None,
             spec,
             thresholds: Thresholds::default(),
             analyze: false,
@@ -260,11 +255,6 @@ impl Queries {
         let mut list = Vec::new();
         for source in &options.queries {
             list.extend(pairing::queries_of(source)?);
-        }
-        if let Some(set) = &options.base_queries {
-            for q in list.iter_mut().filter(|q| !set.contains(&q.file)) {
-                q.on_base = pairing::OnBase::New;
-            }
         }
         Ok(Queries { list })
     }

@@ -10,7 +10,7 @@ use crate::git::{self, GitTree, Repo, Side};
 use crate::lint::load::tool_options;
 use crate::schema::migrations::{self, Loaded as LoadedMigration};
 use crate::schema::tools::{self, DiskTree, Tree};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Queries to plan, from any source (a query file; SQL found in application code): the text
@@ -60,8 +60,6 @@ pub struct GitSides {
     pub head: Vec<MigrationSql>,
     /// The head side's query files, repository-relative, each with its base text.
     pub queries: Vec<QuerySource>,
-    /// The query files that exist on the base side (the others are new: absolute checks only).
-    pub base_queries: BTreeSet<String>,
     /// The layout used for both sides (detected from the head side under `auto`).
     pub layout: Layout,
 }
@@ -157,7 +155,6 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
             texts.extend(git::read_files(repo, side, path)?.into_iter().filter(|(file, _)| is_query(file)));
         }
     }
-    let base_queries = base_texts.keys().cloned().collect();
     let queries = queries
         .into_iter()
         .map(|(file, text)| {
@@ -165,7 +162,7 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
             QuerySource::compared(file, text, base)
         })
         .collect();
-    Ok(GitSides { base: base_list, head: head_list, queries, base_queries, layout })
+    Ok(GitSides { base: base_list, head: head_list, queries, layout })
 }
 
 fn under(path: &str, dir: &str) -> bool {
@@ -226,6 +223,5 @@ mod tests {
         assert_eq!(sides.queries[0].base, BaseText::Changed("SELECT x FROM a WHERE x = $1;\n".into()));
         assert_eq!(sides.queries[1].base, BaseText::Same);
         assert_eq!(sides.queries[2].base, BaseText::Absent);
-        assert_eq!(sides.base_queries.into_iter().collect::<Vec<_>>(), ["queries/changed.sql", "queries/old.sql"]);
     }
 }
