@@ -15,6 +15,7 @@ mod pool;
 pub mod postmaster;
 pub mod scale;
 pub mod server;
+pub mod snapshot;
 pub mod sources;
 pub mod target;
 pub mod tls;
@@ -46,6 +47,9 @@ pub struct PlanOptions {
     /// Queries to plan: the head's text on head, the base's on base ([`pairing`]).
     pub queries: Vec<QuerySource>,
     pub spec: ScaleSpec,
+    /// Production's statistics: the tables and columns the spec does not name follow them.
+    pub stats: Option<snapshot::Snapshot>,
+    pub mode: fixture::Mode,
     pub thresholds: Thresholds,
     /// Also run the queries (EXPLAIN ANALYZE) with sample parameters.
     pub analyze: bool,
@@ -76,6 +80,8 @@ impl PlanOptions {
             head,
             queries,
             spec,
+            stats: None,
+            mode: fixture::Mode::Generated,
             thresholds: Thresholds::default(),
             analyze: false,
             repeat: 5,
@@ -85,6 +91,12 @@ impl PlanOptions {
             statement_timeout: Duration::from_secs(30),
             build_timeout: Duration::from_secs(1800),
         }
+    }
+
+    /// What the fixture is built from; `--analyze` runs queries, so it needs generated rows.
+    pub fn inputs(&self) -> fixture::Inputs<'_> {
+        let mode = if self.analyze { fixture::Mode::Generated } else { self.mode };
+        fixture::Inputs { spec: &self.spec, snapshot: self.stats.as_ref(), mode }
     }
 
     /// Applies `[plan]` from sluice.toml.
@@ -236,7 +248,7 @@ async fn base_fixture(
     cache: bool,
     notes: &mut Vec<String>,
 ) -> Result<String> {
-    let template = fixture::template(server, &options.base, &options.spec, cache, options.build_timeout).await?;
+    let template = fixture::template(server, &options.base, options.inputs(), cache, options.build_timeout).await?;
     notes.push(if template.cached {
         format!("fixture: reused cached {} on {}", template.name, server.location)
     } else {
@@ -338,7 +350,7 @@ async fn head_database(
     let is_prefix =
         options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
     if !is_prefix {
-        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
+        let t = fixture::template(server, &options.head, options.inputs(), cache, options.build_timeout).await?;
         notes.push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
         return Ok(t.name);
     }

@@ -19,10 +19,12 @@ mod progress;
 mod rows;
 mod schema;
 mod sql;
+mod stats;
 
 use crate::error::{Error, Result};
-use crate::plan::scale::ScaleSpec;
+use crate::plan::scale::{ScaleSpec, TableSpec};
 use crate::plan::server::{pg_message, quote_ident};
+use crate::plan::snapshot::Snapshot;
 use choose::{Filled, Shape};
 use load::Truncate;
 use progress::Progress;
@@ -33,10 +35,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio_postgres::Client;
 
-/// Fills every table of `spec` in the database `client` is connected to.
-pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool, timeout: Duration) -> Result<()> {
+/// Fills every table of `spec` in the database `client` is connected to; with a statistics
+/// snapshot, also every table the spec does not name (production's `reltuples` rows) and every
+/// column it does not name, from production's statistics.
+pub async fn fill(
+    client: &Client,
+    spec: &ScaleSpec,
+    snapshot: Option<&Snapshot>,
+    superuser: bool,
+    timeout: Duration,
+) -> Result<()> {
     prepare_session(client, superuser, timeout).await?;
     let tables = schema::load_tables(client).await?;
+    let spec = &with_snapshot_tables(spec, snapshot, &tables);
     let order = schema::order(spec, &tables)?;
     let oids: Vec<i64> = order.iter().map(|(_, i)| tables[*i].oid).collect();
     let progress = Progress::new();
@@ -48,7 +59,8 @@ pub async fn fill(client: &Client, spec: &ScaleSpec, superuser: bool, timeout: D
         let table = &tables[*index];
         let pending: BTreeSet<i64> = oids[position + 1..].iter().copied().collect();
         let truncate = truncation(client, table, &tables, &pending).await?;
-        let (rows, method) = fill_table(client, spec, key, table, &tables, &filled, truncate, &progress).await?;
+        let (rows, method) =
+            fill_table(client, spec, snapshot, key, table, &tables, &filled, truncate, &progress).await?;
         if matches!(method, load::Method::Copy { frozen: true }) {
             written_frozen.insert(table.oid);
         }
@@ -114,6 +126,27 @@ pub async fn not_all_visible(client: &Client) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The spec with an entry for every table of the snapshot it does not name that exists in the
+/// fixture's schema and had rows in production: `reltuples` rows, every column by the snapshot.
+fn with_snapshot_tables(spec: &ScaleSpec, snapshot: Option<&Snapshot>, tables: &[Table]) -> ScaleSpec {
+    let mut spec = spec.clone();
+    let Some(snapshot) = snapshot else { return spec };
+    for table in tables {
+        let Some(stats) = snapshot.table(&table.schema, &table.name).filter(|s| s.reltuples >= 1.0) else {
+            continue;
+        };
+        if schema::resolve_key(&spec, tables, table).is_some() {
+            continue;
+        }
+        let key = if table.schema == "public" { table.name.clone() } else { table.qualified.clone() };
+        spec.tables.insert(
+            key,
+            TableSpec { rows: stats.reltuples.round() as u64, columns: BTreeMap::new(), line: stats.line },
+        );
+    }
+    spec
+}
+
 async fn prepare_session(client: &Client, superuser: bool, timeout: Duration) -> Result<()> {
     let mut settings = vec![
         format!("SET statement_timeout = {}", timeout.as_millis()),
@@ -174,6 +207,7 @@ async fn truncation(client: &Client, table: &Table, tables: &[Table], pending: &
 async fn fill_table(
     client: &Client,
     spec: &ScaleSpec,
+    snapshot: Option<&Snapshot>,
     key: &str,
     table: &Table,
     tables: &[Table],
@@ -183,23 +217,29 @@ async fn fill_table(
 ) -> Result<(Filled, load::Method)> {
     let rows = spec.tables[key].rows;
     let line = spec.tables[key].line;
-    let choices = choose::choose(spec, key, table, tables, filled)?;
+    let choices = choose::choose(spec, snapshot, key, table, tables, filled)?;
     let sql = SqlPlan::new(&spec.path, key, &choices, tables, filled)?;
     // Each table draws its own reproducible stream (FNV-1a of its key).
     let seed = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    let mut rows_gen = if choices.is_empty() { None } else { RowGen::new(&choices, tables, filled, seed) };
+    let mut rows_gen = if choices.is_empty() { None } else { RowGen::new(&choices, tables, filled, rows, seed) };
     if let Some(gen) = rows_gen.as_mut() {
         let mut values = Vec::new();
         for lookup in gen.lookups() {
             let query = format!(
-                "SELECT {c}::int8 FROM {t} WHERE {c} IS NOT NULL",
+                "SELECT {c}::{cast} FROM {t} WHERE {c} IS NOT NULL",
                 c = quote_ident(&lookup.column),
+                cast = if lookup.text { "text" } else { "int8" },
                 t = lookup.table
             );
             let found = client.query(&query, &[]).await.map_err(|e| {
                 Error::Other(format!("cannot read {}.{}: {}", lookup.table, lookup.column, pg_message(&e)))
             })?;
-            values.push(found.iter().map(|r| r.get::<_, i64>(0)).collect());
+            values.push(
+                found
+                    .iter()
+                    .map(|r| if lookup.text { rows::Value::Text(r.get(0)) } else { rows::Value::Int(r.get(0)) })
+                    .collect(),
+            );
         }
         gen.resolve_lookups(values);
     }
