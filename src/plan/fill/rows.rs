@@ -317,10 +317,26 @@ impl RowGen {
                             out.extend_from_slice(&(-1i32).to_be_bytes());
                             continue;
                         }
+                        if let (Role::Free | Role::Leader(_), Some(Keys::Sorted(keys))) = (role, keys) {
+                            let key = distribution.draw_key(g, *role, keys, &mut places, &mut rng);
+                            let key =
+                                key.ok_or_else(|| format!("column {}: the referenced table has no keys", column.name))?;
+                            encode(key, column.encoding, &mut out)
+                                .map_err(|e| format!("column {}: row {g}: {e}", column.name))?;
+                            continue;
+                        }
                         let value = distribution.draw(g, *role, &mut places, &mut rng);
                         match keys {
-                            Some(keys) => snap(keys, value)
-                                .ok_or_else(|| format!("column {}: the referenced table has no keys", column.name))?,
+                            Some(keys) => {
+                                // Snapping can merge the leader's groups: its member then counts
+                                // over the whole table, so the key stays unique.
+                                if let Role::Leader(n) = role {
+                                    places[*n] = g - 1;
+                                }
+                                snap(keys, value).ok_or_else(|| {
+                                    format!("column {}: the referenced table has no keys", column.name)
+                                })?
+                            }
                             None => value,
                         }
                     }

@@ -198,6 +198,11 @@ impl Distribution {
             cumulative.push(sum);
         }
         let correlation = stats.correlation.unwrap_or(0.0).clamp(-1.0, 1.0);
+        // ANALYZE ranks equal values by their position, so rows in random order already
+        // correlate by the sum of the squared frequencies of the values; sorting the rest
+        // adds the remainder.
+        let ties: f64 = atoms.iter().map(|(a, m)| (m / total).powi(2) / a.values() as f64).sum();
+        let shuffled = if ties >= 1.0 { 1.0 } else { ((1.0 - correlation.abs()) / (1.0 - ties)).clamp(0.0, 1.0) };
         let mut known: Vec<Value> = atoms
             .iter()
             .flat_map(|(a, _)| match a {
@@ -214,8 +219,8 @@ impl Distribution {
             atoms: atoms.into_iter().map(|(a, _)| a).collect(),
             cumulative,
             unique: stats.is_unique(),
-            order: Permutation::new(rows, 1.0 - correlation.abs(), seed),
-            shuffled: 1.0 - correlation.abs(),
+            order: Permutation::new(rows, shuffled, seed),
+            shuffled,
             descending: correlation < 0.0,
             rows: rows.max(1),
         })
@@ -226,6 +231,43 @@ impl Distribution {
         let start = if i == 0 { 0.0 } else { self.cumulative[i - 1] };
         let mass = (self.cumulative[i] - start).max(f64::MIN_POSITIVE);
         (i, ((u - start) / mass).clamp(0.0, 1.0 - f64::EPSILON))
+    }
+
+    /// A foreign key's value for row `g`: a common value as it is (the referenced table has it),
+    /// any other the key at the same place among `keys` (sorted) as the value among the column's
+    /// own values, so the column keeps its distinct count and frequencies.
+    /// A leader of a composite key that is also a foreign key: as [`Self::draw_key`], in the
+    /// leader's order, with the row's place among the rows of the table (snapped keys can merge
+    /// groups, so the member counts over the whole table).
+    pub(super) fn draw_key<'k>(
+        &self,
+        g: u64,
+        role: Role,
+        keys: &'k [Value],
+        places: &mut [u64],
+        rng: &mut SmallRng,
+    ) -> Option<&'k Value> {
+        let u = match role {
+            Role::Leader(n) => {
+                places[n] = g - 1;
+                (self.ranked(g) as f64 + 0.5) / self.rows as f64
+            }
+            _ => self.quantile(g, rng),
+        };
+        let (i, w) = self.atom_at(u);
+        match &self.atoms[i] {
+            Atom::Point(v) => {
+                let at = keys.partition_point(|k| compare(k, v) == Ordering::Less);
+                keys.get(at).or(keys.last())
+            }
+            atom => {
+                let before: u64 = self.atoms[..i].iter().map(Atom::values).sum();
+                let total: u64 = self.atoms.iter().map(Atom::values).sum();
+                let ordinal = before + ((w * atom.values() as f64) as u64).min(atom.values() - 1);
+                let at = (ordinal as f64 / total.max(1) as f64 * keys.len() as f64) as usize;
+                keys.get(at.min(keys.len().saturating_sub(1)))
+            }
+        }
     }
 
     /// The value at quantile `u` of the non-NULL rows.
