@@ -138,8 +138,94 @@ fn a_fixture_built_from_the_snapshot_alone_has_production_s_statistics() {
             assert!((r.5 - m.5).abs() < 0.03, "{}: its frequency {} vs {}", r.0, r.5, m.5);
         }
     }
+    rt.block_on(async { fixture_server.shutdown(false).await.expect("shutdown") });
+
+    // Statistics mode: production's figures installed, exactly, and the planner uses them.
+    let cache = cache_dir();
+    let out = Command::cargo_bin("sluice")
+        .expect("binary")
+        .current_dir(&dir)
+        .env_remove("DATABASE_URL")
+        .env_remove("SLUICE_DATABASE_URL")
+        .args(["plan", "--base-dir", "base", "--head-dir", "head", "--queries", "queries", "--format", "json"])
+        .args(["--stats", "column-stats.csv", "--fixture", "statistics", "--cache-dir"])
+        .arg(cache.path())
+        .output()
+        .expect("plan");
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}\n{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("sluice: fixture: production's statistics installed (9 columns)"), "{stderr}");
+    let fixture_server = rt
+        .block_on(Server::start(&ServerOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() }))
+        .expect("the cached cluster");
+    let template: String = rt.block_on(async {
+        let admin = fixture_server.connect("postgres").await.expect("connect");
+        admin
+            .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
+            .await
+            .expect("template")
+            .get(0)
+    });
+    let exact = "SELECT attname::text, null_frac, avg_width, n_distinct, coalesce(most_common_vals::text, ''), \
+                 coalesce(most_common_freqs::text, ''), coalesce(histogram_bounds::text, ''), coalesce(correlation, 2) \
+                 FROM pg_stats WHERE tablename IN ('flights', 'airports') ORDER BY tablename, attname";
+    let sizes = "SELECT relname::text, reltuples::float8, relpages, relallvisible, pg_relation_size(oid) / 8192 FROM pg_class \
+                 WHERE relname IN ('flights', 'airports', 'flights_pkey', 'flights_carrier_idx', 'flights_origin_departed_key') ORDER BY 1";
+    let plans = [
+        "EXPLAIN (FORMAT JSON) SELECT id FROM flights WHERE carrier = 'EV'",
+        "EXPLAIN (FORMAT JSON) SELECT count(*) FROM flights WHERE dep_delay > 60",
+        "EXPLAIN (FORMAT JSON) SELECT * FROM flights f JOIN airports a ON a.faa = f.origin WHERE a.tz = -6",
+        "EXPLAIN (FORMAT JSON) SELECT * FROM flights WHERE origin = 'A001' AND departed > '2013-01-20'",
+    ];
+    let read_all = |server: &Server, db: &str| {
+        rt.block_on(async {
+            let client = server.connect(db).await.expect("connect");
+            let lines = |messages: Vec<tokio_postgres::SimpleQueryMessage>| -> Vec<String> {
+                messages
+                    .into_iter()
+                    .filter_map(|m| match m {
+                        tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                            (0..r.len()).map(|i| r.get(i).unwrap_or("").to_string()).collect::<Vec<_>>().join(" | "),
+                        ),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let stats = lines(client.simple_query(exact).await.expect("pg_stats"));
+            let sizes = lines(client.simple_query(sizes).await.expect("sizes"));
+            let mut shapes = Vec::new();
+            for sql in plans {
+                let text = lines(client.simple_query(sql).await.expect("explain")).concat();
+                let plan: serde_json::Value = serde_json::from_str(&text).expect("json");
+                shapes.push(shape(&plan[0]["Plan"]));
+            }
+            (stats, sizes, shapes)
+        })
+    };
+    let (real_stats, real_sizes, real_plans) = read_all(&production, "prod");
+    let (made_stats, made_sizes, made_plans) = read_all(&fixture_server, &template);
+    assert_eq!(real_stats, made_stats, "pg_stats as production's");
+    // reltuples, relpages, relallvisible as production's, and the files as large.
+    assert_eq!(real_sizes, made_sizes, "pg_class and the relation sizes as production's");
+    assert_eq!(real_plans, made_plans, "the planner's choices on production's statistics");
     rt.block_on(async {
         fixture_server.shutdown(false).await.expect("shutdown");
         production.shutdown(false).await.expect("shutdown");
     });
+}
+
+/// A plan's node types, relations, indexes and estimated rows, depth first.
+fn shape(node: &serde_json::Value) -> Vec<String> {
+    let mut out = vec![format!(
+        "{} {} {} rows={}",
+        node["Node Type"].as_str().unwrap_or(""),
+        node["Relation Name"].as_str().unwrap_or(""),
+        node["Index Name"].as_str().unwrap_or(""),
+        node["Plan Rows"]
+    )];
+    for child in node["Plans"].as_array().into_iter().flatten() {
+        out.extend(shape(child));
+    }
+    out
 }

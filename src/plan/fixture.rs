@@ -200,7 +200,12 @@ pub async fn template(
             .await
             .map_err(|e| Error::Other(pg_message(&e)))?;
         apply_migrations(&client, migrations).await?;
-        super::fill::fill(&client, inputs.spec, inputs.snapshot, server.superuser, timeout).await?;
+        match (inputs.mode, inputs.snapshot) {
+            (Mode::Statistics, Some(snapshot)) => {
+                super::install::install(&client, server, inputs.spec, snapshot, timeout).await?
+            }
+            _ => super::fill::fill(&client, inputs.spec, inputs.snapshot, server.superuser, timeout, None).await?,
+        }
     }
     server.rename_database(&build, &name).await?;
     if cache {

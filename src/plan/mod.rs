@@ -10,6 +10,7 @@ pub mod diff;
 pub mod explain;
 pub mod fill;
 pub mod fixture;
+mod install;
 pub mod pairing;
 mod pool;
 pub mod postmaster;
@@ -367,7 +368,10 @@ async fn head_database(
         .await
         .map_err(|e| Error::Other(server::pg_message(&e)))?;
     fixture::apply_migrations(&client, new).await?;
-    fixture::vacuum_tables(&client, &fixture::touched_tables(new)).await?;
+    match (options.inputs().mode, &options.stats, server.data_dir()) {
+        (fixture::Mode::Statistics, Some(snapshot), Some(data)) => install::figures(&client, &data, snapshot).await?,
+        _ => fixture::vacuum_tables(&client, &fixture::touched_tables(new)).await?,
+    }
     notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
     Ok(name)
 }

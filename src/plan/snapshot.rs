@@ -23,7 +23,7 @@ SELECT 'table' AS kind, n.nspname AS schema, c.relname AS table, NULL AS column,
        c.reltuples::bigint AS reltuples, c.relpages, c.relallvisible, NULL AS stats
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p', 'm')
+WHERE c.relkind IN ('r', 'p', 'm', 'i')
   AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
 UNION ALL
 SELECT 'column', s.schemaname, s.tablename, s.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),

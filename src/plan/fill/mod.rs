@@ -38,16 +38,23 @@ use tokio_postgres::Client;
 /// Fills every table of `spec` in the database `client` is connected to; with a statistics
 /// snapshot, also every table the spec does not name (production's `reltuples` rows) and every
 /// column it does not name, from production's statistics.
+/// `cap`: at most this many rows per table (the filler of a statistics fixture).
 pub async fn fill(
     client: &Client,
     spec: &ScaleSpec,
     snapshot: Option<&Snapshot>,
     superuser: bool,
     timeout: Duration,
+    cap: Option<u64>,
 ) -> Result<()> {
     prepare_session(client, superuser, timeout).await?;
     let tables = schema::load_tables(client).await?;
-    let spec = &with_snapshot_tables(spec, snapshot, &tables);
+    let mut spec = with_snapshot_tables(spec, snapshot, &tables);
+    if let Some(cap) = cap {
+        // Half of production's rows at most, so the filler never takes more pages than it.
+        spec.tables.values_mut().for_each(|t| t.rows = t.rows.min(cap).min((t.rows / 2).max(1)));
+    }
+    let spec = &spec;
     let order = schema::order(spec, &tables)?;
     let oids: Vec<i64> = order.iter().map(|(_, i)| tables[*i].oid).collect();
     let progress = Progress::new();
