@@ -412,14 +412,7 @@ fn every_generated_table_is_all_visible_and_parents_load_before_their_children()
     // The cached template itself: every page of every table is all-visible.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
-        let options = sluice::plan::ServerOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() };
-        let server = sluice::plan::server::Server::start(&options).await.expect("the cached cluster");
-        let admin = server.connect("postgres").await.expect("connect");
-        let template: String = admin
-            .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
-            .await
-            .expect("one template")
-            .get(0);
+        let (server, template) = cached_template(cache.path()).await;
         let client = server.connect(&template).await.expect("template");
         let rows = client
             .query(

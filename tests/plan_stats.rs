@@ -37,6 +37,23 @@ FROM generate_series(1, 60000) g;
 ANALYZE;
 ";
 
+/// `sluice plan` of the project in `dir` from its snapshot alone (no scale spec); its stderr.
+fn plan_from_snapshot(dir: &std::path::Path, cache: &std::path::Path, fixture: &str) -> String {
+    let out = Command::cargo_bin("sluice")
+        .expect("binary")
+        .current_dir(dir)
+        .env_remove("DATABASE_URL")
+        .env_remove("SLUICE_DATABASE_URL")
+        .args(["plan", "--base-dir", "base", "--head-dir", "head", "--queries", "queries", "--format", "json"])
+        .args(["--stats", "column-stats.csv", "--fixture", fixture, "--cache-dir"])
+        .arg(cache)
+        .output()
+        .expect("plan");
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
@@ -76,19 +93,7 @@ fn a_fixture_built_from_the_snapshot_alone_has_production_s_statistics() {
     write(&dir.join("head/0001_schema.sql"), SCHEMA);
     write(&dir.join("queries/carrier.sql"), "SELECT id FROM flights WHERE carrier = $1;\n");
     write(&dir.join("column-stats.csv"), std::str::from_utf8(&csv.stdout).expect("utf8"));
-    let out = Command::cargo_bin("sluice")
-        .expect("binary")
-        .current_dir(&dir)
-        .env_remove("DATABASE_URL")
-        .env_remove("SLUICE_DATABASE_URL")
-        .args(["plan", "--base-dir", "base", "--head-dir", "head", "--queries", "queries", "--format", "json"])
-        .args(["--stats", "column-stats.csv", "--cache-dir"])
-        .arg(cache.path())
-        .output()
-        .expect("plan");
-    let doc = json(&out);
-    assert_eq!(out.status.code(), Some(0), "{doc:#}\n{}", String::from_utf8_lossy(&out.stderr));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = plan_from_snapshot(&dir, cache.path(), "generated");
     assert!(
         stderr.lines().any(|l| l.contains("60,000 rows into flights") && l.contains("binary COPY, frozen")),
         "{stderr}"
@@ -113,17 +118,7 @@ fn a_fixture_built_from_the_snapshot_alone_has_production_s_statistics() {
         })
     };
     let real = read(&production, "prod");
-    let fixture_server = rt
-        .block_on(Server::start(&ServerOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() }))
-        .expect("the cached cluster");
-    let template: String = rt.block_on(async {
-        let admin = fixture_server.connect("postgres").await.expect("connect");
-        admin
-            .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
-            .await
-            .expect("template")
-            .get(0)
-    });
+    let (fixture_server, template) = rt.block_on(cached_template(cache.path()));
     let made = read(&fixture_server, &template);
     assert_eq!(real.len(), made.len());
     for (r, m) in real.iter().zip(&made) {
@@ -142,31 +137,9 @@ fn a_fixture_built_from_the_snapshot_alone_has_production_s_statistics() {
 
     // Statistics mode: production's figures installed, exactly, and the planner uses them.
     let cache = cache_dir();
-    let out = Command::cargo_bin("sluice")
-        .expect("binary")
-        .current_dir(&dir)
-        .env_remove("DATABASE_URL")
-        .env_remove("SLUICE_DATABASE_URL")
-        .args(["plan", "--base-dir", "base", "--head-dir", "head", "--queries", "queries", "--format", "json"])
-        .args(["--stats", "column-stats.csv", "--fixture", "statistics", "--cache-dir"])
-        .arg(cache.path())
-        .output()
-        .expect("plan");
-    let doc = json(&out);
-    assert_eq!(out.status.code(), Some(0), "{doc:#}\n{}", String::from_utf8_lossy(&out.stderr));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = plan_from_snapshot(&dir, cache.path(), "statistics");
     assert!(stderr.contains("sluice: fixture: production's statistics installed (9 columns)"), "{stderr}");
-    let fixture_server = rt
-        .block_on(Server::start(&ServerOptions { cache_dir: Some(cache.path().to_path_buf()), ..Default::default() }))
-        .expect("the cached cluster");
-    let template: String = rt.block_on(async {
-        let admin = fixture_server.connect("postgres").await.expect("connect");
-        admin
-            .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
-            .await
-            .expect("template")
-            .get(0)
-    });
+    let (fixture_server, template) = rt.block_on(cached_template(cache.path()));
     let exact = "SELECT attname::text, null_frac, avg_width, n_distinct, coalesce(most_common_vals::text, ''), \
                  coalesce(most_common_freqs::text, ''), coalesce(histogram_bounds::text, ''), coalesce(correlation, 2) \
                  FROM pg_stats WHERE tablename IN ('flights', 'airports') ORDER BY tablename, attname";
