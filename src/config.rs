@@ -206,6 +206,27 @@ pub struct PlanConfig {
     pub seq_scan_rows: Option<u64>,
     pub cost_ratio_error: Option<f64>,
     pub cost_ratio_warning: Option<f64>,
+    /// Below this estimated cost a head plan is cheap: a cost ratio is then no regression.
+    #[serde(default)]
+    pub cost_floor: Option<f64>,
+    /// Above this estimated cost a query with no base plan is `plan-expensive`.
+    #[serde(default)]
+    pub cost_limit: Option<f64>,
+    /// A production statistics snapshot (`sluice stats columns`): what the scale spec does not
+    /// name is generated from it.
+    #[serde(default)]
+    pub stats: Option<PathBuf>,
+    /// `generated` (default) or `statistics`: production's figures installed on a fixture
+    /// built to production's page counts.
+    #[serde(default)]
+    pub fixture: Option<FixtureKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FixtureKind {
+    Generated,
+    Statistics,
 }
 
 /// A loaded configuration and the directory paths in it are relative to.

@@ -766,6 +766,33 @@ fn with_a_scale_spec_check_compares_plans_and_reports_the_dropped_index_a_query_
     );
 }
 
+/// Issue 39, item 1: a pull request that only edits a query is compared as such: the base text
+/// on the base fixture, the head text on the head. The head's OR no index serves reads the
+/// orders by Seq Scan; nothing in the migrations changed, no lint rule recognizes it.
+#[test]
+fn check_compares_a_changed_query_with_its_base_text() {
+    plan_support::require_postgres();
+    let cache = plan_support::cache_dir();
+    let repo = plan_repo(false);
+    repo.write(
+        "queries/daily_revenue.sql",
+        "-- One day of revenue by region.\nSELECT c.region, sum(o.total)\nFROM orders o\nJOIN customers c ON c.id = o.customer_id\nWHERE o.created_at >= $1 OR o.total > $2\nGROUP BY c.region;\n",
+    );
+    repo.commit("revenue of large orders too");
+    let report = json(repo.check().env_remove("DATABASE_URL").env("SLUICE_CACHE_DIR", cache.path()), 1);
+    let regressions = plan_findings(&report, "plan-regression");
+    assert_eq!(regressions.len(), 1, "{report:#}");
+    let f = regressions[0];
+    assert_eq!(f["file"].as_str(), Some("queries/daily_revenue.sql"));
+    assert!(f["message"].as_str().unwrap().contains("is read by Seq Scan on head"), "{f:#}");
+    assert!(f["help"].as_str().unwrap().contains("the query changed: its base text (line 2 on base)"), "{f:#}");
+    assert!(
+        notes(&report).iter().any(|n| n.contains("(1 changed: the base text planned on base; 0 new")),
+        "{:?}",
+        notes(&report)
+    );
+}
+
 #[test]
 fn plans_required_without_postgresql_is_an_error_and_optional_plans_say_they_were_skipped() {
     let repo = plan_repo(true);

@@ -100,11 +100,15 @@ fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
     // in the loading transaction); an `sql` expression with random() is evaluated by PostgreSQL.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("sluice: fixture: 2,000 rows into customers in") && stderr.contains("s (binary COPY, frozen)"),
+        stderr.lines().any(|l| l.starts_with("sluice: fixture: 2,000 rows into customers in")
+            && l.contains("s (binary COPY, frozen, ")
+            && whole_rows_per_second(l)),
         "{stderr}"
     );
     assert!(
-        stderr.lines().any(|l| l.contains("40,000 rows into orders") && l.ends_with("(INSERT … SELECT)")),
+        stderr.lines().any(|l| l.contains("40,000 rows into orders")
+            && l.contains("(INSERT … SELECT, ")
+            && whole_rows_per_second(l)),
         "{stderr}"
     );
     assert!(stderr.contains("sluice: fixture: index orders_created_at_idx on orders built in"), "{stderr}");
@@ -126,6 +130,14 @@ fn reporting_dropped_index_is_a_plan_regression_and_the_safe_head_passes() {
         !cache.path().join("pg15/data/postmaster.pid").exists() || !is_running(cache.path()),
         "server left running"
     );
+}
+
+/// A progress line ends with its rate in whole rows per second: `(…, 1,234,567 rows/s)`.
+fn whole_rows_per_second(line: &str) -> bool {
+    let Some(rate) = line.strip_suffix(" rows/s)").and_then(|l| l.rsplit(", ").next()) else {
+        return false;
+    };
+    !rate.is_empty() && rate.chars().all(|c| c.is_ascii_digit() || c == ',')
 }
 
 fn is_running(cache: &Path) -> bool {
@@ -357,4 +369,162 @@ fn an_index_replaced_by_its_prefix_is_a_cost_warning_not_a_regression() {
     let help = f["help"].as_str().expect("help");
     assert!(help.lines().any(|l| l.starts_with('-') && l.contains("events_account_created_idx")), "{help}");
     assert!(help.lines().any(|l| l.starts_with('+') && l.contains("events_account_idx")), "{help}");
+}
+
+/// Issue 39, item 2: the fixture is in an autovacuumed production table's state. `events` sorts
+/// before `users` and its foreign key column has a generator: filled first, `users` could not
+/// be truncated alone and lost COPY FREEZE. `orders` is filled by INSERT … SELECT (an `sql`
+/// expression with random()), whose rows only VACUUM makes all-visible.
+#[test]
+fn every_generated_table_is_all_visible_and_parents_load_before_their_children() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let schema = "CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);\n\
+                  CREATE TABLE events (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES users (id), kind text NOT NULL);\n\
+                  CREATE INDEX events_user_idx ON events (user_id);\n\
+                  CREATE TABLE orders (id bigint PRIMARY KEY, total numeric(12, 2) NOT NULL);\n";
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("0001_schema.sql"), schema);
+    }
+    write(&dir.join("queries/user_events.sql"), "SELECT count(*) FROM events WHERE user_id = $1;\n");
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.events]\nrows = 50_000\n[tables.events.columns]\nuser_id = { uniform = [1, 1_000] }\n\
+         kind = { one_of = [\"a\", \"b\"] }\n\n[tables.users]\nrows = 1_000\n\n\
+         [tables.orders]\nrows = 20_000\n[tables.orders.columns]\ntotal = { sql = \"round((random() * 500)::numeric, 2)\" }\n",
+    );
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let users = stderr.lines().position(|l| l.contains("rows into users in")).expect("users loaded");
+    let events = stderr.lines().position(|l| l.contains("rows into events in")).expect("events loaded");
+    assert!(users < events, "the parent first: {stderr}");
+    assert!(
+        stderr.lines().any(|l| l.contains("rows into users in") && l.contains("(binary COPY, frozen, ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("sluice: fixture: VACUUM and ANALYZE in"), "{stderr}");
+    assert!(!notes(&doc).contains("could not be frozen"), "{}", notes(&doc));
+
+    // The cached template itself: every page of every table is all-visible.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let (server, template) = cached_template(cache.path()).await;
+        let client = server.connect(&template).await.expect("template");
+        let rows = client
+            .query(
+                "SELECT relname::text, relpages, relallvisible FROM pg_class WHERE relname IN ('users', 'events', 'orders') ORDER BY 1",
+                &[],
+            )
+            .await
+            .expect("pg_class");
+        assert_eq!(rows.len(), 3);
+        for row in rows {
+            let (name, pages, visible): (String, i32, i32) = (row.get(0), row.get(1), row.get(2));
+            assert!(pages > 0 && visible == pages, "{name}: {visible} of {pages} pages all-visible");
+        }
+        assert!(sluice::plan::fill::not_all_visible(&client).await.expect("visibility").is_empty());
+        // A table written after the load and never vacuumed is reported, by name.
+        client.batch_execute("CREATE TABLE late AS SELECT g FROM generate_series(1, 10000) g; ANALYZE late").await.expect("late");
+        let notes = sluice::plan::fill::not_all_visible(&client).await.expect("visibility");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("table late could not be frozen: 0 of its"), "{notes:?}");
+        client.batch_execute("DROP TABLE late").await.expect("drop");
+        server.shutdown(false).await.expect("shutdown");
+    });
+}
+
+/// Issue 39, item 5: verdicts weigh absolute cost. Narrowing `(account_id, kind)` to
+/// `(account_id)` multiplies a cheap plan's cost more than tenfold (one row fetched, then a
+/// hundred filtered): a warning, not a regression, below `[plan] cost_floor`. Replacing
+/// `(user_id)` by `(user_id, created_at)` serves the user query at the same cost: no finding.
+#[test]
+fn a_cheap_plan_is_no_regression_whatever_the_ratio_and_an_equal_cost_swap_is_no_warning() {
+    require_postgres();
+    let cache = cache_dir();
+    let dir = cache.path().join("project");
+    let schema = "CREATE TABLE events (id bigint PRIMARY KEY, account_id integer NOT NULL, user_id integer NOT NULL, \
+                  kind integer NOT NULL, created_at timestamptz NOT NULL);\n\
+                  CREATE INDEX events_account_kind_idx ON events (account_id, kind);\n\
+                  CREATE INDEX events_user_idx ON events (user_id);\n";
+    for side in ["base", "head"] {
+        write(&dir.join(side).join("0001_events.sql"), schema);
+    }
+    write(
+        &dir.join("head/0002_swap_indexes.sql"),
+        "CREATE INDEX events_account_idx ON events (account_id);\nDROP INDEX events_account_kind_idx;\n\
+         CREATE INDEX events_user_created_idx ON events (user_id, created_at);\nDROP INDEX events_user_idx;\n",
+    );
+    write(&dir.join("queries/account_kind.sql"), "SELECT id FROM events WHERE account_id = $1 AND kind = $2;\n");
+    write(&dir.join("queries/user_events.sql"), "SELECT id, kind FROM events WHERE user_id = $1;\n");
+    let scale = cache.path().join("scale.toml");
+    write(
+        &scale,
+        "[tables.events]\nrows = 200_000\n[tables.events.columns]\naccount_id = { uniform = [1, 2_000] }\n\
+         user_id = { uniform = [1, 20_000] }\nkind = { uniform = [1, 100] }\n",
+    );
+    let out = plan(&dir, &scale, cache.path(), "head", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "no error: {doc:#}");
+    let all = doc["findings"].as_array().expect("findings");
+    assert_eq!(all.len(), 1, "one warning, on the narrowed index only: {doc:#}");
+    let f = &all[0];
+    assert_eq!(
+        (f["rule"].as_str(), f["file"].as_str()),
+        (Some("plan-cost-increase"), Some("queries/account_kind.sql"))
+    );
+    let (base, head) =
+        (f["evidence"]["base_cost"].as_f64().expect("base"), f["evidence"]["head_cost"].as_f64().expect("head"));
+    assert!(head > 10.0 * base && head < 1_000.0, "a large ratio on a cheap plan: {base} -> {head}");
+    assert!(f["message"].as_str().expect("message").contains("below the cost floor of 1000"), "{f:#}");
+
+    // The same change with the floor lowered under the head's cost is a regression again.
+    std::fs::write(dir.join("sluice.toml"), "[plan]\ncost_floor = 10\n").expect("config");
+    let out = plan(&dir, &scale, cache.path(), "head", &["--config", "sluice.toml"]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    assert_eq!(findings(&doc, "plan-regression").len(), 1, "{doc:#}");
+}
+
+/// Issue 39, item 5: the pool turns a slowdown of a hot query into an error, with production's
+/// mean time standing in for a measurement: the head's latency is the mean times the head's
+/// cost over the base's, so no query has to run (no --analyze).
+#[test]
+fn production_mean_times_and_the_cost_ratio_check_the_pool_without_running_queries() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let workload = cache.path().join("workload.toml");
+    write(
+        &workload,
+        "[pool]\nsize = 2\n\n[[queries]]\nfile = \"queries/daily_revenue.sql\"\npeak_rps = 1000\nmean_ms = 1\n\n\
+         [[queries]]\nfile = \"queries/customer_orders.sql\"\npeak_rps = 10\n",
+    );
+    let out = plan(
+        &fixture("reporting"),
+        &scale,
+        cache.path(),
+        "head-regression",
+        &["--workload", workload.to_str().expect("utf8")],
+    );
+    let doc = json(&out);
+    let pool = findings(&doc, "pool-capacity");
+    assert_eq!(pool.len(), 1, "{doc:#}");
+    let ev = &pool[0]["evidence"];
+    let q = &ev["queries"][0];
+    assert_eq!(
+        (q["file"].as_str(), q["latency"].as_str()),
+        (Some("queries/daily_revenue.sql"), Some("mean × cost ratio"))
+    );
+    let regression = findings(&doc, "plan-regression");
+    let costs = &regression[0]["evidence"];
+    let ratio = costs["head_cost"].as_f64().expect("head") / costs["base_cost"].as_f64().expect("base");
+    assert!((q["head_ms"].as_f64().expect("head ms") - ratio).abs() < 1e-6, "1 ms × the cost ratio {ratio}: {q}");
+    assert_eq!(ev["base_busy"].as_f64(), Some(1.0), "1,000 req/s × production's 1 ms; the other query has no latency");
+    assert_eq!(ev["queries"].as_array().map(Vec::len), Some(1));
+    assert!(notes(&doc).contains("pool-capacity: no latency for queries/customer_orders.sql"), "{}", notes(&doc));
 }

@@ -52,7 +52,9 @@ fn generated_data_follows_the_spec_and_plan_diffs_work_on_real_explain_output() 
             .await
             .expect("migrate");
         let spec = sluice::plan::scale::parse(Path::new("scale.toml"), SPEC).expect("spec");
-        sluice::plan::fill::fill(&client, &spec, server.superuser, Duration::from_secs(600)).await.expect("fill");
+        sluice::plan::fill::fill(&client, &spec, None, server.superuser, Duration::from_secs(600), None)
+            .await
+            .expect("fill");
 
         let one = |sql: &'static str| {
             let client = &client;

@@ -4,6 +4,7 @@ use crate::cli::OutputArgs;
 use crate::config::{self, Loaded};
 use crate::error::{Error, IoAction, Result};
 use crate::git;
+use crate::plan::snapshot::Snapshot;
 use crate::plan::{self, capacity::Workload, sources, MigrationSql, PlanOptions, QuerySource, ScaleSpec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +28,14 @@ pub struct PlanArgs {
     /// The scale spec (default: `[plan] scale` in sluice.toml).
     #[arg(long, value_name = "FILE")]
     pub scale: Option<PathBuf>,
+    /// A production statistics snapshot (`sluice stats columns | psql --csv`): tables and columns
+    /// the scale spec does not name follow it (default: `[plan] stats`).
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+    /// How the fixture is filled: generated rows, or production's statistics installed
+    /// (needs --stats; --analyze falls back to generated rows). Default: `[plan] fixture`, else generated.
+    #[arg(long, value_enum)]
+    pub fixture: Option<config::FixtureKind>,
     /// Query directory or file (repeatable; default: `[queries] dirs`).
     #[arg(long, value_name = "DIR")]
     pub queries: Vec<PathBuf>,
@@ -80,17 +89,37 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
 
 /// The comparison to run and a note saying what it compares.
 fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(PlanOptions, String)> {
-    let scale = match (&args.scale, &loaded.config.plan.scale) {
-        (Some(s), _) => cwd.join(s),
-        (None, Some(s)) => loaded.resolve(s),
-        (None, None) => {
-            return Err(Error::Usage("no scale spec: pass --scale FILE or set `[plan] scale` in sluice.toml".into()))
-        }
+    let stats = match (&args.stats, &loaded.config.plan.stats) {
+        (Some(s), _) => Some(cwd.join(s)),
+        (None, Some(s)) => Some(loaded.resolve(s)),
+        (None, None) => None,
     };
-    let spec = ScaleSpec::load(&scale)?;
+    let snapshot = stats.as_deref().map(Snapshot::load).transpose()?;
+    let spec = match (&args.scale, &loaded.config.plan.scale) {
+        (Some(s), _) => ScaleSpec::load(&cwd.join(s))?,
+        (None, Some(s)) => ScaleSpec::load(&loaded.resolve(s))?,
+        (None, None) => match &stats {
+            Some(path) => ScaleSpec::empty(path),
+            None => {
+                return Err(Error::Usage(
+                    "no scale spec: pass --scale FILE or --stats FILE, or set `[plan] scale` or `[plan] stats` in sluice.toml"
+                        .into(),
+                ))
+            }
+        },
+    };
+    let mode = match args.fixture.or(loaded.config.plan.fixture) {
+        Some(config::FixtureKind::Statistics) if snapshot.is_none() => {
+            return Err(Error::Usage(
+                "a statistics fixture installs production's statistics: pass --stats FILE or set `[plan] stats`".into(),
+            ))
+        }
+        Some(config::FixtureKind::Statistics) => plan::fixture::Mode::Statistics,
+        _ => plan::fixture::Mode::Generated,
+    };
     let query_paths: Vec<PathBuf> =
         if args.queries.is_empty() { loaded.query_dirs() } else { args.queries.iter().map(|q| cwd.join(q)).collect() };
-    let (root, base, head, queries, base_queries, compared) = match (&args.base_dir, &args.head_dir) {
+    let (root, base, head, queries, compared) = match (&args.base_dir, &args.head_dir) {
         (Some(b), Some(h)) => {
             let root = if loaded.file.is_some() { loaded.root.clone() } else { cwd.to_path_buf() };
             let (base_dir, head_dir) = (cwd.join(b), cwd.join(h));
@@ -101,7 +130,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 }
             }
             let compared = format!("compared the migrations in {} (base) and {} (head)", b.display(), h.display());
-            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, None, compared)
+            (root, migrations(&base_dir, loaded)?, migrations(&head_dir, loaded)?, queries, compared)
         }
         _ => {
             let repo = git::open(cwd)?;
@@ -118,7 +147,7 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
                 sides.base.len(),
                 sides.head.len()
             );
-            (repo.root().to_path_buf(), sides.base, sides.head, sides.queries, Some(sides.base_queries), compared)
+            (repo.root().to_path_buf(), sides.base, sides.head, sides.queries, compared)
         }
     };
     if queries.is_empty() {
@@ -139,7 +168,8 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
         }
     };
     let mut options = PlanOptions::new(root, base, head, queries, spec).with_config(&loaded.config.plan);
-    options.base_queries = base_queries;
+    options.stats = snapshot;
+    options.mode = mode;
     if let Some(n) = args.seq_scan_rows {
         options.thresholds.seq_scan_rows = n;
     }

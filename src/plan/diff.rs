@@ -10,11 +10,26 @@ pub struct Thresholds {
     pub seq_scan_rows: u64,
     pub cost_ratio_error: f64,
     pub cost_ratio_warning: f64,
+    /// A head plan estimated below this cost is cheap whatever the ratio (a fraction of a
+    /// millisecond): a cost ratio above `cost_ratio_error` is then a warning, not a regression.
+    pub cost_floor: f64,
+    /// A query with no base plan estimated above this cost is too expensive on its own.
+    pub cost_limit: f64,
 }
+
+/// Costs within this factor of each other are the same: an index swapped for another at the
+/// same cost is no plan change worth a warning.
+pub const SAME_COST: f64 = 1.1;
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds { seq_scan_rows: 100_000, cost_ratio_error: 10.0, cost_ratio_warning: 2.0 }
+        Thresholds {
+            seq_scan_rows: 100_000,
+            cost_ratio_error: 10.0,
+            cost_ratio_warning: 2.0,
+            cost_floor: 1_000.0,
+            cost_limit: 100_000.0,
+        }
     }
 }
 
@@ -190,6 +205,8 @@ pub struct Verdict {
     pub cost_increases: Vec<String>,
     /// `index-inefficient` (warning).
     pub inefficient: Vec<String>,
+    /// `plan-expensive` (error): a query with no base plan, expensive on its own.
+    pub expensive: Vec<String>,
     pub base_cost: f64,
     pub head_cost: f64,
 }
@@ -202,9 +219,13 @@ pub fn format_count(n: f64) -> String {
     rows_text(n)
 }
 
-/// Compares the base and head plans of one query.
+/// Compares the base and head plans of one query. A Seq Scan of a large relation that the base
+/// read through an index is a regression whatever the costs; a cost ratio is one only when the
+/// head plan is expensive in absolute terms (`cost_floor`); a plan change (another scan, index
+/// or join method, a dropped index) is a warning only when it costs more (beyond [`SAME_COST`]).
 pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) -> Verdict {
     let mut v = Verdict { base_cost: total_cost(base), head_cost: total_cost(head), ..Verdict::default() };
+    let costlier = v.head_cost > v.base_cost * SAME_COST;
     let base_scans = scans(base);
     let head_scans = scans(head);
     let mut seen = BTreeSet::new();
@@ -225,26 +246,24 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
                 b.describe(),
                 rows_text(rows)
             ));
-        } else if b.node_type != h.node_type || b.indexes != h.indexes {
+        } else if costlier && (b.node_type != h.node_type || b.indexes != h.indexes) {
             v.cost_increases.push(format!("{name}: {} on base, {} on head", b.describe(), h.describe()));
         }
     }
     // A dropped index is an outage only through what replaces it: a Seq Scan on a large relation
     // or a cost explosion, both judged above and below. Otherwise (another index serves the
-    // query, or the relation is small) it is a plan change to look at, not a gate failure.
+    // query at a higher cost) it is a plan change to look at, not a gate failure.
     let head_indexes = used_indexes(head);
-    for index in &facts.missing_indexes {
+    for index in facts.missing_indexes.iter().filter(|_| costlier) {
         let instead = if head_indexes.is_empty() {
             "the head plan uses no index".to_string()
         } else {
             format!("the head plan uses {}", head_indexes.iter().cloned().collect::<Vec<_>>().join(", "))
         };
-        let cheaper = if v.head_cost > v.base_cost { "" } else { ", and is no costlier" };
-        v.cost_increases
-            .push(format!("the base plan used index {index}, which no longer exists on head; {instead}{cheaper}"));
+        v.cost_increases.push(format!("the base plan used index {index}, which no longer exists on head; {instead}"));
     }
     let (bj, hj) = (join_methods(base), join_methods(head));
-    if bj != hj {
+    if bj != hj && costlier {
         v.cost_increases.push(format!(
             "join methods change: {} on base, {} on head",
             if bj.is_empty() { "none".into() } else { bj.join(", ") },
@@ -261,8 +280,11 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
         let ratio = v.head_cost / v.base_cost;
         let sentence =
             format!("estimated cost grows {ratio:.1}× ({:.2} on base, {:.2} on head)", v.base_cost, v.head_cost);
-        if ratio > t.cost_ratio_error {
+        if ratio > t.cost_ratio_error && v.head_cost >= t.cost_floor {
             v.regressions.push(sentence);
+        } else if ratio > t.cost_ratio_error {
+            v.cost_increases
+                .push(format!("{sentence}, a cheap plan still (below the cost floor of {:.0})", t.cost_floor));
         } else if ratio > t.cost_ratio_warning {
             v.cost_increases.push(sentence);
         }
@@ -271,15 +293,22 @@ pub fn compare(base: &Value, head: &Value, facts: &HeadFacts, t: &Thresholds) ->
     v
 }
 
-/// Checks for a query with no base plan: a large relation read by Seq Scan.
+/// Judges a query with no base plan (new on head, or not planned on base) on its own: a large
+/// relation read by Seq Scan, or an estimated cost above `cost_limit`.
 pub fn absolute(head: &Value, facts: &HeadFacts, t: &Thresholds) -> Verdict {
     let mut v = Verdict { head_cost: total_cost(head), ..Verdict::default() };
     let mut seen = BTreeSet::new();
     for s in scans(head) {
         let rows = facts.relation_rows.get(&s.relation).copied().unwrap_or(0.0);
         if s.access() == Access::Seq && rows >= t.seq_scan_rows as f64 && seen.insert(s.relation.clone()) {
-            v.cost_increases.push(format!("new query reads {} by Seq Scan ({} rows)", s.relation, rows_text(rows)));
+            v.expensive.push(format!("the head plan reads {} by Seq Scan ({} rows)", s.relation, rows_text(rows)));
         }
+    }
+    if v.head_cost > t.cost_limit {
+        v.expensive.push(format!(
+            "the head plan's estimated cost is {:.2}, above the limit of {:.0} ([plan] cost_limit)",
+            v.head_cost, t.cost_limit
+        ));
     }
     v.inefficient = inefficient_scans(head);
     v
@@ -380,7 +409,13 @@ pub fn render_diff(base: &Value, head: &Value) -> String {
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {
         if i < a.len() && j < b.len() && same(&a[i], &b[j]) {
-            out.push_str(&line(" ", &b[j]));
+            // The same node: its estimates on both sides when they differ.
+            let both = if a[i].detail == b[j].detail {
+                b[j].clone()
+            } else {
+                Line { detail: format!("base {}; head {}", a[i].detail, b[j].detail), ..b[j].clone() }
+            };
+            out.push_str(&line(" ", &both));
             i += 1;
             j += 1;
         } else if j < b.len() && (i == a.len() || table[i][j + 1] >= table[i + 1][j]) {
@@ -425,4 +460,85 @@ pub fn render_tree(plan: &Value) -> String {
         .map(|l| format!("  {}{}  ({})", "  ".repeat(l.depth), l.key, l.detail))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn index_scan(index: &str, cost: f64) -> Value {
+        json!({"Plan": {"Node Type": "Index Scan", "Relation Name": "orders", "Alias": "orders", "Index Name": index, "Total Cost": cost}})
+    }
+
+    fn facts(rows: f64) -> HeadFacts {
+        HeadFacts { relation_rows: [("orders".to_string(), rows)].into(), ..HeadFacts::default() }
+    }
+
+    #[test]
+    fn a_large_ratio_on_a_cheap_plan_is_a_warning_and_on_an_expensive_one_a_regression() {
+        let t = Thresholds::default();
+        let cheap = compare(&index_scan("a_idx", 4.6), &index_scan("b_idx", 86.0), &facts(200_000.0), &t);
+        assert!(cheap.regressions.is_empty(), "{cheap:?}");
+        assert!(cheap.cost_increases.iter().any(|s| s.contains("18.7×") && s.contains("below the cost floor of 1000")));
+        let dear = compare(&index_scan("a_idx", 460.0), &index_scan("b_idx", 8_600.0), &facts(200_000.0), &t);
+        assert_eq!(dear.regressions, ["estimated cost grows 18.7× (460.00 on base, 8600.00 on head)"]);
+    }
+
+    #[test]
+    fn an_index_swap_at_the_same_cost_is_no_warning() {
+        let t = Thresholds::default();
+        let mut f = facts(200_000.0);
+        f.missing_indexes.insert("a_idx".into());
+        let same = compare(&index_scan("a_idx", 5_000.0), &index_scan("b_idx", 5_200.0), &f, &t);
+        assert_eq!(same, Verdict { base_cost: 5_000.0, head_cost: 5_200.0, ..Verdict::default() });
+        let dearer = compare(&index_scan("a_idx", 5_000.0), &index_scan("b_idx", 7_000.0), &f, &t);
+        assert_eq!(dearer.cost_increases.len(), 2, "the swap and the dropped index: {dearer:?}");
+    }
+
+    #[test]
+    fn an_index_path_lost_to_a_seq_scan_of_a_large_table_is_a_regression_whatever_the_cost() {
+        let seq = json!({"Plan": {"Node Type": "Seq Scan", "Relation Name": "orders", "Alias": "orders", "Total Cost": 900.0}});
+        let v = compare(&index_scan("a_idx", 400.0), &seq, &facts(200_000.0), &Thresholds::default());
+        assert_eq!(v.regressions.len(), 1, "{v:?}");
+        let small = compare(&index_scan("a_idx", 400.0), &seq, &facts(2_000.0), &Thresholds::default());
+        assert!(small.regressions.is_empty());
+    }
+
+    #[test]
+    fn an_unchanged_node_shows_both_estimates_when_they_differ() {
+        let plan = |index: &str, cost: f64| {
+            json!({"Plan": {"Node Type": "Limit", "Total Cost": cost, "Plan Rows": 20, "Plans": [
+                {"Node Type": "Index Scan", "Relation Name": "orders", "Index Name": index, "Total Cost": cost, "Plan Rows": 20}
+            ]}})
+        };
+        let diff = render_diff(&plan("a_idx", 4.6), &plan("b_idx", 86.0));
+        assert_eq!(
+            diff.lines().collect::<Vec<_>>(),
+            [
+                "plan diff (- base, + head):",
+                "  Limit  (base cost=0.00..4.60 rows=20; head cost=0.00..86.00 rows=20)",
+                "-   Index Scan using a_idx on orders  (cost=0.00..4.60 rows=20)",
+                "+   Index Scan using b_idx on orders  (cost=0.00..86.00 rows=20)",
+            ]
+        );
+        let same = render_diff(&plan("a_idx", 4.6), &plan("a_idx", 4.6));
+        assert!(same.lines().nth(1).is_some_and(|l| l == "  Limit  (cost=0.00..4.60 rows=20)"), "{same}");
+    }
+
+    #[test]
+    fn a_query_with_no_base_plan_is_judged_by_seq_scans_and_the_cost_limit() {
+        let t = Thresholds::default();
+        let seq = json!({"Plan": {"Node Type": "Seq Scan", "Relation Name": "orders", "Alias": "orders", "Total Cost": 3_000.0}});
+        assert_eq!(
+            absolute(&seq, &facts(200_000.0), &t).expensive,
+            ["the head plan reads orders by Seq Scan (200,000 rows)"]
+        );
+        assert!(absolute(&seq, &facts(2_000.0), &t).expensive.is_empty());
+        let dear = index_scan("a_idx", 250_000.0);
+        assert_eq!(
+            absolute(&dear, &facts(2_000.0), &t).expensive,
+            ["the head plan's estimated cost is 250000.00, above the limit of 100000 ([plan] cost_limit)"]
+        );
+    }
 }

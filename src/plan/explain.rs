@@ -27,6 +27,8 @@ pub struct Query {
     pub param_columns: Vec<Option<String>>,
     /// Identifiers in the statement, to prefer the tables it reads when choosing sample values.
     pub words: Vec<String>,
+    /// What the base side runs in its place ([`super::pairing`]).
+    pub on_base: super::pairing::OnBase,
 }
 
 fn is_plannable(first: Keyword) -> bool {
@@ -113,6 +115,7 @@ pub fn parse_queries(path: &Path, relative: &str, text: &str) -> Result<Vec<Quer
             params,
             param_columns,
             words,
+            on_base: Default::default(),
         });
     }
     Ok(out)

@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::plan::scale::ScaleSpec;
 use crate::plan::server::{pg_message, Server};
+use crate::plan::snapshot::Snapshot;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -12,9 +13,29 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 /// Bump when generation changes, so old cached fixtures are not reused.
-const FORMAT: &str = "sluice-fixture-v2";
+const FORMAT: &str = "sluice-fixture-v3";
 /// How many cached fixtures the ephemeral cluster keeps (least recently used go first).
 const KEEP_TEMPLATES: usize = 3;
+
+/// How the fixture's tables get their contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Rows drawn from the scale spec and the statistics snapshot, then ANALYZEd.
+    #[default]
+    Generated,
+    /// Each table built to production's page count with filler rows, then production's
+    /// `pg_class` and `pg_statistic` figures installed ([`super::install`]): the planner sees
+    /// production's numbers exactly.
+    Statistics,
+}
+
+/// What a fixture is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    pub spec: &'a ScaleSpec,
+    pub snapshot: Option<&'a Snapshot>,
+    pub mode: Mode,
+}
 
 /// One migration to apply: a name for messages and the cache key, and its SQL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,8 +128,9 @@ pub fn touched_tables(migrations: &[MigrationSql]) -> BTreeSet<String> {
     out
 }
 
-/// ANALYZE the tables among `names` that exist.
-pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result<()> {
+/// VACUUM (ANALYZE) the tables among `names` that exist, as autovacuum would after the
+/// migration: a table it rewrote or updated is all-visible again, as on the base fixture.
+pub async fn vacuum_tables(client: &Client, names: &BTreeSet<String>) -> Result<()> {
     for name in names {
         let row = client
             .query_one(
@@ -118,13 +140,16 @@ pub async fn analyze_tables(client: &Client, names: &BTreeSet<String>) -> Result
             .await;
         if let Ok(row) = row {
             let table: String = row.get(0);
-            client.batch_execute(&format!("ANALYZE {table}")).await.map_err(|e| Error::Other(pg_message(&e)))?;
+            client
+                .batch_execute(&format!("VACUUM (ANALYZE) {table}"))
+                .await
+                .map_err(|e| Error::Other(pg_message(&e)))?;
         }
     }
     Ok(())
 }
 
-pub fn cache_key(version_num: u32, migrations: &[MigrationSql], spec: &ScaleSpec) -> String {
+pub fn cache_key(version_num: u32, migrations: &[MigrationSql], inputs: Inputs<'_>) -> String {
     let mut hash = Sha256::new();
     hash.update(FORMAT.as_bytes());
     hash.update(version_num.to_le_bytes());
@@ -134,7 +159,12 @@ pub fn cache_key(version_num: u32, migrations: &[MigrationSql], spec: &ScaleSpec
         hash.update((m.sql.len() as u64).to_le_bytes());
         hash.update(m.sql.as_bytes());
     }
-    hash.update(spec.text.as_bytes());
+    hash.update(inputs.spec.text.as_bytes());
+    if let Some(snapshot) = inputs.snapshot {
+        hash.update(b"snapshot");
+        hash.update(snapshot.text.as_bytes());
+    }
+    hash.update(format!("{:?}", inputs.mode).as_bytes());
     hex::encode(hash.finalize())[..20].to_string()
 }
 
@@ -149,11 +179,11 @@ pub struct Template {
 pub async fn template(
     server: &mut Server,
     migrations: &[MigrationSql],
-    spec: &ScaleSpec,
+    inputs: Inputs<'_>,
     cache: bool,
     timeout: Duration,
 ) -> Result<Template> {
-    let key = cache_key(server.version_num, migrations, spec);
+    let key = cache_key(server.version_num, migrations, inputs);
     let name = format!("sluice_tpl_{key}");
     let now = chrono::Utc::now().timestamp().to_string();
     if server.database_exists(&name).await? {
@@ -170,7 +200,12 @@ pub async fn template(
             .await
             .map_err(|e| Error::Other(pg_message(&e)))?;
         apply_migrations(&client, migrations).await?;
-        super::fill::fill(&client, spec, server.superuser, timeout).await?;
+        match (inputs.mode, inputs.snapshot) {
+            (Mode::Statistics, Some(snapshot)) => {
+                super::install::install(&client, server, inputs.spec, snapshot, timeout).await?
+            }
+            _ => super::fill::fill(&client, inputs.spec, inputs.snapshot, server.superuser, timeout, None).await?,
+        }
     }
     server.rename_database(&build, &name).await?;
     if cache {
@@ -216,10 +251,20 @@ mod tests {
     fn cache_key_changes_with_schema_and_spec() {
         let spec = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 5\n").expect("spec");
         let spec2 = crate::plan::scale::parse(std::path::Path::new("s.toml"), "[tables.t]\nrows = 6\n").expect("spec");
-        let a = cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec);
-        assert_eq!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
-        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], &spec));
-        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec2));
-        assert_ne!(a, cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], &spec));
+        let inputs = |spec| Inputs { spec, snapshot: None, mode: Mode::Generated };
+        let a = cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], inputs(&spec));
+        assert_eq!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], inputs(&spec)));
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a bigint)")], inputs(&spec)));
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], inputs(&spec2)));
+        assert_ne!(a, cache_key(160000, &[migration("1.sql", "CREATE TABLE t (a int)")], inputs(&spec)));
+        let statistics = Inputs { mode: Mode::Statistics, ..inputs(&spec) };
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], statistics));
+        let snapshot = crate::plan::snapshot::parse(
+            std::path::Path::new("s.csv"),
+            "kind,schema,table,column,type,reltuples,relpages,relallvisible,stats\n",
+        )
+        .expect("snapshot");
+        let with = Inputs { snapshot: Some(&snapshot), ..inputs(&spec) };
+        assert_ne!(a, cache_key(150000, &[migration("1.sql", "CREATE TABLE t (a int)")], with));
     }
 }

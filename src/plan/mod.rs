@@ -10,17 +10,21 @@ pub mod diff;
 pub mod explain;
 pub mod fill;
 pub mod fixture;
+mod install;
+pub mod pairing;
+mod pool;
 pub mod postmaster;
 pub mod scale;
 pub mod server;
+pub mod snapshot;
 pub mod sources;
 pub mod target;
 pub mod tls;
 
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Report, Severity};
-use crate::rules::{index_inefficient, plan_cost_increase, plan_regression, plan_unavailable, pool_capacity};
-use capacity::{Load, Workload};
+use crate::rules::{index_inefficient, plan_cost_increase, plan_expensive, plan_regression, plan_unavailable};
+use capacity::Workload;
 use diff::{HeadFacts, Thresholds};
 use explain::{Measured, Query};
 pub use fixture::MigrationSql;
@@ -28,7 +32,6 @@ pub use scale::ScaleSpec;
 use serde_json::{json, Value};
 pub use server::ServerOptions;
 pub use sources::QuerySource;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_postgres::Client;
@@ -42,12 +45,12 @@ pub struct PlanOptions {
     pub base: Vec<MigrationSql>,
     /// Head migrations, in the order they run (usually the base's plus new ones).
     pub head: Vec<MigrationSql>,
-    /// Query files to plan on both sides.
+    /// Queries to plan: the head's text on head, the base's on base ([`pairing`]).
     pub queries: Vec<QuerySource>,
-    /// Query files (relative, `/`) that exist at base; `None`: all of them. The others are new
-    /// and get only the absolute checks.
-    pub base_queries: Option<BTreeSet<String>>,
     pub spec: ScaleSpec,
+    /// Production's statistics: the tables and columns the spec does not name follow them.
+    pub stats: Option<snapshot::Snapshot>,
+    pub mode: fixture::Mode,
     pub thresholds: Thresholds,
     /// Also run the queries (EXPLAIN ANALYZE) with sample parameters.
     pub analyze: bool,
@@ -77,8 +80,9 @@ impl PlanOptions {
             base,
             head,
             queries,
-            base_queries: None,
             spec,
+            stats: None,
+            mode: fixture::Mode::Generated,
             thresholds: Thresholds::default(),
             analyze: false,
             repeat: 5,
@@ -88,6 +92,12 @@ impl PlanOptions {
             statement_timeout: Duration::from_secs(30),
             build_timeout: Duration::from_secs(1800),
         }
+    }
+
+    /// What the fixture is built from; `--analyze` runs queries, so it needs generated rows.
+    pub fn inputs(&self) -> fixture::Inputs<'_> {
+        let mode = if self.analyze { fixture::Mode::Generated } else { self.mode };
+        fixture::Inputs { spec: &self.spec, snapshot: self.stats.as_ref(), mode }
     }
 
     /// Applies `[plan]` from sluice.toml.
@@ -100,6 +110,12 @@ impl PlanOptions {
         }
         if let Some(r) = config.cost_ratio_warning {
             self.thresholds.cost_ratio_warning = r;
+        }
+        if let Some(c) = config.cost_floor {
+            self.thresholds.cost_floor = c;
+        }
+        if let Some(c) = config.cost_limit {
+            self.thresholds.cost_limit = c;
         }
         self
     }
@@ -135,32 +151,27 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
     })
 }
 
-struct Side {
+pub(crate) struct Side {
     /// Per query: the generic plan, or the server's reason it could not plan it.
-    plans: Vec<Option<std::result::Result<Value, String>>>,
-    measured: Vec<Option<std::result::Result<Measured, String>>>,
+    pub(crate) plans: Vec<Option<std::result::Result<Value, String>>>,
+    pub(crate) measured: Vec<Option<std::result::Result<Measured, String>>>,
 }
 
-fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
+pub(crate) fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     rel.to_string_lossy().replace('\\', "/")
 }
 
-async fn plan_side(
-    client: &Client,
-    queries: &[Query],
-    include: &[bool],
-    options: &PlanOptions,
-    version: u32,
-) -> Result<Side> {
+/// Plans each query given (`None`: nothing to plan on this side) on the database `client` is on.
+async fn plan_side(client: &Client, queries: &[Option<&Query>], options: &PlanOptions, version: u32) -> Result<Side> {
     explain::prepare_session(client, options.statement_timeout).await?;
     let mut side = Side { plans: Vec::new(), measured: Vec::new() };
-    for (query, &include) in queries.iter().zip(include) {
-        if !include {
+    for query in queries {
+        let Some(query) = query else {
             side.plans.push(None);
             side.measured.push(None);
             continue;
-        }
+        };
         let plan = explain::generic_plan(client, query, version, options.statement_timeout).await;
         let measured = if options.analyze && plan.is_ok() {
             let params = explain::sample_params(client, query, &options.spec).await;
@@ -213,11 +224,16 @@ async fn run(server: &mut server::Server, options: &PlanOptions) -> Result<Repor
     let queries = Queries::parse(options)?;
     let base = {
         let client = server.connect(&base_template).await?;
-        plan_side(&client, &queries.list, &queries.at_base, options, server.version_num).await?
+        report.notes.extend(fill::not_all_visible(&client).await?.into_iter().map(|n| format!("base fixture: {n}")));
+        plan_side(&client, &queries.on_base(), options, server.version_num).await?
     };
     let head_db = head_database(server, options, &base_template, cache, &mut report.notes).await?;
     let client = server.connect(&head_db).await?;
-    let head = plan_side(&client, &queries.list, &vec![true; queries.list.len()], options, server.version_num).await?;
+    if head_db != base_template {
+        report.notes.extend(fill::not_all_visible(&client).await?.into_iter().map(|n| format!("head fixture: {n}")));
+    }
+    let on_head: Vec<Option<&Query>> = queries.list.iter().map(Some).collect();
+    let head = plan_side(&client, &on_head, options, server.version_num).await?;
     report.findings.extend(
         compare_sides(&client, &queries.list, &base, &head, server.version_num, options, &mut report.notes).await,
     );
@@ -233,7 +249,7 @@ async fn base_fixture(
     cache: bool,
     notes: &mut Vec<String>,
 ) -> Result<String> {
-    let template = fixture::template(server, &options.base, &options.spec, cache, options.build_timeout).await?;
+    let template = fixture::template(server, &options.base, options.inputs(), cache, options.build_timeout).await?;
     notes.push(if template.cached {
         format!("fixture: reused cached {} on {}", template.name, server.location)
     } else {
@@ -242,21 +258,30 @@ async fn base_fixture(
     Ok(template.name)
 }
 
-/// The queries of every query file, and which of them exist at base.
+/// The statements of every query source, each with what the base side runs in its place.
 struct Queries {
     list: Vec<Query>,
-    at_base: Vec<bool>,
 }
 
 impl Queries {
     fn parse(options: &PlanOptions) -> Result<Queries> {
         let mut list = Vec::new();
-        for q in &options.queries {
-            list.extend(explain::parse_queries(std::path::Path::new(&q.file), &q.file, &q.text)?);
+        for source in &options.queries {
+            list.extend(pairing::queries_of(source)?);
         }
-        let at_base =
-            list.iter().map(|q| options.base_queries.as_ref().is_none_or(|set| set.contains(&q.file))).collect();
-        Ok(Queries { list, at_base })
+        Ok(Queries { list })
+    }
+
+    /// What to plan on the base fixture for each statement: itself, its base text, or nothing.
+    fn on_base(&self) -> Vec<Option<&Query>> {
+        self.list
+            .iter()
+            .map(|q| match &q.on_base {
+                pairing::OnBase::Same => Some(q),
+                pairing::OnBase::Changed(base) => Some(&**base),
+                pairing::OnBase::New => None,
+            })
+            .collect()
     }
 }
 
@@ -282,15 +307,21 @@ async fn compare_sides(
             findings_for(client, query, base_plan, head_plan, &base.measured[i], &head.measured[i], options).await,
         );
     }
+    let changed = queries.iter().filter(|q| matches!(q.on_base, pairing::OnBase::Changed(_))).count();
+    let new = queries.iter().filter(|q| matches!(q.on_base, pairing::OnBase::New)).count();
     notes.push(format!(
-        "{planned} queries planned on base and head ({} generic plans{})",
+        "{planned} queries planned on base and head{} ({} generic plans{})",
+        match (changed, new) {
+            (0, 0) => String::new(),
+            _ => format!(" ({changed} changed: the base text planned on base; {new} new: planned on head only)"),
+        },
         if version >= 160000 { "EXPLAIN (GENERIC_PLAN)" } else { "PREPARE + force_generic_plan" },
         if options.analyze { format!(", EXPLAIN ANALYZE median of {}", options.repeat) } else { String::new() }
     ));
     findings
 }
 
-/// `pool-capacity` when a workload is given: it needs measured latencies (`--analyze`).
+/// `pool-capacity` when a workload is given ([`pool`]).
 fn pool_findings(
     options: &PlanOptions,
     queries: &[Query],
@@ -301,11 +332,9 @@ fn pool_findings(
     let Some(workload) = &options.workload else {
         return Ok(Vec::new());
     };
-    if !options.analyze {
-        notes.push("pool-capacity not checked: it needs measured latencies (--analyze)".into());
-        return Ok(Vec::new());
-    }
-    pool_check(workload, &options.root, queries, &base.measured, &head.measured)
+    let (findings, more) = pool::check(workload, &options.root, queries, base, head)?;
+    notes.extend(more);
+    Ok(findings)
 }
 
 /// The database to plan the head on: the base fixture itself when the head adds no migration, a
@@ -322,7 +351,7 @@ async fn head_database(
     let is_prefix =
         options.head.len() >= options.base.len() && options.base.iter().zip(&options.head).all(|(b, h)| same(b, h));
     if !is_prefix {
-        let t = fixture::template(server, &options.head, &options.spec, cache, options.build_timeout).await?;
+        let t = fixture::template(server, &options.head, options.inputs(), cache, options.build_timeout).await?;
         notes.push("head: its migrations differ from the base's before the new ones; built its own fixture".into());
         return Ok(t.name);
     }
@@ -339,12 +368,15 @@ async fn head_database(
         .await
         .map_err(|e| Error::Other(server::pg_message(&e)))?;
     fixture::apply_migrations(&client, new).await?;
-    fixture::analyze_tables(&client, &fixture::touched_tables(new)).await?;
+    match (options.inputs().mode, &options.stats, server.data_dir()) {
+        (fixture::Mode::Statistics, Some(snapshot), Some(data)) => install::figures(&client, &data, snapshot).await?,
+        _ => fixture::vacuum_tables(&client, &fixture::touched_tables(new)).await?,
+    }
     notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
     Ok(name)
 }
 
-fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
+pub(crate) fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
     Finding::new(rule, severity, query.file.clone(), message)
         .at(query.line, query.column, query.end_line, query.end_column)
         .snippet(query.line, query.text.clone())
@@ -433,6 +465,12 @@ async fn findings_for(
             fix: "restore the index the query needs, or change the query so the head schema serves it",
         },
         Candidate {
+            rule: plan_expensive::META.id,
+            severity: Severity::Error,
+            sentences: verdict.expensive,
+            fix: "add the index the query needs in the same change, or bound what it reads",
+        },
+        Candidate {
             rule: plan_unavailable::META.id,
             severity: Severity::Error,
             sentences: analyze_failure,
@@ -462,8 +500,15 @@ async fn findings_for(
         _ => String::new(),
     };
     let also_text = if also.is_empty() { String::new() } else { format!("\nalso on this query: {}", also.join("; ")) };
+    let changed = match &query.on_base {
+        pairing::OnBase::Changed(base) => format!(
+            "\nthe query changed: its base text (line {} on base) was planned on base, its head text on head",
+            base.line
+        ),
+        _ => String::new(),
+    };
     let mut f = finding_at(chosen.rule, chosen.severity, query, format!("{}{timing}", chosen.sentences.join("; ")))
-        .help(format!("{}{also_text}\n{tree}", chosen.fix))
+        .help(format!("{}{also_text}{changed}\n{tree}", chosen.fix))
         .evidence(evidence(base_ok, &head_plan, bm, hm))
         .fact("base cost", format!("{:.2}", verdict.base_cost))
         .fact("head cost", format!("{:.2}", verdict.head_cost));
@@ -473,104 +518,16 @@ async fn findings_for(
     for sentence in also {
         f = f.fact("also", sentence);
     }
+    if let pairing::OnBase::Changed(base) = &query.on_base {
+        f = f.fact("base text", base.text.clone());
+    }
     Some(f)
 }
 
 fn new_reason(base: &Option<std::result::Result<Value, String>>) -> String {
     match base {
-        None => "new query file".into(),
+        None => "new query".into(),
         Some(Err(e)) => format!("it does not plan on base: {e}"),
         Some(Ok(_)) => String::new(),
     }
-}
-
-fn pool_check(
-    workload: &Workload,
-    root: &std::path::Path,
-    queries: &[Query],
-    base: &[Option<std::result::Result<Measured, String>>],
-    head: &[Option<std::result::Result<Measured, String>>],
-) -> Result<Vec<Finding>> {
-    let mut loads = Vec::new();
-    let mut first: BTreeMap<String, usize> = BTreeMap::new();
-    for wq in &workload.queries {
-        // `file` is relative to the project root, or else to the workload file's directory.
-        let beside = workload.path.parent().map(|d| relative(root, &d.join(&wq.file))).unwrap_or_default();
-        let beside = beside.strip_prefix("./").unwrap_or(&beside).to_string();
-        let indices: Vec<usize> =
-            (0..queries.len()).filter(|&i| queries[i].file == wq.file || queries[i].file == beside).collect();
-        if indices.is_empty() {
-            return Err(Error::invalid(
-                &workload.path,
-                Some(wq.line),
-                format!("file = \"{}\" is not among the planned query files", wq.file),
-            ));
-        }
-        first.insert(queries[indices[0]].file.clone(), indices[0]);
-        let ms = |side: &[Option<std::result::Result<Measured, String>>]| -> Option<f64> {
-            indices.iter().map(|&i| side[i].as_ref().and_then(|r| r.as_ref().ok()).map(|m| m.median_ms)).sum()
-        };
-        // A query with no measurement on head was already reported; count it as the timeout.
-        let head_ms = ms(head).unwrap_or(f64::INFINITY);
-        loads.push(Load { file: queries[indices[0]].file.clone(), peak_rps: wq.peak_rps, base_ms: ms(base), head_ms });
-    }
-    let c = capacity::capacity(workload, loads);
-    if !c.over() {
-        return Ok(Vec::new());
-    }
-    let worst = c.loads.iter().max_by(|a, b| a.head_connections().total_cmp(&b.head_connections())).cloned();
-    let Some(worst) = worst else { return Ok(Vec::new()) };
-    let query = &queries[first[&worst.file]];
-    let count = |x: f64| {
-        if x.is_finite() {
-            diff::format_count(x.ceil())
-        } else {
-            "unbounded".into()
-        }
-    };
-    let base_text = match worst.base_connections() {
-        Some(b) => format!(" (on base: {})", count(b)),
-        None => String::new(),
-    };
-    let message = format!(
-        "at {} req/s this query would hold {} connections{base_text}; the pool has {} ({} × {}), and all queries together would hold {} at peak{}",
-        worst.peak_rps,
-        count(worst.head_connections()),
-        c.pool_total,
-        workload.pool_size,
-        workload.instances,
-        count(c.head_busy),
-        c.base_busy.map(|b| format!(" (base: {})", count(b))).unwrap_or_default()
-    );
-    let detail: Vec<String> = c
-        .loads
-        .iter()
-        .map(|l| {
-            format!(
-                "{}: {} req/s × {:.2} ms = {:.1} connections (base {})",
-                l.file,
-                l.peak_rps,
-                l.head_ms,
-                l.head_connections(),
-                l.base_connections().map(|b| format!("{b:.1}")).unwrap_or_else(|| "n/a".into())
-            )
-        })
-        .collect();
-    let f = finding_at(pool_capacity::META.id, Severity::Error, query, message)
-        .help(format!(
-            "busy connections = latency × arrival rate (Little's law), summed over {}; the limit is {:.0}% of the pool\n{}",
-            workload.path.display(),
-            workload.max_utilisation * 100.0,
-            detail.join("\n")
-        ))
-        .fact("pool", c.pool_total.to_string())
-        .fact("busy at peak (head)", format!("{:.1}", c.head_busy))
-        .evidence(json!({
-            "pool_total": c.pool_total,
-            "limit": c.limit,
-            "head_busy": c.head_busy,
-            "base_busy": c.base_busy,
-            "queries": c.loads.iter().map(|l| json!({"file": l.file, "peak_rps": l.peak_rps, "base_ms": l.base_ms, "head_ms": l.head_ms})).collect::<Vec<_>>(),
-        }));
-    Ok(vec![f])
 }

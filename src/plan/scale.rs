@@ -97,6 +97,11 @@ impl ScaleSpec {
         parse(path, &text)
     }
 
+    /// No table named: everything from a statistics snapshot at `path`.
+    pub fn empty(path: &Path) -> ScaleSpec {
+        ScaleSpec { path: path.to_path_buf(), text: String::new(), tables: BTreeMap::new() }
+    }
+
     pub fn table(&self, name: &str) -> Option<&TableSpec> {
         self.tables.get(name)
     }

@@ -194,6 +194,11 @@ impl Server {
         Some(format!("postgresql://{SUPERUSER}@{encoded}:5432/{database}"))
     }
 
+    /// The data directory of the server Sluice started (`None` for `--database-url`).
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        self.ephemeral.as_ref().map(|_| PathBuf::from(&self.location).join("data"))
+    }
+
     pub fn is_ephemeral(&self) -> bool {
         self.ephemeral.is_some()
     }

@@ -11,22 +11,46 @@ use crate::git::{self, Repo, Side};
 use crate::lint::load::tool_options;
 use crate::schema::migrations::{self, Loaded as LoadedMigration};
 use crate::schema::tools::{self, DiskTree, Tree};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A query file to plan: its text and the name findings give it.
+/// Queries to plan, from any source (a query file; SQL found in application code): the text
+/// the head runs, the name findings give it, and what the base side runs instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuerySource {
     /// Relative to the project (or repository) root, with `/`; also names the file in errors.
     pub file: String,
+    /// The head side's text.
     pub text: String,
+    pub base: BaseText,
+}
+
+/// The base side's text of a query source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseText {
+    /// The same text on both sides.
+    Same,
+    /// Another text: its statements are planned on the base fixture, the head's on the head.
+    Changed(String),
+    /// New on the head: planned on the head only and judged on its own.
+    Absent,
 }
 
 impl QuerySource {
-    /// Reads `path` from disk, reported relative to `root`.
+    /// Reads `path` from disk, reported relative to `root`; the same on both sides.
     pub fn load(root: &Path, path: &Path) -> Result<QuerySource> {
         let text = read_text(path)?;
-        Ok(QuerySource { file: git::slash(path.strip_prefix(root).unwrap_or(path)), text })
+        Ok(QuerySource { file: git::slash(path.strip_prefix(root).unwrap_or(path)), text, base: BaseText::Same })
+    }
+
+    /// A source whose head text is `head` and whose base text is `base` (`None`: new on head).
+    pub fn compared(file: String, head: String, base: Option<String>) -> QuerySource {
+        let base = match base {
+            None => BaseText::Absent,
+            Some(b) if b == head => BaseText::Same,
+            Some(b) => BaseText::Changed(b),
+        };
+        QuerySource { file, text: head, base }
     }
 }
 
@@ -35,10 +59,8 @@ impl QuerySource {
 pub struct GitSides {
     pub base: Vec<MigrationSql>,
     pub head: Vec<MigrationSql>,
-    /// The head side's query files, repository-relative.
+    /// The head side's query files, repository-relative, each with its base text.
     pub queries: Vec<QuerySource>,
-    /// The query files that exist on the base side (the others are new: absolute checks only).
-    pub base_queries: BTreeSet<String>,
     /// The layout used for both sides (detected from the head side under `auto`).
     pub layout: Layout,
 }
@@ -70,9 +92,10 @@ pub fn dir_migrations(dir: &Path, config: &Loaded) -> Result<Vec<MigrationSql>> 
 }
 
 /// Reads the migrations under the configured migrations directory on both sides and the query
-/// files under `query_paths` (directories or files) on the head side, through git. Paths are
-/// absolute or relative to the repository root; query paths outside the repository are read
-/// from disk and count as present on both sides.
+/// files under `query_paths` (directories or files) on both sides, through git: each head query
+/// file with its base text, so a changed query is planned as it was on base and as it is on
+/// head. Paths are absolute or relative to the repository root; query paths outside the
+/// repository are read from disk and count as the same on both sides.
 pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_paths: &[PathBuf]) -> Result<GitSides> {
     let migrations_dir = config.migrations_dir();
     let prefix = repo.relative(&migrations_dir).ok_or_else(|| {
@@ -103,7 +126,7 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
     let head_list = side(&head_tree)?;
 
     let mut queries: BTreeMap<String, String> = BTreeMap::new();
-    let mut base_queries = BTreeSet::new();
+    let mut base_texts: BTreeMap<String, String> = BTreeMap::new();
     for path in query_paths {
         let Some(relative) = repo.relative(path) else {
             // Shared queries kept outside the repository are the same on both sides.
@@ -112,7 +135,7 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
                 .chain(Some(path.clone()).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "sql")))
             {
                 let q = QuerySource::load(repo.root(), &file)?;
-                base_queries.insert(q.file.clone());
+                base_texts.insert(q.file.clone(), q.text.clone());
                 queries.insert(q.file, q.text);
             }
             continue;
@@ -124,24 +147,23 @@ pub fn from_git(repo: &Repo, base: &Side, head: &Side, config: &Loaded, query_pa
             if let Some(text) = git::read_file(repo, head, &relative)? {
                 queries.insert(relative.clone(), text);
             }
-            if git::read_file(repo, base, &relative)?.is_some() {
-                base_queries.insert(relative);
+            if let Some(text) = git::read_file(repo, base, &relative)? {
+                base_texts.insert(relative, text);
             }
             continue;
         }
-        for (file, text) in git::read_files(repo, head, path)? {
-            if is_query(&file) {
-                queries.insert(file, text);
-            }
-        }
-        for file in git::list_files(repo, base, path)? {
-            if is_query(&file) {
-                base_queries.insert(file);
-            }
+        for (side, texts) in [(head, &mut queries), (base, &mut base_texts)] {
+            texts.extend(git::read_files(repo, side, path)?.into_iter().filter(|(file, _)| is_query(file)));
         }
     }
-    let queries = queries.into_iter().map(|(file, text)| QuerySource { file, text }).collect();
-    Ok(GitSides { base: base_list, head: head_list, queries, base_queries, layout })
+    let queries = queries
+        .into_iter()
+        .map(|(file, text)| {
+            let base = base_texts.remove(&file);
+            QuerySource::compared(file, text, base)
+        })
+        .collect();
+    Ok(GitSides { base: base_list, head: head_list, queries, layout })
 }
 
 fn under(path: &str, dir: &str) -> bool {
@@ -175,7 +197,9 @@ mod tests {
         write(dir.path(), "db/2024-01-02-000000_b/down.sql", "DROP INDEX b;\n");
         write(dir.path(), "db/2024-01-01-000000_a/up.sql", "CREATE TABLE a (x int);\n");
         write(dir.path(), "queries/old.sql", "SELECT x FROM a;\n");
+        write(dir.path(), "queries/changed.sql", "SELECT x FROM a WHERE x = $1;\n");
         let base = commit_all(&git);
+        write(dir.path(), "queries/changed.sql", "SELECT x FROM a WHERE x = $1 OR x > $2;\n");
         // Uncommitted on the head side (the working tree): a new migration and a new query.
         write(dir.path(), "db/2024-01-03-000000_c/up.sql", "DROP INDEX b;\n");
         write(dir.path(), "queries/reports/new.sql", "SELECT count(*) FROM a;\n");
@@ -195,7 +219,10 @@ mod tests {
         assert_eq!(sides.head[2].path, PathBuf::from("db/2024-01-03-000000_c/up.sql"));
         assert_eq!(sides.head[2].sql, "DROP INDEX b;\n");
         let files: Vec<&str> = sides.queries.iter().map(|q| q.file.as_str()).collect();
-        assert_eq!(files, ["queries/old.sql", "queries/reports/new.sql"]);
-        assert_eq!(sides.base_queries.into_iter().collect::<Vec<_>>(), ["queries/old.sql"]);
+        assert_eq!(files, ["queries/changed.sql", "queries/old.sql", "queries/reports/new.sql"]);
+        assert_eq!(sides.queries[0].text, "SELECT x FROM a WHERE x = $1 OR x > $2;\n");
+        assert_eq!(sides.queries[0].base, BaseText::Changed("SELECT x FROM a WHERE x = $1;\n".into()));
+        assert_eq!(sides.queries[1].base, BaseText::Same);
+        assert_eq!(sides.queries[2].base, BaseText::Absent);
     }
 }

@@ -18,6 +18,7 @@ pub mod migration_out_of_order;
 pub mod migration_renamed;
 pub mod migration_version_conflict;
 pub mod plan_cost_increase;
+pub mod plan_expensive;
 pub mod plan_regression;
 pub mod plan_unavailable;
 pub mod pool_capacity;
@@ -111,6 +112,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &migration_version_conflict::MigrationVersionConflict,
     &plan_regression::PlanRegression,
     &plan_cost_increase::PlanCostIncrease,
+    &plan_expensive::PlanExpensive,
     &index_inefficient::IndexInefficient,
     &pool_capacity::PoolCapacity,
     &plan_unavailable::PlanUnavailable,

@@ -12,7 +12,9 @@ pub static META: RuleMeta = RuleMeta {
 production scale. An error only when the head plan is worse in the way that causes outages: a relation read \
 through an index (Index, Index Only or Bitmap scan) on base that head reads by Seq Scan and that holds at \
 least `seq_scan_rows` rows (default 100,000), or an estimated total cost that grows more than \
-`cost_ratio_error` times (default 10). An index the base plan used that no longer exists, while the head \
+`cost_ratio_error` times (default 10) to at least `cost_floor` (default 1,000; a cheaper head plan is a \
+fraction of a millisecond whatever the ratio, and a warning at most). A query whose text changed is planned \
+in its base text on base and its head text on head. An index the base plan used that no longer exists, while the head \
 plan is served by another index within that cost ratio, is `plan-cost-increase` (a warning) instead. Each \
 query gets one finding, the most severe; what else changed is listed in it.",
     why: "Static rules catch the patterns we know; the planner catches the rest. In the reporting incident a \

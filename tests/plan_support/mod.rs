@@ -45,3 +45,16 @@ pub fn json(output: &std::process::Output) -> serde_json::Value {
 pub fn findings<'a>(doc: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
     doc["findings"].as_array().expect("findings").iter().filter(|f| f["rule"] == rule).collect()
 }
+
+/// The cluster a run left in `cache`, started again, and the name of its one cached fixture.
+pub async fn cached_template(cache: &Path) -> (sluice::plan::server::Server, String) {
+    let options = sluice::plan::ServerOptions { cache_dir: Some(cache.to_path_buf()), ..Default::default() };
+    let server = sluice::plan::server::Server::start(&options).await.expect("the cached cluster");
+    let admin = server.connect("postgres").await.expect("connect");
+    let template: String = admin
+        .query_one("SELECT datname::text FROM pg_database WHERE datname LIKE 'sluice\\_tpl\\_%'", &[])
+        .await
+        .expect("one cached fixture")
+        .get(0);
+    (server, template)
+}

@@ -134,6 +134,8 @@ fn default_of(key: &str) -> Option<String> {
         "plan.seq_scan_rows" => thresholds.seq_scan_rows.to_string(),
         "plan.cost_ratio_error" => thresholds.cost_ratio_error.to_string(),
         "plan.cost_ratio_warning" => thresholds.cost_ratio_warning.to_string(),
+        "plan.cost_floor" => thresholds.cost_floor.to_string(),
+        "plan.cost_limit" => thresholds.cost_limit.to_string(),
         "freeze.max_override_hours" => DEFAULT_MAX_OVERRIDE_HOURS.to_string(),
         "migrations.layout" => "auto".into(),
         _ => return None,
@@ -160,13 +162,16 @@ fn direction(key: &str, from: Option<&toml::Value>, to: Option<&toml::Value>) ->
                 _ => Effect::Changes,
             }
         }
-        "plan.seq_scan_rows" | "plan.cost_ratio_error" | "plan.cost_ratio_warning" | "freeze.max_override_hours" => {
-            match (number(from), number(to)) {
-                (Some(a), Some(b)) if b > a => Effect::Relaxes,
-                (Some(a), Some(b)) if b < a => Effect::Tightens,
-                _ => Effect::Changes,
-            }
-        }
+        "plan.seq_scan_rows"
+        | "plan.cost_ratio_error"
+        | "plan.cost_ratio_warning"
+        | "plan.cost_floor"
+        | "plan.cost_limit"
+        | "freeze.max_override_hours" => match (number(from), number(to)) {
+            (Some(a), Some(b)) if b > a => Effect::Relaxes,
+            (Some(a), Some(b)) if b < a => Effect::Tightens,
+            _ => Effect::Changes,
+        },
         _ => Effect::Changes,
     }
 }
@@ -320,5 +325,19 @@ mod tests {
         assert!(settings(&base, &head).is_empty(), "{:?}", settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>());
         assert_eq!(joined(Vec::new()), None, "[queries] dirs = []: start or stop reading, never from ``");
         assert_eq!(joined(vec!["queries".into(), "app/sql".into()]).as_deref(), Some("queries, app/sql"));
+    }
+
+    #[test]
+    fn a_higher_cost_floor_or_limit_relaxes() {
+        let items =
+            settings(&file("[plan]\ncost_limit = 500000\n"), &file("[plan]\ncost_floor = 5000\ncost_limit = 1000\n"));
+        let texts: Vec<(&str, Effect)> = items.iter().map(|i| (i.text.as_str(), i.effect)).collect();
+        assert_eq!(
+            texts,
+            [
+                ("relax `[plan] cost_floor` from the default (1000) to 5000", Effect::Relaxes),
+                ("tighten `[plan] cost_limit` from 500000 to 1000", Effect::Tightens),
+            ]
+        );
     }
 }

@@ -1,10 +1,13 @@
-//! Which columns of a table get values, and from where: the spec's generator, a key that exists
+//! Which columns of a table get values, and from where: the spec's generator, production's
+//! statistics of the column (a snapshot, for what the spec does not name), a key that exists
 //! in the referenced table, or a value by type. Both ways of filling ([`super::sql`] inside
 //! PostgreSQL, [`super::rows`] in Sluice) work from these choices, so they fill the same columns.
 
 use super::schema::{resolve, Column, Table};
+use super::stats::Role;
 use crate::error::{Error, Result};
 use crate::plan::scale::{quote_literal, ColumnSpec, Generator, ScaleSpec};
+use crate::plan::snapshot::{ColumnStats, Snapshot};
 use std::collections::BTreeMap;
 
 /// How a filled column's values relate to the row number, so references can be drawn without a lookup.
@@ -31,6 +34,15 @@ pub(super) enum Source<'a> {
     },
     /// A value by type, distinct per row ([`default_expr`] lists the types).
     Default,
+    /// As production's statistics describe the column.
+    Statistics {
+        stats: &'a ColumnStats,
+        /// Values the columns referencing this one hold often: a key must have them.
+        referenced: Vec<serde_json::Value>,
+        /// A foreign key's target: the values become keys that exist there.
+        key: Option<(&'a Table, String)>,
+        role: Role,
+    },
 }
 
 pub(super) struct Choice<'a> {
@@ -68,11 +80,15 @@ pub(super) fn target_rows<'a>(target: &Table, filled: &'a BTreeMap<i64, Filled>)
 /// The columns of `table` to fill and where each one's values come from.
 pub(super) fn choose<'a>(
     spec: &'a ScaleSpec,
+    snapshot: Option<&'a Snapshot>,
     key: &str,
     table: &'a Table,
     tables: &'a [Table],
     filled: &BTreeMap<i64, Filled>,
 ) -> Result<Vec<Choice<'a>>> {
+    let column_stats = |t: &Table, column: &str| -> Option<&'a ColumnStats> {
+        snapshot?.table(&t.schema, &t.name)?.columns.get(column)
+    };
     let tspec = &spec.tables[key];
     let table_error =
         |message: String| Error::invalid(&spec.path, Some(tspec.line), format!("tables.{key}: {message}"));
@@ -90,6 +106,37 @@ pub(super) fn choose<'a>(
         let source = if let Some(cspec) = tspec.columns.get(&column.name) {
             check_reference(spec, key, &column.name, cspec, tables, filled)?;
             Source::Spec(cspec)
+        } else if let Some(stats) = column_stats(table, &column.name) {
+            let target = column.references.as_ref().and_then(|(t, c)| {
+                tables
+                    .iter()
+                    .find(|x| &x.qualified == t)
+                    .filter(|x| target_rows(x, filled).is_some())
+                    .map(|x| (x, c.clone()))
+            });
+            if column.references.is_some() && target.is_none() && column.not_null {
+                return Err(table_error(format!(
+                    "column {} must reference a row of {}, which gets no rows",
+                    column.name,
+                    column.references.as_ref().map(|(t, _)| t.as_str()).unwrap_or_default()
+                )));
+            }
+            // The common values of every column that references this one.
+            let referenced = tables
+                .iter()
+                .flat_map(|t| t.columns.iter().map(move |c| (t, c)))
+                .filter(|(_, c)| c.references.as_ref() == Some(&(table.qualified.clone(), column.name.clone())))
+                .filter_map(|(t, c)| column_stats(t, &c.name))
+                .flat_map(|s| s.most_common_vals.iter().cloned())
+                .collect();
+            Source::Statistics {
+                stats,
+                referenced,
+                key: target,
+                role: role_in_keys(table, &column.name, &|c| {
+                    column_stats(table, c).is_some() && !tspec.columns.contains_key(c)
+                }),
+            }
         } else if let Some((t, c)) = &column.references {
             match tables.iter().find(|x| &x.qualified == t).filter(|target| target_rows(target, filled).is_some()) {
                 Some(target) => Source::Reference { target, column: c.clone() },
@@ -116,6 +163,21 @@ pub(super) fn choose<'a>(
         choices.push(Choice { column, source });
     }
     Ok(choices)
+}
+
+/// A column's part in the first composite unique key whose first and last columns are both
+/// drawn from statistics (`drawn`): its leader, its member, or neither.
+fn role_in_keys(table: &Table, column: &str, drawn: &dyn Fn(&str) -> bool) -> Role {
+    let keys = table.unique_keys.iter().filter(|k| k.len() >= 2 && drawn(&k[0]) && drawn(&k[k.len() - 1]));
+    for (n, key) in keys.enumerate() {
+        if key[0] == column {
+            return Role::Leader(n);
+        }
+        if key[key.len() - 1] == column {
+            return Role::Member(n);
+        }
+    }
+    Role::Free
 }
 
 /// A `references` generator names a table and column that exist and a table that has rows.

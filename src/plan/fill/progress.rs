@@ -31,8 +31,15 @@ impl Progress {
         let bar = self.multi.as_ref().map(|m| {
             let bar = m.add(ProgressBar::new(rows));
             if let Ok(style) = ProgressStyle::with_template(
-                "{prefix:>28} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, {elapsed}",
+                "{prefix:>28} [{bar:30}] {human_pos}/{human_len} rows, {rows_per_second}, {elapsed}",
             ) {
+                // Whole rows per second (indicatif's own `per_sec` prints four decimals).
+                let style = style.with_key(
+                    "rows_per_second",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}/s", format_count(state.per_sec()));
+                    },
+                );
                 bar.set_style(style.progress_chars("=> "));
             }
             bar.set_prefix(name.to_string());
@@ -91,11 +98,12 @@ impl TableProgress {
             Method::Copy { frozen: false } => "binary COPY",
             Method::Insert => "INSERT … SELECT",
         };
+        let seconds = self.started.elapsed().as_secs_f64();
         progress.say(&format!(
-            "sluice: fixture: {} rows into {} in {:.1} s ({how})",
+            "sluice: fixture: {} rows into {} in {seconds:.1} s ({how}, {} rows/s)",
             format_count(self.rows as f64),
             self.name,
-            self.started.elapsed().as_secs_f64()
+            format_count(self.rows as f64 / seconds.max(1e-3))
         ));
     }
 }

@@ -6,6 +6,7 @@
 
 use super::choose::{target_rows, Choice, Filled, Shape, Source};
 use super::schema::{resolve, Column, Table};
+use super::stats::{self, Distribution, Role};
 use crate::plan::scale::Generator;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -26,7 +27,6 @@ pub(super) enum Encoding {
     Int8,
     Float4,
     Float8,
-    /// Integers only.
     Numeric,
     Bool,
     /// text, varchar, char, citext, enum labels, json.
@@ -68,9 +68,11 @@ impl Encoding {
 
 /// One drawn value, before encoding.
 #[derive(Debug, Clone, PartialEq)]
-enum Value {
+pub(super) enum Value {
     Int(i64),
     Float(f64),
+    /// A `numeric` with this many decimals.
+    Decimal(f64, usize),
     Text(String),
     Bool(bool),
     /// Microseconds since the Unix epoch, UTC.
@@ -102,6 +104,13 @@ enum Draw {
         span: i64,
     },
     Choice(Vec<Value>),
+    /// As production's statistics describe the column ([`stats`]); a foreign key's value is
+    /// then the nearest key at or above it in the referenced table (`keys`, sorted).
+    Stats {
+        distribution: Arc<Distribution>,
+        role: Role,
+        keys: Option<Keys>,
+    },
     Pattern(Vec<String>),
     Labels(Vec<String>),
     DefaultText,
@@ -113,11 +122,22 @@ enum Draw {
     Fixed(Value),
 }
 
+/// The keys a statistics-drawn foreign key takes its values from.
+#[derive(Debug, Clone)]
+enum Keys {
+    /// `start..=end`: a table filled as a sequence.
+    Range(i64, i64),
+    /// Read from the referenced table, sorted.
+    Sorted(Arc<Vec<Value>>),
+}
+
 /// A referenced column whose values must be read before drawing ([`RowGen::lookups`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Lookup {
     pub(super) table: String,
     pub(super) column: String,
+    /// Read as text (keys of a text type), else as int8.
+    pub(super) text: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -126,7 +146,7 @@ struct ColumnGen {
     draw: Draw,
     null_fraction: f64,
     encoding: Encoding,
-    /// The index of a pending [`Lookup`] whose values become `Pick`.
+    /// The index of a pending [`Lookup`] whose values become `Pick` (or a `Stats` draw's keys).
     lookup: Option<usize>,
 }
 
@@ -136,6 +156,8 @@ pub(super) struct RowGen {
     columns: Vec<ColumnGen>,
     seed: u64,
     lookups: Vec<Lookup>,
+    /// Composite unique keys whose members count within their leader's groups.
+    groups: usize,
 }
 
 impl RowGen {
@@ -146,23 +168,35 @@ impl RowGen {
         choices: &[Choice<'_>],
         tables: &[Table],
         filled: &BTreeMap<i64, Filled>,
+        rows: u64,
         seed: u64,
     ) -> Option<RowGen> {
-        let mut gen = RowGen { columns: Vec::new(), seed, lookups: Vec::new() };
-        for choice in choices {
+        let mut gen = RowGen { columns: Vec::new(), seed, lookups: Vec::new(), groups: 0 };
+        for (position, choice) in choices.iter().enumerate() {
             let column = choice.column;
             let encoding = Encoding::of(column)?;
+            let lookups_before = gen.lookups.len();
             let (draw, null_fraction) = match &choice.source {
                 Source::Spec(cspec) => {
                     (gen.spec_draw(&cspec.generator, encoding, tables, filled)?, cspec.null_fraction)
                 }
                 Source::Reference { target, column } => (gen.key_draw(target, column, filled)?, 0.0),
                 Source::Default => (default_draw(column, encoding)?, 0.0),
+                Source::Statistics { stats, referenced, key, role } => {
+                    let seed = seed ^ (position as u64).wrapping_mul(0x2545_F491_4F6C_DD1D);
+                    let distribution = Distribution::new(stats, referenced, encoding, &column.base_type, rows, seed)?;
+                    if let Role::Leader(n) | Role::Member(n) = role {
+                        gen.groups = gen.groups.max(n + 1);
+                    }
+                    let keys = match key {
+                        Some((target, c)) => Some(gen.keys_of(target, c, encoding, filled)?),
+                        None => None,
+                    };
+                    // NULLs are the distribution's to draw.
+                    (Draw::Stats { distribution: Arc::new(distribution), role: *role, keys }, 0.0)
+                }
             };
-            let lookup = match draw {
-                Draw::Pick(_) => Some(gen.lookups.len() - 1),
-                _ => None,
-            };
+            let lookup = (gen.lookups.len() > lookups_before).then(|| gen.lookups.len() - 1);
             if !draw_fits(&draw, encoding) {
                 return None;
             }
@@ -176,19 +210,47 @@ impl RowGen {
         self.columns.iter().map(|c| c.name.as_str()).collect()
     }
 
-    /// Referenced columns to read (integers, `SELECT column::int8 … WHERE column IS NOT NULL`).
+    /// Referenced columns to read (`SELECT column::int8 … WHERE column IS NOT NULL`, or `::text`).
     pub(super) fn lookups(&self) -> &[Lookup] {
         &self.lookups
     }
 
     /// Supplies the values read for [`RowGen::lookups`], in the same order.
-    pub(super) fn resolve_lookups(&mut self, values: Vec<Vec<i64>>) {
-        let values: Vec<Arc<Vec<i64>>> = values.into_iter().map(Arc::new).collect();
+    pub(super) fn resolve_lookups(&mut self, values: Vec<Vec<Value>>) {
         for column in &mut self.columns {
-            if let Some(i) = column.lookup {
-                column.draw = Draw::Pick(values[i].clone());
+            let Some(i) = column.lookup else { continue };
+            match &mut column.draw {
+                Draw::Stats { keys, .. } => {
+                    let mut sorted = values[i].clone();
+                    sorted.sort_by(stats::compare);
+                    *keys = Some(Keys::Sorted(Arc::new(sorted)));
+                }
+                draw => {
+                    let ints = values[i].iter().filter_map(|v| if let Value::Int(i) = v { Some(*i) } else { None });
+                    *draw = Draw::Pick(Arc::new(ints.collect()));
+                }
             }
         }
+    }
+
+    /// The keys a statistics-drawn foreign key snaps to: a sequence's range at once, else read.
+    fn keys_of(
+        &mut self,
+        target: &Table,
+        column: &str,
+        encoding: Encoding,
+        filled: &BTreeMap<i64, Filled>,
+    ) -> Option<Keys> {
+        let f = target_rows(target, filled)?;
+        if let Some(Shape::Sequence(start)) = f.shapes.get(column) {
+            return Some(Keys::Range(*start, start + f.rows as i64 - 1));
+        }
+        let text = matches!(encoding, Encoding::Text);
+        if !text && !matches!(encoding, Encoding::Int2 | Encoding::Int4 | Encoding::Int8) {
+            return None;
+        }
+        self.lookups.push(Lookup { table: target.qualified.clone(), column: column.to_string(), text });
+        Some(Keys::Sorted(Arc::new(Vec::new())))
     }
 
     fn spec_draw(
@@ -226,7 +288,7 @@ impl RowGen {
         if !super::choose::is_integer(&referenced.base_type) {
             return None;
         }
-        self.lookups.push(Lookup { table: target.qualified.clone(), column: column.to_string() });
+        self.lookups.push(Lookup { table: target.qualified.clone(), column: column.to_string(), text: false });
         Some(Draw::Pick(Arc::new(Vec::new())))
     }
 
@@ -241,6 +303,7 @@ impl RowGen {
             out.extend_from_slice(&0i32.to_be_bytes());
         }
         let fields = self.columns.len() as i16;
+        let mut places = vec![0u64; self.groups];
         for g in first..=last {
             out.extend_from_slice(&fields.to_be_bytes());
             for column in &self.columns {
@@ -248,8 +311,38 @@ impl RowGen {
                     out.extend_from_slice(&(-1i32).to_be_bytes());
                     continue;
                 }
-                let value = draw(&column.draw, g as i64, &mut rng)
-                    .ok_or_else(|| format!("column {}: the value for row {g} overflows", column.name))?;
+                let value = match &column.draw {
+                    Draw::Stats { distribution, role, keys } => {
+                        if *role == Role::Free && distribution.null(&mut rng) {
+                            out.extend_from_slice(&(-1i32).to_be_bytes());
+                            continue;
+                        }
+                        if let (Role::Free | Role::Leader(_), Some(Keys::Sorted(keys))) = (role, keys) {
+                            let key = distribution.draw_key(g, *role, keys, &mut places, &mut rng);
+                            let key =
+                                key.ok_or_else(|| format!("column {}: the referenced table has no keys", column.name))?;
+                            encode(key, column.encoding, &mut out)
+                                .map_err(|e| format!("column {}: row {g}: {e}", column.name))?;
+                            continue;
+                        }
+                        let value = distribution.draw(g, *role, &mut places, &mut rng);
+                        match keys {
+                            Some(keys) => {
+                                // Snapping can merge the leader's groups: its member then counts
+                                // over the whole table, so the key stays unique.
+                                if let Role::Leader(n) = role {
+                                    places[*n] = g - 1;
+                                }
+                                snap(keys, value).ok_or_else(|| {
+                                    format!("column {}: the referenced table has no keys", column.name)
+                                })?
+                            }
+                            None => value,
+                        }
+                    }
+                    other => draw(other, g as i64, &mut rng)
+                        .ok_or_else(|| format!("column {}: the value for row {g} overflows", column.name))?,
+                };
                 encode(&value, column.encoding, &mut out)
                     .map_err(|e| format!("column {}: row {g}: {e}", column.name))?;
             }
@@ -258,6 +351,18 @@ impl RowGen {
             out.extend_from_slice(&(-1i16).to_be_bytes());
         }
         Ok(out)
+    }
+}
+
+/// The key at or above `value` among `keys`, else the last.
+fn snap(keys: &Keys, value: Value) -> Option<Value> {
+    match (keys, value) {
+        (Keys::Range(low, high), Value::Int(v)) => Some(Value::Int(v.clamp(*low, *high))),
+        (Keys::Range(low, _), _) => Some(Value::Int(*low)),
+        (Keys::Sorted(keys), value) => {
+            let at = keys.partition_point(|k| stats::compare(k, &value) == std::cmp::Ordering::Less);
+            keys.get(at).or(keys.last()).cloned()
+        }
     }
 }
 
@@ -275,6 +380,8 @@ fn draw_fits(draw: &Draw, encoding: Encoding) -> bool {
         Draw::DefaultUuid => encoding == Uuid,
         Draw::DefaultBytes => encoding == Bytea,
         Draw::Choice(values) => values.iter().all(|v| value_fits(v, encoding)),
+        // Built for the encoding.
+        Draw::Stats { .. } => true,
         Draw::Fixed(v) => value_fits(v, encoding),
     }
 }
@@ -284,6 +391,7 @@ fn value_fits(value: &Value, encoding: Encoding) -> bool {
     match value {
         Value::Int(_) => matches!(encoding, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric | Text),
         Value::Float(_) => matches!(encoding, Float4 | Float8),
+        Value::Decimal(..) => encoding == Numeric,
         Value::Text(_) => matches!(encoding, Text | Jsonb),
         Value::Bool(_) => encoding == Bool,
         Value::Micros(_) => matches!(encoding, Date | Timestamp | Timestamptz),
@@ -382,6 +490,7 @@ fn draw(draw: &Draw, g: i64, rng: &mut SmallRng) -> Option<Value> {
         Draw::Pick(values) => Value::Int(values[rng.random_range(0..values.len())]),
         Draw::Timestamps { from, span } => Value::Micros(from + (rng.random::<f64>() * *span as f64) as i64),
         Draw::Choice(values) => values[rng.random_range(0..values.len())].clone(),
+        Draw::Stats { distribution, role, .. } => distribution.draw(g as u64, *role, &mut [0; 8], rng),
         Draw::Pattern(parts) => Value::Text(parts.join(&g.to_string())),
         Draw::Labels(labels) => Value::Text(labels[(g as usize) % labels.len()].clone()),
         Draw::DefaultText => Value::Text(format!("v{g}")),
@@ -417,6 +526,11 @@ fn encode(value: &Value, encoding: Encoding, out: &mut Vec<u8>) -> Result<(), St
         (Value::Float(f), Float4) => field(out, &(*f as f32).to_be_bytes()),
         (Value::Float(f), Float8) => field(out, &f.to_be_bytes()),
         (Value::Int(i), Numeric) => field(out, &numeric(*i)),
+        (Value::Decimal(f, scale), Numeric) => {
+            field(out, &decimal(f, *scale).ok_or_else(|| format!("{f} is not a finite number for numeric"))?)
+        }
+        (Value::Float(f) | Value::Decimal(f, _), Text) => field(out, f.to_string().as_bytes()),
+        (Value::Bool(b), Text) => field(out, b.to_string().as_bytes()),
         (Value::Int(i), Text) => field(out, i.to_string().as_bytes()),
         (Value::Text(t), Text) => field(out, t.as_bytes()),
         (Value::Text(t), Jsonb) => field(out, &[&[1u8][..], t.as_bytes()].concat()),
@@ -430,6 +544,47 @@ fn encode(value: &Value, encoding: Encoding, out: &mut Vec<u8>) -> Result<(), St
         _ => return Err(format!("{value:?} cannot be written as {encoding:?}")),
     }
     Ok(())
+}
+
+/// A number with `scale` decimals in `numeric`'s binary format.
+fn decimal(value: &f64, scale: usize) -> Option<Vec<u8>> {
+    if !value.is_finite() {
+        return None;
+    }
+    let text = format!("{:.*}", scale, value.abs());
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    // Base-10000 groups: the whole part from the point leftwards, the fraction rightwards.
+    let whole = whole.trim_start_matches('0');
+    let padded = format!("{}{whole}", "0".repeat((4 - whole.len() % 4) % 4));
+    let mut fraction = fraction.to_string();
+    while fraction.len() % 4 != 0 {
+        fraction.push('0');
+    }
+    let group = |s: &str| s.parse::<i16>().ok();
+    let mut digits: Vec<i16> = Vec::new();
+    for chunk in padded.as_bytes().chunks(4).chain(fraction.as_bytes().chunks(4)) {
+        digits.push(group(std::str::from_utf8(chunk).ok()?)?);
+    }
+    let mut weight = padded.len() as i16 / 4 - 1;
+    while digits.first() == Some(&0) {
+        digits.remove(0);
+        weight -= 1;
+    }
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    if digits.is_empty() {
+        weight = 0;
+    }
+    let sign: i16 = if *value < 0.0 && !digits.is_empty() { 0x4000 } else { 0 };
+    let mut out = Vec::with_capacity(8 + 2 * digits.len());
+    for header in [digits.len() as i16, weight, sign, scale as i16] {
+        out.extend_from_slice(&header.to_be_bytes());
+    }
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    Some(out)
 }
 
 /// An integer in `numeric`'s binary format: base-10000 digits, most significant first.
@@ -628,6 +783,10 @@ mod tests {
         assert_eq!(numeric(123_456_789), [0, 3, 0, 2, 0, 0, 0, 0, 0, 1, 9, 41, 26, 133]);
         assert_eq!(numeric(-20_000), [0, 1, 0, 1, 64, 0, 0, 0, 0, 2]);
         assert_eq!(numeric(0), [0, 0, 0, 0, 0, 0, 0, 0]);
+        // 12.5 with scale 2: 12|5000, weight 0, dscale 2; -0.05: 0500 at weight -1.
+        assert_eq!(decimal(&12.5, 2), Some(vec![0, 2, 0, 0, 0, 0, 0, 2, 0, 12, 19, 136]));
+        assert_eq!(decimal(&-0.05, 2), Some(vec![0, 1, 255, 255, 64, 0, 0, 2, 1, 244]));
+        assert_eq!(decimal(&0.0, 2), Some(vec![0, 0, 0, 0, 0, 0, 0, 2]));
     }
 
     #[test]
@@ -642,6 +801,7 @@ mod tests {
             }],
             seed: 1,
             lookups: Vec::new(),
+            groups: 0,
         };
         let first = gen.chunk(1, 2, 3).expect("chunk");
         assert!(first.starts_with(b"PGCOPY\n\xff\r\n\0"));

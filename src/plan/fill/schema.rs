@@ -35,6 +35,8 @@ pub(super) struct Table {
     pub(super) columns: Vec<Column>,
     /// Partitioned (rows go to its partitions; COPY cannot FREEZE it).
     pub(super) partitioned: bool,
+    /// The columns of each unique index on plain columns (primary key first).
+    pub(super) unique_keys: Vec<Vec<String>>,
 }
 
 pub(super) async fn load_tables(client: &Client) -> Result<Vec<Table>> {
@@ -93,6 +95,17 @@ pub(super) async fn load_tables(client: &Client) -> Result<Vec<Table>> {
                 }
             })
             .collect();
+        let keys = client
+            .query(
+                "SELECT array_agg(a.attname::text ORDER BY k.n) FROM pg_index i \
+                 CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n) \
+                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum \
+                 WHERE i.indrelid = $1::int8::oid AND i.indisunique AND i.indexprs IS NULL AND i.indpred IS NULL \
+                 GROUP BY i.indexrelid, i.indisprimary ORDER BY i.indisprimary DESC, i.indexrelid",
+                &[&oid],
+            )
+            .await
+            .map_err(q)?;
         tables.push(Table {
             oid,
             qualified: row.get(1),
@@ -100,6 +113,7 @@ pub(super) async fn load_tables(client: &Client) -> Result<Vec<Table>> {
             schema: row.get(3),
             columns,
             partitioned: row.get(4),
+            unique_keys: keys.iter().map(|r| r.get(0)).collect(),
         });
     }
     Ok(tables)
@@ -120,6 +134,11 @@ pub(super) fn resolve<'a>(tables: &'a [Table], key: &str) -> Option<&'a Table> {
     }
 }
 
+/// The spec key naming `table`, if any.
+pub(super) fn resolve_key<'a>(spec: &'a ScaleSpec, tables: &[Table], table: &Table) -> Option<&'a String> {
+    spec.tables.keys().find(|key| resolve(tables, key).is_some_and(|t| t.oid == table.oid))
+}
+
 /// Fill order: a table after every table it references (foreign keys and `references` generators).
 pub(super) fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, usize)>> {
     let mut resolved = Vec::new();
@@ -137,10 +156,9 @@ pub(super) fn order(spec: &ScaleSpec, tables: &[Table]) -> Result<Vec<(String, u
     let deps = |(key, index): &(String, usize)| -> BTreeSet<i64> {
         let table = &tables[*index];
         let mut d: BTreeSet<i64> = BTreeSet::new();
+        // Every foreign key, whether or not its column has a generator: a parent filled after
+        // its child could not be truncated alone, and would lose COPY FREEZE.
         for c in &table.columns {
-            if spec.tables[key].columns.contains_key(&c.name) {
-                continue;
-            }
             if let Some((t, _)) = &c.references {
                 if let Some(x) = tables.iter().find(|x| &x.qualified == t) {
                     d.insert(x.oid);

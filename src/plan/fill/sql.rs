@@ -38,6 +38,8 @@ impl SqlPlan {
                     .ok_or_else(|| Error::Other(format!("{}: the referenced table has no rows", column.name)))?,
                 Source::Default => default_expr(column)
                     .ok_or_else(|| Error::Other(format!("{}: no default value for its type", column.name)))?,
+                Source::Statistics { stats, .. } => statistics_expr(stats)
+                    .ok_or_else(|| Error::Other(format!("{}: its statistics have no values", column.name)))?,
             };
             plan.overriding |= column.identity_always;
             plan.columns.push(quote_ident(&column.name));
@@ -113,6 +115,25 @@ fn generator_expr(
         return Ok(format!("CASE WHEN random() < {} THEN NULL ELSE {expr} END", spec.null_fraction));
     }
     Ok(expr)
+}
+
+/// Production's values of a column (its common values and histogram bounds), one at random,
+/// NULL by its `null_frac`: the SQL path's rougher stand-in for [`super::stats`].
+fn statistics_expr(stats: &crate::plan::snapshot::ColumnStats) -> Option<String> {
+    let literal = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => quote_literal(s),
+        other => quote_literal(&other.to_string()),
+    };
+    let values: Vec<String> = stats.most_common_vals.iter().chain(&stats.histogram_bounds).map(literal).collect();
+    if values.is_empty() {
+        return None;
+    }
+    let pick = format!("(ARRAY[{}])[1 + floor(random() * {})::int]", values.join(", "), values.len());
+    Some(if stats.null_frac > 0.0 {
+        format!("CASE WHEN random() < {} THEN NULL ELSE {pick} END", stats.null_frac)
+    } else {
+        pick
+    })
 }
 
 /// A value that exists in `target.column`: arithmetic when it was filled as a sequence, else a
