@@ -26,7 +26,7 @@ fn commands() -> Vec<(String, clap::Command)> {
 /// The names a value may be shown as: each says what it takes.
 const VALUE_NAMES: &[&str] = &[
     "FILE", "DIR", "REV", "TIME", "DURATION", "ZONE", "ENV", "SERVICE", "N", "SECONDS", "ROWS", "URL", "LOGIN",
-    "ORG/TEAM", "FORMAT", "FORMAT=FILE", "SEVERITY", "VERSION", "TOOL", "PREFIX", "HOURS", "ID", "SHELL", "PATHS",
+    "ORG/TEAM", "FORMAT", "FORMAT=FILE", "SEVERITY", "VERSION", "TOOL", "PREFIX", "HOURS", "ID", "SHELL", "PATHS", "KIND",
 ];
 
 #[test]

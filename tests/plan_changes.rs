@@ -2,11 +2,11 @@
 //! between base and head is planned in its base text on the base fixture and in its head text
 //! on the head, in a real git repository against a real ephemeral PostgreSQL.
 
-mod support;
 mod plan_support;
+mod support;
 
-use support::git::TestRepo;
 use plan_support::*;
+use support::git::TestRepo;
 
 const CONFIG: &str = "[migrations]\ndir = \"migrations\"\n\n[queries]\ndirs = [\"queries\"]\n";
 

@@ -34,7 +34,7 @@ pub struct PlanArgs {
     pub stats: Option<PathBuf>,
     /// How the fixture is filled: generated rows, or production's statistics installed
     /// (needs --stats; --analyze falls back to generated rows). Default: `[plan] fixture`, else generated.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, value_name = "KIND")]
     pub fixture: Option<config::FixtureKind>,
     /// Query directory or file (repeatable; default: `[queries] dirs`).
     #[arg(long, value_name = "DIR")]

@@ -28,7 +28,38 @@ pub struct Query {
     /// Identifiers in the statement, to prefer the tables it reads when choosing sample values.
     pub words: Vec<String>,
     /// What the base side runs in its place ([`super::pairing`]).
-    pub on_base: super::pairing::OnBase,
+    pub on_base: OnBase,
+}
+
+/// What the base side runs in place of one head statement.
+#[derive(Debug, Clone, Default)]
+pub enum OnBase {
+    /// The same text.
+    #[default]
+    Same,
+    /// Another text (the base file's statement, with its own lines and parameters).
+    Changed(Box<Query>),
+    /// Nothing: the statement is new on head.
+    New,
+}
+
+/// One side's plans and measurements, one entry per query (`None`: not planned on that side).
+pub struct Side {
+    /// The generic plan, or the server's reason it could not plan it.
+    pub plans: Vec<Option<std::result::Result<Value, String>>>,
+    pub measured: Vec<Option<std::result::Result<Measured, String>>>,
+}
+
+/// A finding placed on a query's statement.
+pub fn finding_at(
+    rule: &str,
+    severity: crate::finding::Severity,
+    query: &Query,
+    message: String,
+) -> crate::finding::Finding {
+    crate::finding::Finding::new(rule, severity, query.file.clone(), message)
+        .at(query.line, query.column, query.end_line, query.end_column)
+        .snippet(query.line, query.text.clone())
 }
 
 fn is_plannable(first: Keyword) -> bool {

@@ -26,7 +26,7 @@ use crate::finding::{Finding, Report, Severity};
 use crate::rules::{index_inefficient, plan_cost_increase, plan_expensive, plan_regression, plan_unavailable};
 use capacity::Workload;
 use diff::{HeadFacts, Thresholds};
-use explain::{Measured, Query};
+use explain::{finding_at, Measured, Query, Side};
 pub use fixture::MigrationSql;
 pub use scale::ScaleSpec;
 use serde_json::{json, Value};
@@ -149,17 +149,6 @@ pub fn compare(options: &PlanOptions) -> Result<Report> {
         report.sort();
         Ok(report)
     })
-}
-
-pub(crate) struct Side {
-    /// Per query: the generic plan, or the server's reason it could not plan it.
-    pub(crate) plans: Vec<Option<std::result::Result<Value, String>>>,
-    pub(crate) measured: Vec<Option<std::result::Result<Measured, String>>>,
-}
-
-pub(crate) fn relative(root: &std::path::Path, path: &std::path::Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.to_string_lossy().replace('\\', "/")
 }
 
 /// Plans each query given (`None`: nothing to plan on this side) on the database `client` is on.
@@ -374,12 +363,6 @@ async fn head_database(
     }
     notes.push(format!("head: {} new migration(s) applied to a copy of the base fixture", new.len()));
     Ok(name)
-}
-
-pub(crate) fn finding_at(rule: &str, severity: Severity, query: &Query, message: String) -> Finding {
-    Finding::new(rule, severity, query.file.clone(), message)
-        .at(query.line, query.column, query.end_line, query.end_column)
-        .snippet(query.line, query.text.clone())
 }
 
 fn evidence(base: Option<&Value>, head: &Value, base_m: Option<&Measured>, head_m: Option<&Measured>) -> Value {

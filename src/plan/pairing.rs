@@ -5,22 +5,11 @@
 //! Each head statement then knows what to plan on the base fixture: itself, its base text, or
 //! nothing.
 
+pub use super::explain::OnBase;
 use super::explain::{parse_queries, Query};
 use super::sources::{BaseText, QuerySource};
 use crate::error::Result;
 use std::path::Path;
-
-/// What the base side of one head statement runs.
-#[derive(Debug, Clone, Default)]
-pub enum OnBase {
-    /// The same text.
-    #[default]
-    Same,
-    /// Another text (the base file's statement, with its own lines and parameters).
-    Changed(Box<Query>),
-    /// Nothing: the statement is new on head.
-    New,
-}
 
 /// The statements of `source` to plan, each with its base counterpart.
 pub fn queries_of(source: &QuerySource) -> Result<Vec<Query>> {

@@ -3,13 +3,18 @@
 //! head's cost over the base's), and the pool is checked by Little's law ([`super::capacity`]).
 
 use super::capacity::{self, Latency, Load, QueryRate, RateTarget, Workload};
-use super::explain::Query;
-use super::{diff, finding_at, relative, Side};
+use super::diff;
+use super::explain::{finding_at, Query, Side};
 use crate::error::{Error, Result};
 use crate::finding::{Finding, Severity};
 use crate::rules::pool_capacity;
 use serde_json::json;
 use std::path::Path;
+
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.to_string_lossy().replace('\\', "/")
+}
 
 /// The statements a rate is for: a file's (relative to the project root, or to the rate file's
 /// directory), or the statement with its text.

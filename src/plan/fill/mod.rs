@@ -20,6 +20,7 @@ mod rows;
 mod schema;
 mod sql;
 mod stats;
+mod values;
 
 use crate::error::{Error, Result};
 use crate::plan::scale::{ScaleSpec, TableSpec};
@@ -244,7 +245,7 @@ async fn fill_table(
             values.push(
                 found
                     .iter()
-                    .map(|r| if lookup.text { rows::Value::Text(r.get(0)) } else { rows::Value::Int(r.get(0)) })
+                    .map(|r| if lookup.text { values::Value::Text(r.get(0)) } else { values::Value::Int(r.get(0)) })
                     .collect(),
             );
         }

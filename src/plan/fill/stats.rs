@@ -10,7 +10,7 @@
 //! correlation), and the last column of a composite unique key counts within the groups the
 //! first one forms, each group as large as its value's frequency says.
 
-use super::rows::{Encoding, Value};
+use super::values::{Encoding, Value};
 use crate::plan::snapshot::ColumnStats;
 use rand::rngs::SmallRng;
 use rand::RngExt;
