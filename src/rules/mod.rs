@@ -10,7 +10,6 @@ pub(crate) mod grouping;
 pub mod index_inefficient;
 mod lock_timeout_scopes;
 pub(crate) mod locks;
-pub(crate) mod work;
 pub mod meta;
 pub mod migration_deleted;
 pub mod migration_edited;
@@ -24,10 +23,12 @@ pub mod plan_unavailable;
 pub mod pool_capacity;
 mod rule;
 pub mod runner_rejects_migration;
+pub(crate) mod work;
 
 mod domain_identity_unique;
 mod drop_index_in_use;
 mod function_on_indexed_column;
+pub mod history_not_understood;
 mod invalid_suppression;
 mod unique_constraint_on_existing_table;
 mod unparsed_statement;
@@ -104,6 +105,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &prefer_text_over_varchar::PreferTextOverVarchar,
     &unparsed_statement::UnparsedStatement,
     &unread_text::UnreadText,
+    &history_not_understood::HistoryNotUnderstood,
     &invalid_suppression::InvalidSuppression,
     &migration_edited::MigrationEdited,
     &migration_deleted::MigrationDeleted,

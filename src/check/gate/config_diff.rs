@@ -138,6 +138,9 @@ fn default_of(key: &str) -> Option<String> {
         "plan.cost_limit" => thresholds.cost_limit.to_string(),
         "freeze.max_override_hours" => DEFAULT_MAX_OVERRIDE_HOURS.to_string(),
         "migrations.layout" => "auto".into(),
+        "migrations.max_not_understood_percent" => {
+            crate::rules::history_not_understood::DEFAULT_MAX_PERCENT.to_string()
+        }
         _ => return None,
     })
 }
@@ -167,7 +170,8 @@ fn direction(key: &str, from: Option<&toml::Value>, to: Option<&toml::Value>) ->
         | "plan.cost_ratio_warning"
         | "plan.cost_floor"
         | "plan.cost_limit"
-        | "freeze.max_override_hours" => match (number(from), number(to)) {
+        | "freeze.max_override_hours"
+        | "migrations.max_not_understood_percent" => match (number(from), number(to)) {
             (Some(a), Some(b)) if b > a => Effect::Relaxes,
             (Some(a), Some(b)) if b < a => Effect::Tightens,
             _ => Effect::Changes,
@@ -322,7 +326,11 @@ mod tests {
     fn writing_out_a_default_changes_nothing_and_no_directory_is_not_a_directory() {
         let base = file("[migrations]\ndir = \"migrations\"\n");
         let head = file("postgres_version = 15\n[migrations]\ndir = \"migrations\"\n[plan]\nrequired = false\n");
-        assert!(settings(&base, &head).is_empty(), "{:?}", settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>());
+        assert!(
+            settings(&base, &head).is_empty(),
+            "{:?}",
+            settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>()
+        );
         assert_eq!(joined(Vec::new()), None, "[queries] dirs = []: start or stop reading, never from ``");
         assert_eq!(joined(vec!["queries".into(), "app/sql".into()]).as_deref(), Some("queries, app/sql"));
     }
