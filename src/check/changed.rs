@@ -163,10 +163,20 @@ fn ensure_migrations_dir(revisions: &Revisions, loaded: &Loaded) -> Result<()> {
             dirs.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
         ),
     };
+    // In a monorepo the configuration is often further down: say where.
+    let configs: Vec<String> = git::list_files(repo, &revisions.head, repo.root())?
+        .into_iter()
+        .filter(|path| path.rsplit('/').next() == Some(crate::config::CONFIG_FILE) && path.contains('/'))
+        .take(3)
+        .collect();
+    let elsewhere = match configs.as_slice() {
+        [] => String::new(),
+        found => format!(" (or run it in the directory of {}, or pass --config)", found.join(", ")),
+    };
     Err(Error::Usage(format!(
         "{}: migrations directory not found on the base revision or the head ({why} `{}`): Sluice cannot tell \
          which changed files the migration runner runs, so it reviews nothing rather than pass the change{hint}; \
-         set [migrations] dir in sluice.toml or pass --migrations DIR",
+         set [migrations] dir in sluice.toml or pass --migrations DIR{elsewhere}",
         if relative.is_empty() { ".".to_string() } else { relative.clone() },
         git::slash(&loaded.config.migrations.dir),
     )))
