@@ -304,6 +304,10 @@ fn a_submodule_where_the_migrations_live_is_an_unread_error() {
         let message = finding(&report, "unread-text")["message"].as_str().unwrap().to_string();
         assert!(message.contains("is a git submodule where the migrations live (on the head)"), "{message}");
     }
+    // lint, on a checkout where the submodule was never initialized (an empty directory).
+    std::fs::create_dir_all(repo.path().join("db/migrations/shared")).unwrap();
+    let linted = lint(&repo);
+    assert_eq!(found(&linted), [pair("unread-text", "db/migrations/shared")]);
 }
 
 // --- issue 37, item 14: a gate that never passes what it did not read -------------------------
