@@ -182,6 +182,24 @@ fn a_liquibase_master_changelog_that_newly_includes_a_merged_file_reviews_it() {
     assert_eq!(found(&report), [pair("create-index-non-concurrently", "db/changelog/events_kind.sql")]);
 }
 
+#[test]
+fn a_tool_configuration_that_makes_the_runner_run_a_merged_file_reviews_it() {
+    let repo = project(
+        "[migrations]\ndir = \"db\"\n",
+        &[
+            ("flyway.conf", "flyway.locations=filesystem:db/sql\n"),
+            ("db/sql/V1__events.sql", EVENTS),
+            // Merged earlier outside Flyway's locations: never run.
+            ("db/other/V2__events_kind.sql", BLOCKING_INDEX),
+        ],
+    );
+    repo.write("flyway.conf", "flyway.locations=filesystem:db/sql,filesystem:db/other\n");
+    repo.commit("one more location");
+
+    let report = json(&mut repo.check(), 1);
+    assert_eq!(found(&report), [pair("create-index-non-concurrently", "db/other/V2__events_kind.sql")]);
+}
+
 // --- (c) what Sluice cannot replay gets lint's warning, never silence -------------------------
 
 #[test]
