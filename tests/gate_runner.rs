@@ -251,6 +251,32 @@ fn an_added_liquibase_xml_changeset_gets_lints_warning() {
     assert_eq!(finding(&linted, "runner-rejects-migration")["message"], reported["message"], "the same words as lint");
 }
 
+#[test]
+fn a_changelog_that_newly_includes_a_merged_xml_changeset_gets_the_warning_on_it() {
+    let master = |includes: &[&str]| {
+        let lines: Vec<String> =
+            includes.iter().map(|f| format!("  <include file=\"{f}\" relativeToChangelogFile=\"true\"/>\n")).collect();
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<databaseChangeLog xmlns=\"http://www.liquibase.org/xml/ns/dbchangelog\">\n{}</databaseChangeLog>\n",
+            lines.concat()
+        )
+    };
+    let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<databaseChangeLog xmlns=\"http://www.liquibase.org/xml/ns/dbchangelog\">\n  <changeSet id=\"2\" author=\"ana\">\n    <dropTable tableName=\"events\"/>\n  </changeSet>\n</databaseChangeLog>\n";
+    let repo = project(
+        "[migrations]\ndir = \"db/changelog\"\n",
+        &[
+            ("db/changelog/db.changelog-master.xml", &master(&["events.sql"])),
+            ("db/changelog/events.sql", &format!("--liquibase formatted sql\n--changeset ana:1\n{EVENTS}")),
+            ("db/changelog/drop_events.xml", xml),
+        ],
+    );
+    repo.write("db/changelog/db.changelog-master.xml", &master(&["events.sql", "drop_events.xml"]));
+    repo.commit("include an old XML changeset");
+
+    let report = json(&mut repo.check(), 0);
+    assert_eq!(found(&report), [pair("runner-rejects-migration", "db/changelog/drop_events.xml")]);
+}
+
 // --- (d) LFS pointers and submodules are unread: errors -------------------------------------
 
 const POINTER: &str = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n";
