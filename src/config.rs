@@ -101,6 +101,9 @@ pub struct MigrationsConfig {
     pub transaction_per_file: Option<bool>,
     /// `sluice lint` reports migrations from this version on (earlier ones are replayed only).
     pub since: Option<String>,
+    /// The share (percent) of the checked migration statements that may go not understood before
+    /// the verdict is an error (`history-not-understood`; default 25, 100 turns it off).
+    pub max_not_understood_percent: Option<u32>,
 }
 
 fn default_migrations_dir() -> PathBuf {
@@ -115,6 +118,7 @@ impl Default for MigrationsConfig {
             schema_dump: None,
             transaction_per_file: None,
             since: None,
+            max_not_understood_percent: None,
         }
     }
 }
@@ -423,6 +427,13 @@ pub fn parse(path: &Path, text: &str, rules: RuleCheck) -> Result<Config> {
             let line = text.lines().position(|l| l.contains(id.as_str())).map(|i| i + 1);
             return Err(Error::invalid(path, line, problem));
         }
+    }
+    if let Some(percent) = config.migrations.max_not_understood_percent.filter(|p| *p > 100) {
+        return Err(Error::invalid(
+            path,
+            line_of_key(text, "max_not_understood_percent"),
+            format!("[migrations] max_not_understood_percent = {percent} is not a percentage (0 to 100)"),
+        ));
     }
     if !(9..=30).contains(&config.postgres_version) {
         return Err(Error::invalid(

@@ -629,10 +629,14 @@ fn the_nearest_head_side_config_applies_in_a_monorepo_and_repo_points_anywhere_i
     from_outside.current_dir(elsewhere.path()).arg("--repo").arg(repo.path().join("services/api"));
     assert_eq!(found(&json(&mut from_outside, 1)), expected);
 
-    // From the repository root there is no sluice.toml on the way up: defaults (migrations/)
-    // find no migrations, and the change is nothing Sluice reviews.
-    let report = json(&mut repo.check(), 0);
-    assert!(found(&report).is_empty());
+    // From the repository root there is no sluice.toml on the way up, and the default
+    // `migrations/` exists on neither side: never "nothing to review" (issue 37, item 14), but
+    // exit 2 saying what is missing and where the configuration is.
+    let output = repo.check().output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("migrations: migrations directory not found on the base revision or the head"), "{stderr}");
+    assert!(stderr.contains("or run it in the directory of services/api/sluice.toml, or pass --config"), "{stderr}");
 }
 
 // --- Plan comparison: `[plan] scale` set, a real ephemeral PostgreSQL started by Sluice. -------

@@ -21,6 +21,7 @@ pub(super) fn settings(loaded: &Loaded, policies: &GatePolicies, options: &Optio
         policies: policies.effective.clone(),
         under_review: true,
         cache: options.cache.clone(),
+        max_not_understood_percent: loaded.config.migrations.max_not_understood_percent,
     }
 }
 

@@ -75,11 +75,14 @@ pub fn run(options: &Options) -> Result<Report> {
     let gate_review = gate_review::review(&gate, &revisions.changes, &policies, options)?;
     let existing = || Ok(linted.sources.base_tables());
     let plans = plans::compare(&revisions, &gate, &options.plan, changed.sql_changed(), &existing)?;
-    Ok(report(
+    let mut report = report(
         &revisions,
         Review { history, linted, queries, query_changes, gate_review, plans, freeze, production },
         options,
-    ))
+    );
+    report.findings.extend(changed.unread);
+    report.sort();
+    Ok(report)
 }
 
 /// What the stages found, for the report.
@@ -164,6 +167,7 @@ fn gate_only(
     let gate_review = gate_review::review(gate, &revisions.changes, &policies, options)?;
     let mut findings = gate_review.findings;
     findings.extend(freeze.findings);
+    findings.extend(changed.unread.iter().cloned());
     review::apply_approvals(&mut findings, &options.approvals);
     let mut report = Report { findings, notes: Vec::new() };
     report.notes.push(format!("No migration, query or policy file changed between {}.", revisions.between));

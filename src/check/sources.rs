@@ -57,13 +57,30 @@ impl ChangeSources {
         let tool_options = lint::load::tool_options(loaded);
         let base_history = migrations::load(&sides.base_tree, layout, &tool_options, None)?;
         let base_count = base_history.migrations.len();
-        let (base_sources, _) = lint::load::sources_of(base_history);
+        let (base_sources, base_notices) = lint::load::sources_of(base_history);
+        // What the base history holds that Sluice could not read (an LFS pointer): the schema
+        // the change is checked against lacks it.
+        let base_unread: Vec<Finding> = base_sources
+            .iter()
+            .flat_map(|m| m.findings.iter().filter(|f| f.rule == crate::rules::UNREAD_TEXT.id).cloned())
+            .collect();
         let is_added = |m: &Migration| added_paths.contains(&sides.head_tree.display(&m.up));
         let head_history = migrations::load(&sides.head_tree, layout, &tool_options, Some(&is_added))?;
         let changed_paths: BTreeSet<&str> = revisions.changes.iter().map(|c| c.path.as_str()).collect();
         let (added, head_notices) = lint::load::sources_of(head_history);
-        let touched = head_notices.into_iter().filter(|f| changed_paths.contains(f.file.as_str())).collect();
-        let tool_notices = lint::apply_levels(touched, &loaded.config.rules);
+        // A notice on a file the change touches, or one the base did not have: a changed
+        // manifest or configuration can make the runner run an unchanged file Sluice cannot read.
+        let on_base: BTreeSet<(&str, &str)> =
+            base_notices.iter().map(|f| (f.file.as_str(), f.message.as_str())).collect();
+        let touched = head_notices
+            .iter()
+            .filter(|f| {
+                changed_paths.contains(f.file.as_str()) || !on_base.contains(&(f.file.as_str(), f.message.as_str()))
+            })
+            .cloned()
+            .collect();
+        let mut tool_notices = lint::apply_levels(touched, &loaded.config.rules);
+        tool_notices.extend(base_unread);
         let mut sources = Sources {
             schema_dump: read_schema_dump(&revisions.repo, loaded, &revisions.base_side(), &revisions.head)?,
             migrations: base_sources,

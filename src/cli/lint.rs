@@ -103,6 +103,7 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
         |display: &str| !replayed_only.contains(display) && (selection.is_empty() || selection.selects(display));
     let (mut report, cache_use) = lint::lint_reporting_cache(&sources, &settings, &selected)?;
     report.findings.extend(measured_pool(&loaded, &sources)?.into_iter().filter(|f| selected(&f.file)));
+    report.findings.extend(submodules(&loaded, &root)?.into_iter().filter(|f| selected(&f.file)));
     for &index in &downs {
         let down = lint::lint_down(&sources, &settings, index);
         report.findings.extend(down.findings);
@@ -141,6 +142,26 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     }
     adopt(&mut report, baseline.as_ref(), args.write_baseline.as_deref(), args.show_baselined)?;
     args.output.emit(&report)
+}
+
+/// An `unread-text` error for each git submodule at or under the migrations directory (as the
+/// repository's index records them): a submodule not checked out is an empty directory on disk,
+/// and the migrations in it would go unread without a word. Outside a git repository, none.
+fn submodules(loaded: &Loaded, root: &std::path::Path) -> Result<Vec<crate::finding::Finding>> {
+    let dir = std::path::absolute(loaded.migrations_dir()).unwrap_or_else(|_| loaded.migrations_dir());
+    let Ok(repo) = crate::git::open(&dir) else { return Ok(Vec::new()) };
+    let found = crate::git::submodules::under(&repo, &crate::git::Side::WorkTree, &dir)?;
+    Ok(found
+        .into_iter()
+        .map(|path| {
+            let shown = load::display_path(&repo.root().join(&path), root);
+            let why = format!(
+                "{shown} is a git submodule where the migrations live: its files are another repository's, and \
+                 Sluice did not read the migrations in it (lint them in a checkout of that repository)"
+            );
+            load::unread_file(&shown, why)
+        })
+        .collect())
 }
 
 /// `pool-capacity` on production's measured load, when the workload has rates and

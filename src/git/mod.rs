@@ -8,6 +8,7 @@
 pub mod classify;
 pub mod history;
 mod paths;
+pub mod submodules;
 pub mod tree;
 
 pub(crate) use crate::source::slash;

@@ -8,7 +8,7 @@ use crate::policy::index_usage::IndexUsage;
 use crate::policy::Policies;
 use crate::queries::workload::{self, Workload};
 use crate::queries::{code_scan, sql_files, sqlc, ParsedQuery, Source};
-use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile};
+use crate::rules::{runner_rejects_migration::META as RUNNER_REJECTS, SourceFile, UNREAD_TEXT};
 use crate::schema::migrations::{self, History};
 use crate::schema::tools::{DiskTree, Options};
 pub use crate::source::{display_path, display_root};
@@ -46,7 +46,7 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
         .into_iter()
         .map(|loaded| {
             let display = loaded.display;
-            let findings = loaded
+            let mut findings: Vec<Finding> = loaded
                 .script
                 .problems
                 .iter()
@@ -57,6 +57,7 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
                         .fact("migration tool", tool)
                 })
                 .collect();
+            findings.extend(loaded.unread.map(|why| unread_file(&display, why)));
             MigrationSource {
                 migration: loaded.migration,
                 display,
@@ -68,6 +69,16 @@ pub fn sources_of(history: History) -> (Vec<MigrationSource>, Vec<Finding>) {
         })
         .collect();
     (migrations, notices)
+}
+
+/// An `unread-text` error for a whole file (or directory) Sluice could not read: the gate
+/// cannot pass what it did not read.
+pub fn unread_file(display: &str, why: String) -> Finding {
+    Finding::new(UNREAD_TEXT.id, UNREAD_TEXT.severity, display, why).help(
+        "Make the migrations readable where the runner reads them: fetch LFS files (`git lfs pull`; \
+         `lfs: true` in actions/checkout) or keep migrations out of LFS, and keep them in the repository rather \
+         than in a submodule (or point [migrations] dir at a checkout of it and lint it there).",
+    )
 }
 
 /// "goose (db/migrations/00001_init.sql has a `-- +goose Up` annotation)", for `--explain`.
@@ -137,6 +148,7 @@ pub fn load_with(
         levels: loaded.config.rules.clone(),
         policies,
         under_review: false,
+        max_not_understood_percent: loaded.config.migrations.max_not_understood_percent,
         ..Settings::default()
     };
     Ok((Sources { schema_dump, migrations, queries, query_notes, notices, tool, workload }, settings))

@@ -13,8 +13,8 @@ use crate::finding::{Finding, Report};
 use crate::policy::Policies;
 use crate::queries::ParsedQuery;
 use crate::rules::{
-    self, constraint_without_rollback, unread_text, Context, Facts, MigrationState, Role, Rollback, RunnerTransaction,
-    SourceFile,
+    self, constraint_without_rollback, history_not_understood, unread_text, Context, Facts, MigrationState, Role,
+    Rollback, RunnerTransaction, SourceFile,
 };
 use crate::schema::cache::{self, SchemaCache};
 use crate::schema::migrations::Migration;
@@ -211,6 +211,8 @@ pub struct Settings {
     /// The files are a change under review (`sluice check`), not a whole project: rules about
     /// who must approve a change (`domain-review-required`) apply.
     pub under_review: bool,
+    /// `[migrations] max_not_understood_percent` (`None`: the default).
+    pub max_not_understood_percent: Option<u32>,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -227,6 +229,11 @@ pub fn rule_level_problem(id: &str, level: &RuleLevel) -> Option<String> {
     }
     if id == rules::UNREAD_TEXT.id && *level != RuleLevel::Error {
         return Some(format!("`{id}` is always an error: Sluice never passes text it did not read"));
+    }
+    if id == history_not_understood::META.id && *level != RuleLevel::Error {
+        return Some(format!(
+            "`{id}` is always an error; set [migrations] max_not_understood_percent to allow more (100 turns it off)"
+        ));
     }
     None
 }
@@ -265,15 +272,19 @@ struct Coverage {
     do_statements: usize,
     /// "table foo (file:line)".
     unknown: Vec<String>,
+    /// The first statement neither parsed nor fully recognized: (file, line).
+    first_not_understood: Option<(String, usize)>,
 }
 
 impl Coverage {
-    fn count(&mut self, statement: &Statement) {
+    fn count(&mut self, file: &str, statement: &Statement) {
         self.statements += 1;
         if statement.parse_error.is_none() {
             self.parsed += 1;
         } else if statement.fully_recognized {
             self.recognized += 1;
+        } else if self.first_not_understood.is_none() {
+            self.first_not_understood = Some((file.to_string(), statement.span.line));
         }
         if let Some(block) = &statement.block {
             self.do_blocks += 1;
@@ -335,7 +346,7 @@ impl Replay<'_> {
     ) {
         let statement = state.resolve(statement, schema);
         if self.check {
-            coverage.count(&statement);
+            coverage.count(&file.display, &statement);
             for unknown in schema.unknown_references(&statement.ddl) {
                 coverage
                     .unknown
@@ -461,7 +472,15 @@ fn facts<'a>(sources: &'a Sources, settings: &'a Settings) -> Facts<'a> {
 }
 
 /// The findings with the `[rules]` levels applied, sorted, and what the engine read.
-fn report(findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) -> Report {
+fn report(mut findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) -> Report {
+    let max_percent = settings.max_not_understood_percent.unwrap_or(history_not_understood::DEFAULT_MAX_PERCENT);
+    let first = coverage.first_not_understood.as_ref().map(|(file, line)| (file.as_str(), *line));
+    findings.extend(history_not_understood::verdict(
+        coverage.statements,
+        coverage.parsed + coverage.recognized,
+        max_percent,
+        first,
+    ));
     let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
     report.sort();
     report

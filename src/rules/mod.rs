@@ -28,6 +28,7 @@ pub(crate) mod work;
 mod domain_identity_unique;
 mod drop_index_in_use;
 mod function_on_indexed_column;
+pub mod history_not_understood;
 mod invalid_suppression;
 mod unique_constraint_on_existing_table;
 mod unparsed_statement;
@@ -104,6 +105,7 @@ pub static REGISTRY: &[&dyn Rule] = &[
     &prefer_text_over_varchar::PreferTextOverVarchar,
     &unparsed_statement::UnparsedStatement,
     &unread_text::UnreadText,
+    &history_not_understood::HistoryNotUnderstood,
     &invalid_suppression::InvalidSuppression,
     &migration_edited::MigrationEdited,
     &migration_deleted::MigrationDeleted,

@@ -19,7 +19,9 @@ identifier, dollar-quoted string or `/*` comment, the rest of the file cannot be
 finding names where the string or comment starts and the lines left unchecked. A statement the SQL tokenizer \
 rejects (valid PostgreSQL it does not know, such as a custom operator `|>` or `U&' \\' UESCAPE '!'`) is \
 reported on its own; its boundaries are found with PostgreSQL's lexical rules, so the statements after it are \
-still checked. Unlike `unparsed-statement`, which is about a statement that was read but not understood, this \
+still checked. A whole file is reported the same way when what stands where a migration should be is not \
+its text: a Git LFS pointer (git stores the pointer; the migration is in LFS storage), or a git submodule in \
+the migrations directory (`sluice check`: its files are another repository's). Unlike `unparsed-statement`, which is about a statement that was read but not understood, this \
 finding cannot be suppressed (`sluice:ignore`, `sluice:ignore-file`) or lowered in `[rules]`.",
     why: "A gate that stops reading passes whatever follows: on a real corpus one tokenizer error left 1,030 lines \
 unchecked behind a warning, and an unterminated comment turned a failing verdict into a pass. Sluice never \

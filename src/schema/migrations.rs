@@ -35,6 +35,9 @@ pub struct Loaded {
     pub script: Script,
     /// The down file's (display path, text), or the file's own rollback section.
     pub down: Option<(String, Arc<str>)>,
+    /// Why the file's content could not be read at all (a Git LFS pointer stands where the
+    /// migration should be); its text is then empty.
+    pub unread: Option<String>,
 }
 
 /// A migration history as its tool runs it.
@@ -67,16 +70,38 @@ pub fn load(
         .filter(|m| only.is_none_or(|keep| keep(m)))
         .map(|migration| {
             let text = tree.read(&migration.up)?.unwrap_or_default();
+            let unread = lfs_pointer(&text).then(|| lfs_message(&tree.display(&migration.up), &text));
+            let text = if unread.is_some() { String::new() } else { text };
             let script = tool.script(&migration, &text, tree, options, &settings)?;
             let down = match &migration.down {
                 Some(down) => tree.read(down)?.map(|t| (tree.display(down), t.into())),
                 None => script.rollback.clone().map(|t| (tree.display(&migration.up), t.into())),
             };
-            Ok(Loaded { display: tree.display(&migration.up), migration, text: text.into(), script, down })
+            Ok(Loaded { display: tree.display(&migration.up), migration, text: text.into(), script, down, unread })
         })
         .collect::<Result<Vec<_>>>()?;
     let notices = ordered.notices.into_iter().map(|(path, why)| (tree.display(&path), why)).collect();
     Ok(History { detection, migrations, notices, settings })
+}
+
+/// Whether a file is a Git LFS pointer (the Git LFS specification, `docs/spec.md`: a pointer's
+/// first line is `version https://git-lfs.github.com/spec/v1`; pre-release clients wrote
+/// `https://hawser.github.com/spec/v1`). git stores the pointer, not the file: a checkout without
+/// `git lfs pull` (or `lfs: true` in actions/checkout) and every revision read through git hold it.
+pub fn lfs_pointer(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("").trim_end();
+    text.len() < 1024
+        && matches!(first, "version https://git-lfs.github.com/spec/v1" | "version https://hawser.github.com/spec/v1")
+}
+
+fn lfs_message(display: &str, text: &str) -> String {
+    let size = text.lines().find_map(|l| l.strip_prefix("size ")).map(str::trim);
+    let size = size.map(|s| format!(" of {s} bytes")).unwrap_or_default();
+    format!(
+        "{display} is a Git LFS pointer, not the migration: the file{size} it stands for is in LFS storage, and \
+         Sluice did not read it (fetch it with `git lfs pull`, or keep migrations out of LFS: the runner needs them \
+         as text too)"
+    )
 }
 
 /// The migrations in `dir` in replay order (ordering only: no file is read but the tool's own).

@@ -138,6 +138,9 @@ fn default_of(key: &str) -> Option<String> {
         "plan.cost_limit" => thresholds.cost_limit.to_string(),
         "freeze.max_override_hours" => DEFAULT_MAX_OVERRIDE_HOURS.to_string(),
         "migrations.layout" => "auto".into(),
+        "migrations.max_not_understood_percent" => {
+            crate::rules::history_not_understood::DEFAULT_MAX_PERCENT.to_string()
+        }
         _ => return None,
     })
 }
@@ -167,7 +170,8 @@ fn direction(key: &str, from: Option<&toml::Value>, to: Option<&toml::Value>) ->
         | "plan.cost_ratio_warning"
         | "plan.cost_floor"
         | "plan.cost_limit"
-        | "freeze.max_override_hours" => match (number(from), number(to)) {
+        | "freeze.max_override_hours"
+        | "migrations.max_not_understood_percent" => match (number(from), number(to)) {
             (Some(a), Some(b)) if b > a => Effect::Relaxes,
             (Some(a), Some(b)) if b < a => Effect::Tightens,
             _ => Effect::Changes,

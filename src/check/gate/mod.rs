@@ -85,12 +85,13 @@ impl<'r> Gate<'r> {
     /// Finds both sides' `sluice.toml` and decides which one the review applies.
     pub fn load(revisions: &'r Revisions, options: &Options) -> Result<Gate<'r>> {
         let (repo, base, head, changes) = (&revisions.repo, revisions.base, revisions.head, &revisions.changes);
-        let proposed = find_config(repo, &head, options, None)?;
+        let off_the_record = uncommitted_config(repo, base, changes, options)?;
+        let proposed = find_config(repo, &head, options, None, off_the_record)?;
         let trusted = if options.trust_head_config {
             proposed.clone()
         } else {
             let renamed_from = proposed.path.as_deref().and_then(|path| renamed_from(changes, path));
-            find_config(repo, &Side::Rev(base), options, Some((renamed_from, &proposed)))?
+            find_config(repo, &Side::Rev(base), options, Some((renamed_from, &proposed)), off_the_record)?
         };
         ensure_named_dirs(repo, &head, &proposed)?;
         ensure_named_dirs(repo, &head, &trusted)?;
@@ -365,6 +366,7 @@ fn find_config(
     side: &Side,
     options: &Options,
     head: Option<(Option<String>, &ConfigFile)>,
+    off_the_record: bool,
 ) -> Result<ConfigFile> {
     let mut candidates: Vec<String> = Vec::new();
     if let Some((renamed_from, proposed)) = &head {
@@ -372,9 +374,10 @@ fn find_config(
         candidates.extend(proposed.path.iter().cloned());
     }
     match &options.config {
-        Some(path) => match repo.relative(path) {
+        Some(path) => match repo.relative(path).filter(|_| !off_the_record) {
             None => {
-                // Outside the repository the change cannot edit it: both sides read the same file.
+                // Outside the repository, or in it but in neither revision nor the change, the
+                // change cannot edit it: both sides read the same file, from disk.
                 let loaded = config::load(Some(path), &options.dir, &rule_level_problem)?;
                 let text = read_text(path)?;
                 return Ok(with_flags(ConfigFile { loaded, path: None, text: Some(text) }, options));
@@ -408,6 +411,18 @@ fn find_config(
     };
     let loaded = Loaded { config: config::Config::default(), root, file: None };
     Ok(with_flags(ConfigFile { loaded, path: None, text: None }, options))
+}
+
+/// Whether `--config` names a file inside the repository that neither the base revision nor the
+/// change has (uncommitted, untracked or ignored, written by the CI job): no change can edit
+/// it, so both sides read it from disk, as `lint` does and as a file outside the repository is.
+fn uncommitted_config(repo: &Repo, base: Oid, changes: &[Change], options: &Options) -> Result<bool> {
+    let Some(path) = &options.config else { return Ok(false) };
+    let Some(relative) = repo.relative(path) else { return Ok(false) };
+    let in_change = changes
+        .iter()
+        .any(|c| c.path == relative || matches!(&c.kind, ChangeKind::Renamed { from } if *from == relative));
+    Ok(path.is_file() && !in_change && git::read_file(repo, &Side::Rev(base), &relative)?.is_none())
 }
 
 /// The directory flags (`--migrations`, `--queries`, `--policies`) win on both sides.

@@ -53,6 +53,22 @@ pub static TOOLS: &[&dyn Tool] = &[
     &flat::Flat,
 ];
 
+/// The files near a migrations directory (in it or a parent, up to the project root) that the
+/// tools read to decide how the history runs (`Tree::nearby`): a change to one changes what
+/// the runner does, so `sluice check` reviews it as it reviews a migration.
+pub const CONFIG_FILES: &[&str] = &[
+    "Cargo.toml",
+    "build.gradle",
+    "build.gradle.kts",
+    "diesel.toml",
+    "flyway.conf",
+    "flyway.toml",
+    "go.mod",
+    "liquibase.properties",
+    "package.json",
+    "pom.xml",
+];
+
 /// The tool for a layout (`Auto` has none).
 pub fn tool(layout: Layout) -> Option<&'static dyn Tool> {
     TOOLS.iter().copied().find(|t| t.layout() == layout)
@@ -277,6 +293,56 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::MemTree;
     use super::*;
+
+    /// A tree that records the nearby files the tools ask for.
+    struct Asking {
+        inner: MemTree,
+        asked: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    }
+
+    impl Tree for Asking {
+        fn files(&self) -> &[PathBuf] {
+            self.inner.files()
+        }
+        fn read(&self, relative: &Path) -> Result<Option<String>> {
+            self.inner.read(relative)
+        }
+        fn dir(&self) -> &Path {
+            self.inner.dir()
+        }
+        fn nearby(&self, name: &str) -> Result<Option<(PathBuf, String)>> {
+            self.asked.lock().unwrap().insert(name.to_string());
+            self.inner.nearby(name)
+        }
+        fn display(&self, relative: &Path) -> String {
+            self.inner.display(relative)
+        }
+    }
+
+    /// `sluice check` reviews a change to a file the tools read beside the migrations: every
+    /// such file must be in `CONFIG_FILES`, or a change to it would pass unreviewed.
+    #[test]
+    fn every_file_a_tool_reads_beside_the_migrations_is_a_config_file() {
+        let files = [
+            ("1_a.up.sql", "SELECT 1;"),
+            ("00001_a.sql", "-- +goose Up\nSELECT 1;"),
+            ("V1__a.sql", "SELECT 1;"),
+            ("2024-01-01-000000_a/up.sql", "SELECT 1;"),
+            ("20240101000000_a/migration.sql", "SELECT 1;"),
+            ("c.sql", "--liquibase formatted sql\n--changeset a:1\nSELECT 1;"),
+            ("U1__a.sql", "SELECT 1;"),
+        ];
+        let tree = Asking { inner: MemTree::new(&files), asked: Default::default() };
+        for tool in TOOLS {
+            let _ = tool.evidence(&tree);
+            let _ = tool.order(&tree);
+        }
+        let asked = tree.asked.into_inner().unwrap();
+        assert!(asked.len() >= 5, "{asked:?}");
+        for name in &asked {
+            assert!(CONFIG_FILES.contains(&name.as_str()), "{name} is read by a tool but is not in CONFIG_FILES");
+        }
+    }
 
     #[test]
     fn the_first_marked_file_in_order_is_found_among_many_read_in_parallel() {
