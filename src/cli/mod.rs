@@ -167,20 +167,6 @@ fn color_allowed(no_color: Option<&std::ffi::OsStr>, term: Option<&std::ffi::OsS
     no_color.is_none_or(|v| v.is_empty()) && term.is_none_or(|t| t != "dumb")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::color_allowed;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn no_color_and_a_dumb_terminal_turn_colour_off() {
-        assert!(color_allowed(None, Some(OsStr::new("xterm-256color"))));
-        assert!(color_allowed(Some(OsStr::new("")), None));
-        assert!(!color_allowed(Some(OsStr::new("1")), Some(OsStr::new("xterm"))));
-        assert!(!color_allowed(None, Some(OsStr::new("dumb"))));
-    }
-}
-
 /// Writes to stdout; a closed pipe (`sluice … | head`) is not an error.
 pub fn print_stdout(text: &str) -> Result<(), Error> {
     write_stdout(|out| out.write_all(text.as_bytes()))
@@ -193,5 +179,19 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Re
     match write(&mut stdout).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Other(format!("cannot write output: {e}"))),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::color_allowed;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn no_color_and_a_dumb_terminal_turn_colour_off() {
+        assert!(color_allowed(None, Some(OsStr::new("xterm-256color"))));
+        assert!(color_allowed(Some(OsStr::new("")), None));
+        assert!(!color_allowed(Some(OsStr::new("1")), Some(OsStr::new("xterm"))));
+        assert!(!color_allowed(None, Some(OsStr::new("dumb"))));
     }
 }

@@ -42,7 +42,7 @@ fn posix(text: &str) -> Result<TimeZone, String> {
 /// The zone `text` describes (see the module documentation).
 pub fn zone(text: &str) -> Result<TimeZone, String> {
     let tokens: Vec<&str> = text.split(' ').collect();
-    if tokens.len() % 2 == 0 {
+    if tokens.len().is_multiple_of(2) {
         return Err(format!("`{text}`: expected `POSIX @INSTANT POSIX …`, a POSIX TZ string after every instant"));
     }
     let footer = tokens[tokens.len() - 1];

@@ -178,7 +178,7 @@ mod tests {
         for name in ["users.sql", "a.sql", ".hidden.sql", "001.down.sql", "notes.md", "nested/deep.sql"] {
             std::fs::write(queries.join(name), "SELECT 1;").unwrap();
         }
-        let files = files_on_disk(&dir.path().join("sqlc.yaml"), &[queries.clone()]).unwrap();
+        let files = files_on_disk(&dir.path().join("sqlc.yaml"), std::slice::from_ref(&queries)).unwrap();
         assert_eq!(files, [queries.join("a.sql"), queries.join("users.sql")]);
         let err = files_on_disk(Path::new("sqlc.yaml"), &[dir.path().join("missing")]).unwrap_err().to_string();
         assert!(err.starts_with("sqlc.yaml: query path ") && err.ends_with("missing does not exist"), "{err}");

@@ -250,7 +250,7 @@ fn with_body_locks(ddl: &mut Ddl, text: &str, span: &Span) {
     let Ddl::CreateFunction { locks, .. } = ddl else { return };
     // Most bodies take no such lock: look for the words before reading the body (`LOCK` inside
     // `person_block` is not one).
-    let statement = text[span.start..span.end].as_bytes();
+    let statement = &text.as_bytes()[span.start..span.end];
     let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let has_word = |word: &[u8]| {
         statement.windows(word.len()).enumerate().any(|(at, window)| {
