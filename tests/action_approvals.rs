@@ -51,7 +51,7 @@ struct Run {
 fn collect(repo: &TestRepo, extra: &[(&str, &str)]) -> Run {
     assert!(
         Command::new("jq").arg("--version").output().is_ok_and(|o| o.status.success()),
-        "this test needs jq (the action's runners have it; `.ci/run` installs it)"
+        "this test needs jq, as the action's runners have it: `apt-get install -y jq` (`bash .ci/run` installs it)"
     );
     let bin = tempfile::tempdir().unwrap();
     let gh = bin.path().join("gh");

@@ -108,6 +108,11 @@ impl Release {
 
     /// Runs the script with the local release as its base URL; returns (exit code, stderr).
     fn install(&self, extra: &[&str]) -> (i32, String) {
+        // Never skipped: the script downloads with curl, as on GitHub's runners.
+        assert!(
+            Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success()),
+            "this test needs curl: `apt-get install -y curl` (`bash .ci/run` installs it)"
+        );
         let path = format!("{}:{}", self.fake_cargo().display(), std::env::var("PATH").unwrap_or_default());
         let output = Command::new("bash")
             .arg(script())

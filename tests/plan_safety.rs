@@ -132,7 +132,7 @@ fn sleeping(cluster: &Path) -> bool {
 }
 
 fn psql() -> PathBuf {
-    sluice::plan::server::find_bindir().expect("bindir").join("psql")
+    sluice::plan::server::find_bindir().unwrap_or_else(|e| panic!("{e}")).join("psql")
 }
 
 fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {

@@ -70,7 +70,7 @@ fn chown_to(path: &Path, owner: Option<(u32, u32)>) {
 impl TlsServer {
     fn start() -> TlsServer {
         require_postgres();
-        let bindir = sluice::plan::server::find_bindir().expect("bindir");
+        let bindir = sluice::plan::server::find_bindir().unwrap_or_else(|e| panic!("{e}"));
         let dir = cache_dir();
         let root = dir.path();
         let authority = Authority::new("Sluice test CA");

@@ -44,7 +44,7 @@ index_usage = \"policies/index-usage.csv\"
 const POOL: &str = "[pool]\nsize = 2\ninstances = 1\n";
 
 fn psql() -> PathBuf {
-    let bin = sluice::plan::server::find_bindir().expect("bindir").join("psql");
+    let bin = sluice::plan::server::find_bindir().unwrap_or_else(|e| panic!("{e}")).join("psql");
     assert!(bin.is_file(), "psql not found beside the server binaries; apt-get install -y postgresql-client");
     bin
 }

@@ -14,6 +14,7 @@ mod queries;
 mod reviewers;
 mod rules;
 mod stats;
+pub mod synopsis;
 
 use crate::config;
 use crate::error::Error;

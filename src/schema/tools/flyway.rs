@@ -329,10 +329,10 @@ impl Tool for Flyway {
 
     fn rules(&self) -> ToolRules {
         ToolRules {
-            files: "`V<version>__<desc>.sql`, undo `U<version>__<desc>.sql`, baseline `B<version>__<desc>.sql`, repeatable `R__<desc>.sql`, under `flyway.conf` / `flyway.toml` `locations`",
-            order: "the latest baseline, then the versions above it part by part, numerically (the scripts a baseline stands for are named, not replayed); repeatables after all versioned ones, by description",
-            transactions: "each script in a transaction, statements sent one by one; a script holding a statement PostgreSQL runs only outside a transaction (CREATE INDEX CONCURRENTLY, VACUUM, …) runs without one, and mixing both kinds is refused unless `mixed = true`; `<script>.conf` `executeInTransaction` decides instead",
-            source: "Flyway `PostgreSQLParser.detectCanExecuteInTransaction`, `ParserSqlScript`; Flyway docs (migrations, baseline migrations, config files)",
+            files: "`V<version>__<desc>.sql`, undo `U…`, baseline `B…`, repeatable `R__<desc>.sql`, in `flyway.conf`/`.toml` `locations`",
+            order: "the latest baseline, then the versions above it, numerically part by part; repeatables last, by description",
+            transactions: "each script in a transaction, statements sent one by one; one with a statement that cannot run in one (CREATE INDEX CONCURRENTLY, VACUUM…) runs without, and mixing both is refused unless `mixed = true`; `<script>.conf` `executeInTransaction` decides",
+            source: "Flyway `PostgreSQLParser`, `ParserSqlScript`; docs: migrations, baselines, config files",
         }
     }
 }

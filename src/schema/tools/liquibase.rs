@@ -476,10 +476,10 @@ impl Tool for Liquibase {
 
     fn rules(&self) -> ToolRules {
         ToolRules {
-            files: "formatted SQL changelogs (`--liquibase formatted sql`, `--changeset author:id`), included from `db.changelog-master.{xml,yaml,json}`",
-            order: "the master changelog's `include` / `includeAll` (path order), else the SQL files in path order; changesets in file order",
-            transactions: "each changeset in a transaction unless `runInTransaction:false`; statements split at `;`/`GO` and sent one by one, unless `splitStatements:false` or `endDelimiter` (then each stretch is one string: several statements = one implicit transaction); `--rollback` is the rollback",
-            source: "Liquibase docs (SQL format changelogs, include, includeAll); `AbstractFormattedChangeLogParser`; liquibase/liquibase#3806",
+            files: "formatted SQL changelogs (`--liquibase formatted sql`, `--changeset author:id`) included from `db.changelog-master.{xml,yaml,json}`",
+            order: "the master changelog's `include` / `includeAll` (path order), else the SQL files by path; changesets in file order",
+            transactions: "each changeset in a transaction unless `runInTransaction:false`; statements split at `;`/`GO`, sent one by one, unless `splitStatements:false` or `endDelimiter` (then one string, one implicit transaction); `--rollback` is the rollback",
+            source: "Liquibase docs (SQL changelogs, include); `AbstractFormattedChangeLogParser`; liquibase#3806",
         }
     }
 }
