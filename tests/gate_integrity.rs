@@ -377,7 +377,12 @@ fn the_audit_log_is_kept_outside_the_policies_so_the_next_check_is_clean() {
     assert_eq!(std::fs::read_to_string(cache.path().join("freeze-audit.jsonl")).unwrap().lines().count(), 2);
 
     // An audit log asked for inside the policies directory is refused, before anything is decided.
-    let inside = repo.check().args(deploy("2026-05-12T12:00:00Z")).args(["--audit-log", "policies/audit.jsonl"]).output().unwrap();
+    let inside = repo
+        .check()
+        .args(deploy("2026-05-12T12:00:00Z"))
+        .args(["--audit-log", "policies/audit.jsonl"])
+        .output()
+        .unwrap();
     assert_eq!(inside.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&inside.stderr);
     assert!(
@@ -541,3 +546,293 @@ fn sluice_reviewers_lists_the_base_revisions_reviewers() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&teams.stdout), "survey-org/data-stewards\nsurvey-org/survey-domain\n");
 }
+
+// --- symbolic links the change puts where the gate reads (issue 38, item 1) -----------------
+//
+// The pull request's checkout is on disk, as CI's `actions/checkout` leaves it: the links are
+// there to be followed. Each revision must still be read as its own tree holds it.
+
+/// `sluice check` as the pull request's CI runs it (HEAD, `CI=true`) and as a developer does
+/// (the working tree), with `args`: both must give `code`.
+fn both_ways(repo: &TestRepo, args: &[&str], code: i32) -> [Value; 2] {
+    [json(repo.check().args(args), code), json(repo.check().env("CI", "true").args(args), code)]
+}
+
+fn severity_of_link(report: &Value, file: &str) -> String {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "gate-config-changed" && f["file"] == file)
+        .map(|f| f["severity"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no gate-config-changed finding on {file}: {report:#}"))
+}
+
+fn assert_frozen(report: &Value) {
+    let freeze = of(report, "change-freeze");
+    assert!(freeze.iter().any(|f| f["severity"] == "error"), "the deny window must still block: {report:#}");
+}
+
+#[test]
+fn a_freeze_calendar_replaced_by_a_link_to_an_empty_file_still_blocks_the_deploy() {
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write("policies/empty.toml", "");
+    repo.symlink("policies/freeze.toml", "empty.toml");
+    repo.commit("calendar emptied through a link");
+
+    let deploy = deploy("2026-05-12T12:00:00Z");
+    for report in both_ways(&repo, &deploy, 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+        let message = gate_changed(&report, "policies/freeze.toml");
+        assert!(message.contains("`policies/freeze.toml` is now a symbolic link to `empty.toml`"), "{message}");
+        assert!(message.contains("remove deny window `bird-count-freeze`"), "{message}");
+    }
+    // Named on the command line, the calendar is still the base's.
+    let mut args = deploy.to_vec();
+    args.extend(["--calendar", "policies/freeze.toml"]);
+    for report in both_ways(&repo, &args, 1) {
+        assert_frozen(&report);
+    }
+    let absolute = repo.path().join("policies/freeze.toml");
+    let mut args = deploy.to_vec();
+    args.extend(["--calendar", absolute.to_str().unwrap()]);
+    for report in both_ways(&repo, &args, 1) {
+        assert_frozen(&report);
+    }
+}
+
+#[test]
+fn a_freeze_calendar_replaced_by_a_link_to_a_windowless_calendar_of_the_base_still_blocks() {
+    let repo =
+        freeze_repo(&[("policies/freeze.toml", FREEZE), ("policies/staging-freeze.toml", "timezone = \"UTC\"\n")]);
+    repo.symlink("policies/freeze.toml", "staging-freeze.toml");
+    repo.commit("production follows the staging calendar now");
+
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+    }
+    // A chain of links, and a directory link on the way, end the same.
+    repo.symlink("policies/freeze.toml", "../ops/calendar.toml");
+    repo.symlink("ops", "ops-current");
+    repo.write("ops-current/calendar.toml", "timezone = \"UTC\"\n");
+    repo.commit("the calendar two links away");
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+    }
+}
+
+/// `main` with a freeze calendar; `hotfix` replaces `policies/` by a link to a lenient copy:
+/// the identity that fits the wrong constraint, no calendar, nobody to review.
+fn policies_linked_repo() -> TestRepo {
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write(
+        "policy-drafts/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.write("policy-drafts/tables.toml", "[rows]\nobservations = 10\n");
+    repo.symlink("policies", "policy-drafts");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("unique observations, policies from the drafts");
+    repo
+}
+
+#[test]
+fn policies_replaced_by_a_link_leave_the_bases_identity_freeze_and_reviewers_in_force() {
+    let repo = policies_linked_repo();
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        let identity = finding(&report, "domain-identity-unique");
+        assert_eq!(identity["severity"], "error", "{report:#}");
+        assert!(identity["message"].as_str().unwrap().contains("(checklist_id, client_observation_id)"));
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies"), "error");
+        let message = gate_changed(&report, "policies");
+        assert!(
+            message
+                .contains("`policies` is now a symbolic link to `policy-drafts`: it redirects the policies directory"),
+            "{message}"
+        );
+        // What the link would do once merged is told on the files it replaces.
+        let identity = gate_changed(&report, "policies/identity.toml");
+        assert!(identity.contains("change the identity keys of `observations`"), "{identity}");
+        assert!(gate_changed(&report, "policies/freeze.toml").contains("remove deny window `bird-count-freeze`"));
+        // The base's reviewers are asked, not nobody.
+        let review = finding(&report, "domain-review-required");
+        assert!(review["message"].as_str().unwrap().contains("(survey-org/survey-domain, ana)"), "{review:#}");
+    }
+    for ci in ["false", "true"] {
+        let output = assert_cmd::Command::cargo_bin("sluice")
+            .unwrap()
+            .current_dir(repo.path())
+            .env("CI", ci)
+            .arg("reviewers")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "ana\nsurvey-org/data-stewards\nsurvey-org/survey-domain\n"
+        );
+    }
+}
+
+#[test]
+fn a_link_above_the_policies_or_a_link_to_a_link_redirects_as_much() {
+    // The link chain: policies → p1 → p2.
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write(
+        "p2/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.symlink("p1", "p2");
+    repo.symlink("policies", "p1");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("two hops");
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies"), "error");
+    }
+
+    // One identity file replaced by a link.
+    let repo = survey_repo();
+    repo.write(
+        "docs/identity-draft.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.symlink("policies/identity.toml", "../docs/identity-draft.toml");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("identity from the draft");
+    for report in both_ways(&repo, &[], 1) {
+        assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+        assert_eq!(severity_of_link(&report, "policies/identity.toml"), "error");
+        assert!(
+            gate_changed(&report, "policies/identity.toml").contains("it redirects a policy `policies/identity.toml`")
+        );
+    }
+}
+
+#[test]
+fn a_link_out_of_the_repository_or_in_a_loop_fails_closed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("identity.toml"), "").unwrap();
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", outside.path().to_str().unwrap());
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("policies from wherever");
+    // The working tree: the head's files are what the disk has; the base's still judge.
+    let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")), 1);
+    assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+    assert_frozen(&report);
+    assert_eq!(severity_of_link(&report, "policies"), "error");
+    // The commit holds only the link: what it points at cannot be reviewed.
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("policies: symbolic link to /") && stderr.contains("outside the repository"), "{stderr}");
+
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", "../policies");
+    repo.commit("above the root");
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("outside the repository"));
+
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", "rules");
+    repo.symlink("rules", "policies");
+    repo.commit("round and round");
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("symbolic links in a loop"));
+}
+
+/// `main` with three migrations; the change replaces `db/migrations` (or `db`) by a link to a
+/// directory with the first edited, the second gone and a blocking index added.
+fn migrations_linked_repo(link: &str, target: &str, decoy: &str) -> TestRepo {
+    let repo = survey_repo();
+    repo.git.set_head("refs/heads/main").unwrap();
+    repo.write("db/migrations/0002_counts.sql", "CREATE TABLE counts (id bigint PRIMARY KEY);\n");
+    repo.commit("counts");
+    repo.checkout_new_branch("decoy");
+    repo.write(
+        &format!("{decoy}/0001_observations.sql"),
+        &OBSERVATIONS.replace("species_code text NOT NULL", "species_code text"),
+    );
+    repo.write(&format!("{decoy}/0003_species_index.sql"), BLOCKING_INDEX);
+    repo.symlink(link, target);
+    repo.commit("migrations from elsewhere");
+    repo
+}
+
+#[test]
+fn migrations_replaced_by_a_link_are_reviewed_against_the_bases_history() {
+    for (link, target, decoy) in [("db/migrations", "reviewed", "db/reviewed"), ("db", "db-next", "db-next/migrations")]
+    {
+        let repo = migrations_linked_repo(link, target, decoy);
+        for report in both_ways(&repo, &[], 1) {
+            let found = found(&report);
+            for expected in [
+                pair("migration-edited", "db/migrations/0001_observations.sql"),
+                pair("migration-deleted", "db/migrations/0002_counts.sql"),
+                pair("create-index-non-concurrently", "db/migrations/0003_species_index.sql"),
+            ] {
+                assert!(found.contains(&expected), "{link} → {target}: {expected:?} missing: {report:#}");
+            }
+            assert_eq!(severity_of_link(&report, link), "error");
+            assert!(gate_changed(&report, link).contains("it redirects the migrations directory"), "{report:#}");
+            assert!(
+                notes(&report)[0].contains("schema built from 2 base migration(s)"),
+                "{link}: {:?}",
+                notes(&report)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_configuration_replaced_by_a_link_is_still_the_bases() {
+    let repo = survey_repo();
+    repo.write("ops/lenient.toml", &format!("{CONFIG}\n[rules]\n\"create-index-non-concurrently\" = \"off\"\n"));
+    repo.symlink("sluice.toml", "ops/lenient.toml");
+    repo.write("db/migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.commit("configuration from ops");
+    for report in both_ways(&repo, &[], 1) {
+        assert_eq!(finding(&report, "create-index-non-concurrently")["severity"], "error");
+        assert_eq!(severity_of_link(&report, "sluice.toml"), "error");
+        let message = gate_changed(&report, "sluice.toml");
+        assert!(message.contains("`sluice.toml` is now a symbolic link to `ops/lenient.toml`"), "{message}");
+        // Git sees the configuration moved to where the link points: what it would do is told there.
+        let moved = gate_changed(&report, "ops/lenient.toml");
+        assert!(moved.starts_with("gate configuration moved from sluice.toml"), "{moved}");
+        assert!(moved.contains("relax `create-index-non-concurrently` from error to off"), "{moved}");
+    }
+}
+
+#[test]
+fn a_link_the_base_already_has_is_followed_inside_each_revision() {
+    // The history lives at `migrations/`; the configured `db/migrations` is a link to it on both sides.
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("migrations/0001_observations.sql", OBSERVATIONS);
+    repo.symlink("db/migrations", "../migrations");
+    repo.write("policies/tables.toml", TABLES);
+    repo.write("queries/by_site.sql", "SELECT id FROM observations WHERE site_id = $1;\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.write("migrations/0001_observations.sql", &format!("{OBSERVATIONS}-- edited\n"));
+    repo.commit("an index, and an edit of history");
+    for report in both_ways(&repo, &[], 1) {
+        let found = found(&report);
+        assert!(
+            found.contains(&pair("create-index-non-concurrently", "db/migrations/0002_species_index.sql")),
+            "{report:#}"
+        );
+        assert!(found.contains(&pair("migration-edited", "db/migrations/0001_observations.sql")), "{report:#}");
+        assert!(of(&report, "gate-config-changed").is_empty(), "{report:#}");
+    }
+}
+

@@ -41,6 +41,7 @@ pub use plans::ignored_database_url_note;
 
 use crate::error::Result;
 use crate::finding::{Finding, Report};
+use crate::git;
 use changed::ChangedFiles;
 use freeze::FreezeVerdict;
 use gate::Gate;
@@ -55,8 +56,12 @@ use std::collections::BTreeSet;
 /// Reviews the change and returns the report (not yet filtered by `--fail-on`): the stages in
 /// the order they run, each taking what the ones before produced.
 pub fn run(options: &Options) -> Result<Report> {
-    let revisions = Revisions::resolve(options)?;
-    let gate = Gate::load(&revisions, options)?;
+    let mut revisions = Revisions::resolve(options)?;
+    let gate = Gate::load_from(&revisions.repo, revisions.base, revisions.head, &revisions.changes, options)?;
+    // Git's diff names tree entries; a directory the gate reads may be reached through a link.
+    let changes = std::mem::take(&mut revisions.changes);
+    revisions.changes =
+        git::links::seen_through_links(&revisions.repo, revisions.base, &revisions.head, changes, &gate.read_dirs())?;
     let changed = ChangedFiles::classify(&revisions, gate.loaded())?;
     // Decided before anything is read: a deployment named against a missing calendar stops the run here.
     let freeze = freeze::check(&gate, &options.deploy)?;
