@@ -836,3 +836,111 @@ fn a_link_the_base_already_has_is_followed_inside_each_revision() {
     }
 }
 
+// --- what the change silences (issue 38, item 5) ---------------------------------------------
+
+const WAVED_THROUGH: &str = "-- sluice:ignore create-index-non-concurrently -- built in the Sunday maintenance window
+CREATE INDEX observations_species ON observations (species_code);
+";
+
+fn output(cmd: &mut assert_cmd::Command, format: &str) -> String {
+    let output = cmd.args(["--format", format]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_suppression_the_change_adds_is_shown_in_every_report() {
+    let repo = survey_repo();
+    repo.write("db/migrations/0002_species_index.sql", &format!("SET lock_timeout = '5s';\n{WAVED_THROUGH}"));
+    repo.commit("index, waved through");
+    let said = "suppressed by this change: create-index-non-concurrently, line 3, reason: built in the Sunday \
+                maintenance window";
+
+    let report = json(&mut repo.check(), 0);
+    assert!(of(&report, "create-index-non-concurrently").is_empty(), "silenced: {report:#}");
+    let suppressed = report["suppressed"].as_array().unwrap_or_else(|| panic!("no suppressed list: {report:#}"));
+    assert_eq!(suppressed.len(), 1, "{report:#}");
+    assert_eq!(
+        (suppressed[0]["rule"].as_str(), suppressed[0]["file"].as_str(), suppressed[0]["line"].as_u64()),
+        (Some("create-index-non-concurrently"), Some("db/migrations/0002_species_index.sql"), Some(3))
+    );
+    assert_eq!(suppressed[0]["suppression"]["reason"], "built in the Sunday maintenance window");
+
+    let table = output(&mut repo.check(), "table");
+    assert!(table.contains(&format!("db/migrations/0002_species_index.sql:3: {said}")), "{table}");
+    assert!(table.contains("1 finding(s) suppressed by this change."), "{table}");
+
+    let markdown = output(&mut repo.check(), "markdown");
+    assert!(markdown.contains("### 🔕 Suppressed by this change"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "| `db/migrations/0002_species_index.sql` | 3 | `create-index-non-concurrently` | built in the Sunday \
+             maintenance window |"
+        ),
+        "{markdown}"
+    );
+    // The job summary is the markdown report, whatever --format printed.
+    let summary = repo.path().join("summary.md");
+    let mut check = repo.check();
+    check.env("GITHUB_STEP_SUMMARY", &summary);
+    output(&mut check, "github");
+    assert!(std::fs::read_to_string(&summary).unwrap().contains("### 🔕 Suppressed by this change"));
+
+    let sarif: Value = serde_json::from_str(&output(&mut repo.check(), "sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let result = results
+        .iter()
+        .find(|r| r["ruleId"] == "create-index-non-concurrently")
+        .unwrap_or_else(|| panic!("the suppressed result is in the log: {sarif:#}"));
+    assert_eq!(result["suppressions"][0]["kind"], "inSource");
+    assert_eq!(result["suppressions"][0]["justification"], "built in the Sunday maintenance window");
+    assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 3);
+
+    let github = output(&mut repo.check(), "github");
+    let notice = github
+        .lines()
+        .find(|l| l.contains("suppressed by this change"))
+        .unwrap_or_else(|| panic!("no annotation: {github}"));
+    assert!(
+        notice.starts_with(
+            "::notice file=db/migrations/0002_species_index.sql,line=3,title=sluice create-index-non-concurrently \
+             (suppressed by this change)::"
+        ),
+        "{notice}"
+    );
+    assert!(notice.contains(said), "{notice}");
+}
+
+#[test]
+fn a_suppression_the_base_already_has_is_not_the_changes_doing() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("db/migrations/0001_observations.sql", OBSERVATIONS);
+    repo.write("policies/tables.toml", TABLES);
+    // A query file the base already silences, and the change edits.
+    let old = "-- sluice:ignore function-on-indexed-column -- the nightly report scans anyway\n\
+               SELECT id FROM observations WHERE lower(species_code) = $1;\n";
+    repo.write(
+        "db/migrations/0002_species_index.sql",
+        "CREATE INDEX CONCURRENTLY observations_species ON observations (species_code);\n",
+    );
+    repo.write("queries/report.sql", old);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "queries/report.sql",
+        &format!(
+            "{old}\n-- sluice:ignore function-on-indexed-column -- same for the weekly one\n\
+             SELECT id FROM observations WHERE upper(species_code) = $1;\n"
+        ),
+    );
+    repo.commit("weekly report");
+    let report = json(&mut repo.check(), 0);
+    let suppressed: Vec<(u64, &str)> = report["suppressed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap(), f["suppression"]["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(suppressed, [(5, "same for the weekly one")], "{report:#}");
+}

@@ -35,6 +35,7 @@ mod revisions;
 mod sides;
 mod sources;
 mod sqlc_paths;
+mod suppressed;
 
 pub use options::{Approvals, Deploy, Options, PlanRun};
 pub use plans::ignored_database_url_note;
@@ -114,7 +115,8 @@ fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
     let mut findings = affected::fold_into_migrations(findings, &queries.affected);
     review::apply_approvals(&mut findings, &options.approvals);
 
-    let mut report = Report { findings, notes: gate_review.notes };
+    let suppressed = suppressed::added_by_change(revisions, linted.suppressed);
+    let mut report = Report { findings, notes: gate_review.notes, suppressed };
     report.sort();
     report.notes.insert(
         0,
@@ -170,7 +172,7 @@ fn gate_only(
     let mut findings = gate_review.findings;
     findings.extend(freeze.findings);
     review::apply_approvals(&mut findings, &options.approvals);
-    let mut report = Report { findings, notes: Vec::new() };
+    let mut report = Report { findings, notes: Vec::new(), ..Default::default() };
     report.notes.push(format!("No migration, query or policy file changed between {}.", revisions.between));
     report.notes.extend(gate_review.notes);
     report.notes.extend(plans::compare(revisions, gate, &options.plan, changed.sql_changed(), &existing)?.notes);

@@ -373,8 +373,9 @@ impl Replay<'_> {
             return;
         }
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
-        let cx = Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
-            .written_as(statement);
+        let cx =
+            Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
+                .written_as(statement);
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }
@@ -460,8 +461,13 @@ fn facts<'a>(sources: &'a Sources, settings: &'a Settings) -> Facts<'a> {
 }
 
 /// The findings with the `[rules]` levels applied, sorted, and what the engine read.
+/// Findings a directive silenced are dropped, or kept apart for a review (`sluice check` shows
+/// those its change adds).
 fn report(findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) -> Report {
-    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
+    let (suppressed, findings): (Vec<Finding>, Vec<Finding>) =
+        apply_levels(findings, &settings.levels).into_iter().partition(|f| f.suppression.is_some());
+    let suppressed = if settings.under_review { suppressed } else { Vec::new() };
+    let mut report = Report { findings, notes: coverage.notes(), suppressed };
     report.sort();
     report
 }
