@@ -836,6 +836,27 @@ fn a_link_the_base_already_has_is_followed_inside_each_revision() {
     }
 }
 
+#[test]
+fn a_directory_link_inside_the_history_is_read_through_and_a_loop_is_an_error() {
+    let repo = survey_repo();
+    repo.write("docs/README.md", "# notes on the history\n");
+    repo.symlink("db/migrations/docs", "../../docs");
+    repo.write("db/migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.commit("notes beside the history");
+    for report in both_ways(&repo, &[], 1) {
+        assert!(
+            found(&report).contains(&pair("create-index-non-concurrently", "db/migrations/0002_species_index.sql")),
+            "{report:#}"
+        );
+    }
+    repo.symlink("db/migrations/again", ".");
+    repo.commit("the history inside itself");
+    let output = repo.check().env("CI", "true").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("db/migrations/again: symbolic link to a directory it is inside of"), "{stderr}");
+}
+
 // --- what the change silences (issue 38, item 5) ---------------------------------------------
 
 const WAVED_THROUGH: &str = "-- sluice:ignore create-index-non-concurrently -- built in the Sunday maintenance window

@@ -490,13 +490,30 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
     }
 }
 
-/// Every blob under `prefix` in commit `oid`, as (path under `prefix`, blob) sorted by the walk,
-/// a symbolic link replaced by the file it points at inside the same tree. A link to a directory
-/// inside the walked one is an error: a runner that follows it reads files this walk does not.
+/// Every blob under `prefix` in commit `oid`, as (path under `prefix`, blob) in the walk's order,
+/// a symbolic link replaced by what it points at inside the same tree: a file's blob, or a
+/// directory's files under the link's name (as a runner reading the checkout finds them).
 fn resolved_blobs(repo: &Repo, oid: Oid, prefix: &str) -> Result<Vec<(String, Oid)>> {
     let Some(tree) = subtree_at(repo, oid, prefix)? else {
         return Ok(Vec::new());
     };
+    let root_tree = tree_of(repo, oid)?;
+    let mut resolved = Vec::new();
+    blobs_of(repo, &root_tree, oid, &tree, prefix, &mut vec![tree.id()], &mut resolved)?;
+    Ok(resolved)
+}
+
+/// The blobs of `tree` (named under `prefix`) into `out`; `through` holds the trees being walked,
+/// outermost first: a link back to one of them is a loop, an error as on disk.
+fn blobs_of(
+    repo: &Repo,
+    root_tree: &git2::Tree,
+    oid: Oid,
+    tree: &git2::Tree,
+    prefix: &str,
+    through: &mut Vec<Oid>,
+    out: &mut Vec<(String, Oid)>,
+) -> Result<()> {
     let mut blobs = Vec::new();
     let mut bad_name = None;
     tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
@@ -514,30 +531,33 @@ fn resolved_blobs(repo: &Repo, oid: Oid, prefix: &str) -> Result<Vec<(String, Oi
     if let Some(dir) = bad_name {
         return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
     }
-    let root_tree = tree_of(repo, oid)?;
-    let mut resolved = Vec::with_capacity(blobs.len());
     for (path, id, link) in blobs {
-        // A symbolic link is a blob holding its target: replay the file it points at.
-        let id = match link {
-            false => id,
-            true => match resolve(&repo.git, &root_tree, &path, oid)?.found {
-                Found::Blob(id) => id,
-                Found::Missing => unreachable_link(&path, oid)?,
-                Found::Tree(_) => {
-                    return Err(Error::Usage(format!(
-                        "{path}: symbolic link to a directory at {}; the files behind it are not read as part of \
-                         {prefix}: replace the link with the files, or point the configuration at the directory",
-                        short(oid)
-                    )))
-                }
-            },
-        };
-        resolved.push((path, id));
+        if !link {
+            out.push((path, id));
+            continue;
+        }
+        // A symbolic link is a blob holding its target: replay what it points at.
+        match resolve(&repo.git, root_tree, &path, oid)?.found {
+            Found::Blob(id) => out.push((path, id)),
+            Found::Missing => unreachable_link(&path, oid)?,
+            Found::Tree(linked) if through.contains(&linked.id()) || through.len() > 8 => {
+                return Err(Error::Usage(format!(
+                    "{path}: symbolic link to a directory it is inside of, at {}: its files would be read without \
+                     end",
+                    short(oid)
+                )))
+            }
+            Found::Tree(linked) => {
+                through.push(linked.id());
+                blobs_of(repo, root_tree, oid, &linked, &path, through, out)?;
+                through.pop();
+            }
+        }
     }
-    Ok(resolved)
+    Ok(())
 }
 
-fn unreachable_link(path: &str, oid: Oid) -> Result<Oid> {
+fn unreachable_link(path: &str, oid: Oid) -> Result<()> {
     Err(Error::Usage(format!(
         "{path}: symbolic link to nothing at {}; a migration behind it would be skipped",
         short(oid)
