@@ -92,6 +92,28 @@ pub struct Finding {
     pub severity: Severity,
     #[serde(skip)]
     pub snippet: Option<Snippet>,
+    /// The `sluice:ignore` directive that silenced it, for a finding reported as suppressed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<Box<Suppression>>,
+}
+
+/// A `-- sluice:ignore rule -- reason` directive that silenced a finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Suppression {
+    /// The directive's comment as written: how `sluice check` tells one the change adds.
+    pub directive: String,
+    /// Whether it is `sluice:ignore-file` (the whole file) rather than the next statement.
+    pub file_level: bool,
+    pub reason: String,
+}
+
+impl Finding {
+    /// "suppressed by this change: rule, line N, reason": how every report says what a
+    /// `sluice:ignore` the change adds waved through.
+    pub fn suppressed_text(&self) -> Option<String> {
+        let s = self.suppression.as_ref()?;
+        Some(format!("suppressed by this change: {}, line {}, reason: {}", self.rule, self.line, s.reason))
+    }
 }
 
 /// An empty finding (allocates nothing): what is left where a finding was moved out.
@@ -129,6 +151,7 @@ impl Finding {
             facts: Vec::new(),
             snippet: None,
             evidence: None,
+            suppression: None,
         }
     }
 
@@ -174,15 +197,22 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Lines for the reader that are not findings ("3 migrations, 2 query files checked").
     pub notes: Vec<String>,
+    /// Findings a `sluice:ignore` silenced that the change under review adds (`sluice check`):
+    /// they count for nothing, and every format shows them, so a reviewer sees what was waved
+    /// through.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suppressed: Vec<Finding>,
 }
 
 impl Report {
     /// Sorted by file, then position, then rule: stable output whatever order files were checked in.
     pub fn sort(&mut self) {
         // Stable, and on every core: a history's report has tens of thousands of findings.
-        self.findings.par_sort_by(|a, b| {
+        let order = |a: &Finding, b: &Finding| {
             (&a.file, a.line, a.column, &a.rule, &a.message).cmp(&(&b.file, b.line, b.column, &b.rule, &b.message))
-        });
+        };
+        self.findings.par_sort_by(order);
+        self.suppressed.sort_by(order);
     }
 
     pub fn count(&self, severity: Severity) -> usize {

@@ -546,3 +546,422 @@ fn sluice_reviewers_lists_the_base_revisions_reviewers() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&teams.stdout), "survey-org/data-stewards\nsurvey-org/survey-domain\n");
 }
+
+// --- symbolic links the change puts where the gate reads (issue 38, item 1) -----------------
+//
+// The pull request's checkout is on disk, as CI's `actions/checkout` leaves it: the links are
+// there to be followed. Each revision must still be read as its own tree holds it.
+
+/// `sluice check` as the pull request's CI runs it (HEAD, `CI=true`) and as a developer does
+/// (the working tree), with `args`: both must give `code`.
+fn both_ways(repo: &TestRepo, args: &[&str], code: i32) -> [Value; 2] {
+    [json(repo.check().args(args), code), json(repo.check().env("CI", "true").args(args), code)]
+}
+
+fn severity_of_link(report: &Value, file: &str) -> String {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "gate-config-changed" && f["file"] == file)
+        .map(|f| f["severity"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no gate-config-changed finding on {file}: {report:#}"))
+}
+
+fn assert_frozen(report: &Value) {
+    let freeze = of(report, "change-freeze");
+    assert!(freeze.iter().any(|f| f["severity"] == "error"), "the deny window must still block: {report:#}");
+}
+
+#[test]
+fn a_freeze_calendar_replaced_by_a_link_to_an_empty_file_still_blocks_the_deploy() {
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write("policies/empty.toml", "");
+    repo.symlink("policies/freeze.toml", "empty.toml");
+    repo.commit("calendar emptied through a link");
+
+    let deploy = deploy("2026-05-12T12:00:00Z");
+    for report in both_ways(&repo, &deploy, 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+        let message = gate_changed(&report, "policies/freeze.toml");
+        assert!(message.contains("`policies/freeze.toml` is now a symbolic link to `empty.toml`"), "{message}");
+        assert!(message.contains("remove deny window `bird-count-freeze`"), "{message}");
+    }
+    // Named on the command line, the calendar is still the base's.
+    let mut args = deploy.to_vec();
+    args.extend(["--calendar", "policies/freeze.toml"]);
+    for report in both_ways(&repo, &args, 1) {
+        assert_frozen(&report);
+    }
+    let absolute = repo.path().join("policies/freeze.toml");
+    let mut args = deploy.to_vec();
+    args.extend(["--calendar", absolute.to_str().unwrap()]);
+    for report in both_ways(&repo, &args, 1) {
+        assert_frozen(&report);
+    }
+}
+
+#[test]
+fn a_freeze_calendar_replaced_by_a_link_to_a_windowless_calendar_of_the_base_still_blocks() {
+    let repo =
+        freeze_repo(&[("policies/freeze.toml", FREEZE), ("policies/staging-freeze.toml", "timezone = \"UTC\"\n")]);
+    repo.symlink("policies/freeze.toml", "staging-freeze.toml");
+    repo.commit("production follows the staging calendar now");
+
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+    }
+    // A chain of links, and a directory link on the way, end the same.
+    repo.symlink("policies/freeze.toml", "../ops/calendar.toml");
+    repo.symlink("ops", "ops-current");
+    repo.write("ops-current/calendar.toml", "timezone = \"UTC\"\n");
+    repo.commit("the calendar two links away");
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies/freeze.toml"), "error");
+    }
+}
+
+/// `main` with a freeze calendar; `hotfix` replaces `policies/` by a link to a lenient copy:
+/// the identity that fits the wrong constraint, no calendar, nobody to review.
+fn policies_linked_repo() -> TestRepo {
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write(
+        "policy-drafts/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.write("policy-drafts/tables.toml", "[rows]\nobservations = 10\n");
+    repo.symlink("policies", "policy-drafts");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("unique observations, policies from the drafts");
+    repo
+}
+
+#[test]
+fn policies_replaced_by_a_link_leave_the_bases_identity_freeze_and_reviewers_in_force() {
+    let repo = policies_linked_repo();
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        let identity = finding(&report, "domain-identity-unique");
+        assert_eq!(identity["severity"], "error", "{report:#}");
+        assert!(identity["message"].as_str().unwrap().contains("(checklist_id, client_observation_id)"));
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies"), "error");
+        let message = gate_changed(&report, "policies");
+        assert!(
+            message
+                .contains("`policies` is now a symbolic link to `policy-drafts`: it redirects the policies directory"),
+            "{message}"
+        );
+        // What the link would do once merged is told on the files it replaces.
+        let identity = gate_changed(&report, "policies/identity.toml");
+        assert!(identity.contains("change the identity keys of `observations`"), "{identity}");
+        assert!(gate_changed(&report, "policies/freeze.toml").contains("remove deny window `bird-count-freeze`"));
+        // The base's reviewers are asked, not nobody.
+        let review = finding(&report, "domain-review-required");
+        assert!(review["message"].as_str().unwrap().contains("(survey-org/survey-domain, ana)"), "{review:#}");
+    }
+    for ci in ["false", "true"] {
+        let output = assert_cmd::Command::cargo_bin("sluice")
+            .unwrap()
+            .current_dir(repo.path())
+            .env("CI", ci)
+            .arg("reviewers")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "ana\nsurvey-org/data-stewards\nsurvey-org/survey-domain\n"
+        );
+    }
+}
+
+#[test]
+fn a_link_above_the_policies_or_a_link_to_a_link_redirects_as_much() {
+    // The link chain: policies → p1 → p2.
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.write(
+        "p2/identity.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.symlink("p1", "p2");
+    repo.symlink("policies", "p1");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("two hops");
+    for report in both_ways(&repo, &deploy("2026-05-12T12:00:00Z"), 1) {
+        assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+        assert_frozen(&report);
+        assert_eq!(severity_of_link(&report, "policies"), "error");
+    }
+
+    // One identity file replaced by a link.
+    let repo = survey_repo();
+    repo.write(
+        "docs/identity-draft.toml",
+        "[[table]]\nname = \"observations\"\nidentity = [[\"site_id\", \"observed_window\", \"species_code\"]]\n",
+    );
+    repo.symlink("policies/identity.toml", "../docs/identity-draft.toml");
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("identity from the draft");
+    for report in both_ways(&repo, &[], 1) {
+        assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+        assert_eq!(severity_of_link(&report, "policies/identity.toml"), "error");
+        assert!(
+            gate_changed(&report, "policies/identity.toml").contains("it redirects a policy `policies/identity.toml`")
+        );
+    }
+}
+
+#[test]
+fn a_link_out_of_the_repository_or_in_a_loop_fails_closed() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("identity.toml"), "").unwrap();
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", outside.path().to_str().unwrap());
+    repo.write("db/migrations/0002_unique_observation.sql", WRONG_UNIQUE);
+    repo.commit("policies from wherever");
+    // The working tree: the head's files are what the disk has; the base's still judge.
+    let report = json(repo.check().args(deploy("2026-05-12T12:00:00Z")), 1);
+    assert_eq!(finding(&report, "domain-identity-unique")["severity"], "error");
+    assert_frozen(&report);
+    assert_eq!(severity_of_link(&report, "policies"), "error");
+    // The commit holds only the link: what it points at cannot be reviewed.
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("policies: symbolic link to /") && stderr.contains("outside the repository"), "{stderr}");
+
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", "../policies");
+    repo.commit("above the root");
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("outside the repository"));
+
+    let repo = freeze_repo(&[("policies/freeze.toml", FREEZE)]);
+    repo.symlink("policies", "rules");
+    repo.symlink("rules", "policies");
+    repo.commit("round and round");
+    let output = repo.check().env("CI", "true").args(deploy("2026-05-12T12:00:00Z")).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("symbolic links in a loop"));
+}
+
+/// `main` with three migrations; the change replaces `db/migrations` (or `db`) by a link to a
+/// directory with the first edited, the second gone and a blocking index added.
+fn migrations_linked_repo(link: &str, target: &str, decoy: &str) -> TestRepo {
+    let repo = survey_repo();
+    repo.git.set_head("refs/heads/main").unwrap();
+    repo.write("db/migrations/0002_counts.sql", "CREATE TABLE counts (id bigint PRIMARY KEY);\n");
+    repo.commit("counts");
+    repo.checkout_new_branch("decoy");
+    repo.write(
+        &format!("{decoy}/0001_observations.sql"),
+        &OBSERVATIONS.replace("species_code text NOT NULL", "species_code text"),
+    );
+    repo.write(&format!("{decoy}/0003_species_index.sql"), BLOCKING_INDEX);
+    repo.symlink(link, target);
+    repo.commit("migrations from elsewhere");
+    repo
+}
+
+#[test]
+fn migrations_replaced_by_a_link_are_reviewed_against_the_bases_history() {
+    for (link, target, decoy) in [("db/migrations", "reviewed", "db/reviewed"), ("db", "db-next", "db-next/migrations")]
+    {
+        let repo = migrations_linked_repo(link, target, decoy);
+        for report in both_ways(&repo, &[], 1) {
+            let found = found(&report);
+            for expected in [
+                pair("migration-edited", "db/migrations/0001_observations.sql"),
+                pair("migration-deleted", "db/migrations/0002_counts.sql"),
+                pair("create-index-non-concurrently", "db/migrations/0003_species_index.sql"),
+            ] {
+                assert!(found.contains(&expected), "{link} → {target}: {expected:?} missing: {report:#}");
+            }
+            assert_eq!(severity_of_link(&report, link), "error");
+            assert!(gate_changed(&report, link).contains("it redirects the migrations directory"), "{report:#}");
+            assert!(
+                notes(&report)[0].contains("schema built from 2 base migration(s)"),
+                "{link}: {:?}",
+                notes(&report)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_configuration_replaced_by_a_link_is_still_the_bases() {
+    let repo = survey_repo();
+    repo.write("ops/lenient.toml", &format!("{CONFIG}\n[rules]\n\"create-index-non-concurrently\" = \"off\"\n"));
+    repo.symlink("sluice.toml", "ops/lenient.toml");
+    repo.write("db/migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.commit("configuration from ops");
+    for report in both_ways(&repo, &[], 1) {
+        assert_eq!(finding(&report, "create-index-non-concurrently")["severity"], "error");
+        assert_eq!(severity_of_link(&report, "sluice.toml"), "error");
+        let message = gate_changed(&report, "sluice.toml");
+        assert!(message.contains("`sluice.toml` is now a symbolic link to `ops/lenient.toml`"), "{message}");
+        // Git sees the configuration moved to where the link points: what it would do is told there.
+        let moved = gate_changed(&report, "ops/lenient.toml");
+        assert!(moved.starts_with("gate configuration moved from sluice.toml"), "{moved}");
+        assert!(moved.contains("relax `create-index-non-concurrently` from error to off"), "{moved}");
+    }
+}
+
+#[test]
+fn a_link_the_base_already_has_is_followed_inside_each_revision() {
+    // The history lives at `migrations/`; the configured `db/migrations` is a link to it on both sides.
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("migrations/0001_observations.sql", OBSERVATIONS);
+    repo.symlink("db/migrations", "../migrations");
+    repo.write("policies/tables.toml", TABLES);
+    repo.write("queries/by_site.sql", "SELECT id FROM observations WHERE site_id = $1;\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.write("migrations/0001_observations.sql", &format!("{OBSERVATIONS}-- edited\n"));
+    repo.commit("an index, and an edit of history");
+    for report in both_ways(&repo, &[], 1) {
+        let found = found(&report);
+        assert!(
+            found.contains(&pair("create-index-non-concurrently", "db/migrations/0002_species_index.sql")),
+            "{report:#}"
+        );
+        assert!(found.contains(&pair("migration-edited", "db/migrations/0001_observations.sql")), "{report:#}");
+        assert!(of(&report, "gate-config-changed").is_empty(), "{report:#}");
+    }
+}
+
+#[test]
+fn a_directory_link_inside_the_history_is_read_through_and_a_loop_is_an_error() {
+    let repo = survey_repo();
+    repo.write("docs/README.md", "# notes on the history\n");
+    repo.symlink("db/migrations/docs", "../../docs");
+    repo.write("db/migrations/0002_species_index.sql", BLOCKING_INDEX);
+    repo.commit("notes beside the history");
+    for report in both_ways(&repo, &[], 1) {
+        assert!(
+            found(&report).contains(&pair("create-index-non-concurrently", "db/migrations/0002_species_index.sql")),
+            "{report:#}"
+        );
+    }
+    repo.symlink("db/migrations/again", ".");
+    repo.commit("the history inside itself");
+    let output = repo.check().env("CI", "true").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("db/migrations/again: symbolic link to a directory it is inside of"), "{stderr}");
+}
+
+// --- what the change silences (issue 38, item 5) ---------------------------------------------
+
+const WAVED_THROUGH: &str = "-- sluice:ignore create-index-non-concurrently -- built in the Sunday maintenance window
+CREATE INDEX observations_species ON observations (species_code);
+";
+
+fn output(cmd: &mut assert_cmd::Command, format: &str) -> String {
+    let output = cmd.args(["--format", format]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_suppression_the_change_adds_is_shown_in_every_report() {
+    let repo = survey_repo();
+    repo.write("db/migrations/0002_species_index.sql", &format!("SET lock_timeout = '5s';\n{WAVED_THROUGH}"));
+    repo.commit("index, waved through");
+    let said = "suppressed by this change: create-index-non-concurrently, line 3, reason: built in the Sunday \
+                maintenance window";
+
+    let report = json(&mut repo.check(), 0);
+    assert!(of(&report, "create-index-non-concurrently").is_empty(), "silenced: {report:#}");
+    let suppressed = report["suppressed"].as_array().unwrap_or_else(|| panic!("no suppressed list: {report:#}"));
+    assert_eq!(suppressed.len(), 1, "{report:#}");
+    assert_eq!(
+        (suppressed[0]["rule"].as_str(), suppressed[0]["file"].as_str(), suppressed[0]["line"].as_u64()),
+        (Some("create-index-non-concurrently"), Some("db/migrations/0002_species_index.sql"), Some(3))
+    );
+    assert_eq!(suppressed[0]["suppression"]["reason"], "built in the Sunday maintenance window");
+
+    let table = output(&mut repo.check(), "table");
+    assert!(table.contains(&format!("db/migrations/0002_species_index.sql:3: {said}")), "{table}");
+    assert!(table.contains("1 finding(s) suppressed by this change."), "{table}");
+
+    let markdown = output(&mut repo.check(), "markdown");
+    assert!(markdown.contains("### 🔕 Suppressed by this change"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "| `db/migrations/0002_species_index.sql` | 3 | `create-index-non-concurrently` | built in the Sunday \
+             maintenance window |"
+        ),
+        "{markdown}"
+    );
+    // The job summary is the markdown report, whatever --format printed.
+    let summary = repo.path().join("summary.md");
+    let mut check = repo.check();
+    check.env("GITHUB_STEP_SUMMARY", &summary);
+    output(&mut check, "github");
+    assert!(std::fs::read_to_string(&summary).unwrap().contains("### 🔕 Suppressed by this change"));
+
+    let sarif: Value = serde_json::from_str(&output(&mut repo.check(), "sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let result = results
+        .iter()
+        .find(|r| r["ruleId"] == "create-index-non-concurrently")
+        .unwrap_or_else(|| panic!("the suppressed result is in the log: {sarif:#}"));
+    assert_eq!(result["suppressions"][0]["kind"], "inSource");
+    assert_eq!(result["suppressions"][0]["justification"], "built in the Sunday maintenance window");
+    assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 3);
+
+    let github = output(&mut repo.check(), "github");
+    let notice = github
+        .lines()
+        .find(|l| l.contains("suppressed by this change"))
+        .unwrap_or_else(|| panic!("no annotation: {github}"));
+    assert!(
+        notice.starts_with(
+            "::notice file=db/migrations/0002_species_index.sql,line=3,title=sluice create-index-non-concurrently \
+             (suppressed by this change)::"
+        ),
+        "{notice}"
+    );
+    assert!(notice.contains(said), "{notice}");
+}
+
+#[test]
+fn a_suppression_the_base_already_has_is_not_the_changes_doing() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("db/migrations/0001_observations.sql", OBSERVATIONS);
+    repo.write("policies/tables.toml", TABLES);
+    // A query file the base already silences, and the change edits.
+    let old = "-- sluice:ignore function-on-indexed-column -- the nightly report scans anyway\n\
+               SELECT id FROM observations WHERE lower(species_code) = $1;\n";
+    repo.write(
+        "db/migrations/0002_species_index.sql",
+        "CREATE INDEX CONCURRENTLY observations_species ON observations (species_code);\n",
+    );
+    repo.write("queries/report.sql", old);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "queries/report.sql",
+        &format!(
+            "{old}\n-- sluice:ignore function-on-indexed-column -- same for the weekly one\n\
+             SELECT id FROM observations WHERE upper(species_code) = $1;\n"
+        ),
+    );
+    repo.commit("weekly report");
+    let report = json(&mut repo.check(), 0);
+    let suppressed: Vec<(u64, &str)> = report["suppressed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap(), f["suppression"]["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(suppressed, [(5, "same for the weekly one")], "{report:#}");
+}

@@ -1,7 +1,7 @@
 //! The CI renderers over one realistic report: SARIF validated against the official schema,
 //! github and markdown output snapshotted, the markdown size cap exercised with a huge report.
 
-use sluice::finding::{Finding, Report, Severity};
+use sluice::finding::{Finding, Report, Severity, Suppression};
 use sluice::report::{self, FailOn, Format, RenderOptions};
 use std::path::PathBuf;
 
@@ -44,9 +44,49 @@ fn sample_report() -> Report {
                 .snippet(1, "PRAGMA x; -- ```"),
         ],
         notes: vec!["5 migrations, 3 query files checked".into()],
+        ..Default::default()
     };
     report.sort();
     report
+}
+
+/// The sample with one more finding, silenced by a `sluice:ignore` the change adds.
+fn suppressed_report() -> Report {
+    let mut report = sample_report();
+    let mut finding = Finding::new(
+        "drop-table",
+        Severity::Error,
+        "migrations/0043_drop_staging.sql",
+        "DROP TABLE staging_sightings deletes its rows",
+    )
+    .at(2, 1, 2, 31);
+    finding.suppression = Some(Box::new(Suppression {
+        directive: "-- sluice:ignore drop-table -- emptied and unused since 2024".into(),
+        file_level: false,
+        reason: "emptied and unused since 2024".into(),
+    }));
+    report.suppressed.push(finding);
+    report
+}
+
+#[test]
+fn a_suppression_is_a_sarif_suppression_under_review_with_its_reason() {
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report::render(&suppressed_report(), Format::Sarif, &options(FailOn::Error))).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), sample_report().findings.len() + 1);
+    let suppressed: Vec<&serde_json::Value> = results.iter().filter(|r| r.get("suppressions").is_some()).collect();
+    assert_eq!(suppressed.len(), 1, "{sarif:#}");
+    assert_eq!(suppressed[0]["ruleId"], "drop-table");
+    assert_eq!(
+        suppressed[0]["suppressions"],
+        serde_json::json!([{ "kind": "inSource", "status": "underReview", "justification": "emptied and unused since 2024" }])
+    );
+    assert!(suppressed[0]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("suppressed by this change: drop-table, line 2, reason: emptied and unused since 2024"));
+    assert_eq!(suppressed[0]["locations"][0]["physicalLocation"]["region"]["startLine"], 2);
 }
 
 fn options(fail_on: FailOn) -> RenderOptions {
@@ -100,7 +140,7 @@ fn sarif_validates_against_the_official_schema() {
     // The draft-07 meta-schema is bundled with the crate; `offline` makes sure nothing is fetched.
     let validator = jsonschema::draft7::options().offline().build(&schema).expect("SARIF schema compiles offline");
 
-    for report in [sample_report(), Report::default()] {
+    for report in [sample_report(), Report::default(), suppressed_report()] {
         let rendered = report::render(&report, Format::Sarif, &options(FailOn::Error));
         let sarif: serde_json::Value = serde_json::from_str(&rendered).expect("SARIF output is JSON");
         let errors: Vec<String> =
@@ -210,6 +250,7 @@ fn markdown_verdicts() {
     let warnings_only = Report {
         findings: vec![Finding::new("migration-renamed", Severity::Warning, "m/1.sql", "renamed")],
         notes: vec![],
+        ..Default::default()
     };
     assert!(report::render(&warnings_only, Format::Markdown, &options(FailOn::Error)).starts_with("## ✅"));
     assert!(report::render(&warnings_only, Format::Markdown, &options(FailOn::Warning)).starts_with("## ❌"));
@@ -222,6 +263,7 @@ fn markdown_long_excerpts_fold_into_details() {
         findings: vec![Finding::new("wide-table", Severity::Warning, "migrations/1.sql", "wide")
             .snippet(5, format!("CREATE TABLE t (\n{statement}\n    last integer\n);"))],
         notes: vec![],
+        ..Default::default()
     };
     let text = report::render(&report, Format::Markdown, &options(FailOn::Error));
     assert!(text.contains("<details><summary>SQL excerpt (line 5, 33 lines)</summary>"), "{text}");
@@ -269,6 +311,7 @@ fn table_positions_are_one_based_without_an_excerpt_too() {
             Finding::new("gate-config-changed", Severity::Warning, "sluice.toml", "changed").at(14, 1, 14, 1)
         ],
         notes: Vec::new(),
+        ..Default::default()
     };
     let rendered = report::render(&report, Format::Table, &options(FailOn::Error));
     assert!(rendered.contains("sluice.toml:14:1"), "{rendered}");

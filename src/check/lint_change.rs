@@ -59,6 +59,9 @@ pub(super) struct Linted {
     pub added_migrations: usize,
     /// How many of the changed query files exist on the head side.
     pub checked_queries: usize,
+    /// What the checked files' `sluice:ignore` directives silenced (those the change adds are
+    /// reported: [`super::suppressed`]).
+    pub suppressed: Vec<Finding>,
 }
 
 /// Lints the added migrations after the base history, and the checked query files against the
@@ -82,6 +85,7 @@ pub(super) fn lint(mut sources: ChangeSources, settings: &Settings, queries: &Qu
     let selected =
         |file: &str| added_paths.contains(file) || queries.changed.contains(file) || affected.contains_key(file);
     let linted = lint::lint(&sources.sources, settings, &selected);
+    let suppressed = linted.suppressed;
     let mut findings: Vec<Finding> = Vec::new();
     for mut finding in linted.findings {
         if let Some(by) = affected.get(&finding.file) {
@@ -98,5 +102,5 @@ pub(super) fn lint(mut sources: ChangeSources, settings: &Settings, queries: &Qu
     }
     let checked_queries =
         queries.changed.iter().filter(|q| sources.sources.queries.iter().any(|f| &f.query.file == *q)).count();
-    Linted { findings, sources, added_migrations, checked_queries }
+    Linted { findings, sources, added_migrations, checked_queries, suppressed }
 }

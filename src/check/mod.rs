@@ -35,12 +35,14 @@ mod revisions;
 mod sides;
 mod sources;
 mod sqlc_paths;
+mod suppressed;
 
 pub use options::{Approvals, Deploy, Options, PlanRun};
 pub use plans::ignored_database_url_note;
 
 use crate::error::Result;
 use crate::finding::{Finding, Report};
+use crate::git;
 use changed::ChangedFiles;
 use freeze::FreezeVerdict;
 use gate::Gate;
@@ -55,8 +57,12 @@ use std::collections::BTreeSet;
 /// Reviews the change and returns the report (not yet filtered by `--fail-on`): the stages in
 /// the order they run, each taking what the ones before produced.
 pub fn run(options: &Options) -> Result<Report> {
-    let revisions = Revisions::resolve(options)?;
-    let gate = Gate::load(&revisions, options)?;
+    let mut revisions = Revisions::resolve(options)?;
+    let gate = Gate::load_from(&revisions.repo, revisions.base, revisions.head, &revisions.changes, options)?;
+    // Git's diff names tree entries; a directory the gate reads may be reached through a link.
+    let changes = std::mem::take(&mut revisions.changes);
+    revisions.changes =
+        git::links::seen_through_links(&revisions.repo, revisions.base, &revisions.head, changes, &gate.read_dirs())?;
     let changed = ChangedFiles::classify(&revisions, gate.loaded())?;
     // Decided before anything is read: a deployment named against a missing calendar stops the run here.
     let freeze = freeze::check(&gate, &options.deploy)?;
@@ -112,7 +118,8 @@ fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
     let mut findings = affected::fold_into_migrations(findings, &queries.affected);
     review::apply_approvals(&mut findings, &options.approvals);
 
-    let mut report = Report { findings, notes: gate_review.notes };
+    let suppressed = suppressed::added_by_change(revisions, linted.suppressed);
+    let mut report = Report { findings, notes: gate_review.notes, suppressed };
     report.sort();
     report.notes.insert(
         0,
@@ -169,7 +176,7 @@ fn gate_only(
     findings.extend(freeze.findings);
     findings.extend(changed.unread.iter().cloned());
     review::apply_approvals(&mut findings, &options.approvals);
-    let mut report = Report { findings, notes: Vec::new() };
+    let mut report = Report { findings, notes: Vec::new(), ..Default::default() };
     report.notes.push(format!("No migration, query or policy file changed between {}.", revisions.between));
     report.notes.extend(gate_review.notes);
     report.notes.extend(plans::compare(revisions, gate, &options.plan, changed.sql_changed(), &existing)?.notes);

@@ -7,7 +7,9 @@
 
 pub mod classify;
 pub mod history;
+pub mod links;
 mod paths;
+mod resolve;
 pub mod submodules;
 pub mod tree;
 
@@ -17,6 +19,7 @@ pub(crate) use paths::{join_dir, relative_dir, strip_dir};
 
 use crate::error::{check_size, text_from_bytes, Error, Result};
 use rayon::prelude::*;
+use resolve::{resolve, Found, SYMLINK};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -289,21 +292,75 @@ pub fn read_file(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>>
     }
 }
 
-/// Whether `path` (relative to the repository root, `/`-separated) is a directory on one side.
+/// Whether `path` (relative to the repository root, `/`-separated) is a directory on one side
+/// (through symbolic links, inside the revision's tree).
 pub fn is_dir(repo: &Repo, side: &Side, path: &str) -> Result<bool> {
     match side {
         Side::Rev(oid) => {
-            if path.is_empty() {
-                return Ok(true);
-            }
-            match tree_of(repo, *oid)?.get_path(Path::new(path)) {
-                Ok(entry) => Ok(entry.kind() == Some(git2::ObjectType::Tree)),
-                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(false),
-                Err(e) => Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
-            }
+            let tree = tree_of(repo, *oid)?;
+            Ok(matches!(resolve(&repo.git, &tree, path, *oid)?.found, Found::Tree(_)))
         }
         Side::WorkTree => Ok(repo.root.join(path).is_dir()),
     }
+}
+
+/// The target of the symbolic link at `path` on one side, when the entry at that very path (its
+/// directories taken as they are) is one: what a change turns into a link.
+pub fn symlink_target(repo: &Repo, side: &Side, path: &str) -> Result<Option<String>> {
+    match side {
+        Side::Rev(oid) => {
+            let entry = match tree_of(repo, *oid)?.get_path(Path::new(path)) {
+                Ok(entry) => entry,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+                Err(e) => return Err(Error::Other(format!("git: {path} at {}: {}", short(*oid), e.message()))),
+            };
+            if entry.filemode() != SYMLINK {
+                return Ok(None);
+            }
+            let blob = repo.git.find_blob(entry.id()).map_err(git_error(path))?;
+            Ok(Some(String::from_utf8_lossy(blob.content()).into_owned()))
+        }
+        Side::WorkTree => {
+            let full = repo.root.join(path);
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let target = std::fs::read_link(&full).map_err(|e| Error::io(path, e))?;
+                    Ok(Some(slash(&target)))
+                }
+                _ => Ok(None),
+            }
+        }
+    }
+}
+
+/// Whether reading `path` on one side goes through a symbolic link (the path itself or one of
+/// its directories).
+pub fn crosses_link(repo: &Repo, side: &Side, path: &str) -> Result<bool> {
+    match side {
+        Side::Rev(oid) => {
+            let tree = tree_of(repo, *oid)?;
+            Ok(resolve(&repo.git, &tree, path, *oid)?.through_link)
+        }
+        Side::WorkTree => {
+            let mut at = repo.root.clone();
+            for part in path.split('/').filter(|p| !p.is_empty()) {
+                at.push(part);
+                if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// The tree `prefix` names in commit `oid` (through links inside it), `None` when it names no directory.
+fn subtree_at<'r>(repo: &'r Repo, oid: Oid, prefix: &str) -> Result<Option<git2::Tree<'r>>> {
+    let root_tree = tree_of(repo, oid)?;
+    Ok(match resolve(&repo.git, &root_tree, prefix, oid)?.found {
+        Found::Tree(tree) => Some(tree),
+        Found::Missing | Found::Blob(_) => None,
+    })
 }
 
 /// Every file under `dir` (relative to the repository root) on one side, as sorted
@@ -314,19 +371,8 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
     let mut out = Vec::new();
     match side {
         Side::Rev(oid) => {
-            let root_tree = tree_of(repo, *oid)?;
-            let subtree = if prefix.is_empty() {
-                root_tree
-            } else {
-                let entry = match root_tree.get_path(Path::new(&prefix)) {
-                    Ok(entry) => entry,
-                    Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(out),
-                    Err(e) => return Err(Error::Other(format!("git: {prefix}: {}", e.message()))),
-                };
-                match entry.to_object(&repo.git).map_err(git_error(&prefix))?.into_tree() {
-                    Ok(tree) => tree,
-                    Err(_) => return Ok(out),
-                }
+            let Some(subtree) = subtree_at(repo, *oid, &prefix)? else {
+                return Ok(out);
             };
             let mut bad_name = None;
             subtree
@@ -423,49 +469,7 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
             })
             .collect(),
         Side::Rev(oid) => {
-            let prefix = relative_dir(&repo.root, dir);
-            let root_tree = tree_of(repo, *oid)?;
-            let tree = if prefix.is_empty() {
-                root_tree
-            } else {
-                match root_tree.get_path(Path::new(&prefix)) {
-                    Ok(entry) => match entry.to_object(&repo.git).map_err(git_error(&prefix))?.into_tree() {
-                        Ok(tree) => tree,
-                        Err(_) => return Ok(Vec::new()),
-                    },
-                    Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
-                    Err(e) => return Err(Error::Other(format!("git: {prefix}: {}", e.message()))),
-                }
-            };
-            let mut blobs = Vec::new();
-            let mut bad_name = None;
-            tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
-                if entry.kind() == Some(git2::ObjectType::Blob) {
-                    match entry.name() {
-                        Ok(name) => blobs.push((
-                            join(&prefix, &format!("{parent}{name}")),
-                            entry.id(),
-                            entry.filemode() == SYMLINK,
-                        )),
-                        Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
-                    }
-                }
-                git2::TreeWalkResult::Ok
-            })
-            .map_err(git_error(&prefix))?;
-            if let Some(dir) = bad_name {
-                return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
-            }
-            let root_tree = tree_of(repo, *oid)?;
-            let mut resolved = Vec::with_capacity(blobs.len());
-            for (path, id, link) in blobs {
-                // A symbolic link is a blob holding its target: replay the file it points at.
-                let id = match link {
-                    true => blob_at(repo, &root_tree, &path, *oid)?.unwrap_or(id),
-                    false => id,
-                };
-                resolved.push((path, id));
-            }
+            let resolved = resolved_blobs(repo, *oid, &relative_dir(&repo.root, dir))?;
             let mut known = repo.blob_texts.borrow_mut();
             // In the walk's order, so that of several unreadable blobs the same one is named.
             let mut seen = std::collections::HashSet::new();
@@ -487,39 +491,104 @@ pub fn read_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, S
     }
 }
 
-/// Git's file mode for a symbolic link.
-const SYMLINK: i32 = 0o120000;
+/// Every blob under `prefix` in commit `oid`, as (path under `prefix`, blob) in the walk's order,
+/// a symbolic link replaced by what it points at inside the same tree: a file's blob, or a
+/// directory's files under the link's name (as a runner reading the checkout finds them).
+fn resolved_blobs(repo: &Repo, oid: Oid, prefix: &str) -> Result<Vec<(String, Oid)>> {
+    let Some(tree) = subtree_at(repo, oid, prefix)? else {
+        return Ok(Vec::new());
+    };
+    let root_tree = tree_of(repo, oid)?;
+    let mut resolved = Vec::new();
+    blobs_of(repo, &root_tree, oid, &tree, prefix, &mut vec![tree.id()], &mut resolved)?;
+    Ok(resolved)
+}
+
+/// The blobs of `tree` (named under `prefix`) into `out`; `through` holds the trees being walked,
+/// outermost first: a link back to one of them is a loop, an error as on disk.
+fn blobs_of(
+    repo: &Repo,
+    root_tree: &git2::Tree,
+    oid: Oid,
+    tree: &git2::Tree,
+    prefix: &str,
+    through: &mut Vec<Oid>,
+    out: &mut Vec<(String, Oid)>,
+) -> Result<()> {
+    let mut blobs = Vec::new();
+    let mut bad_name = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            match entry.name() {
+                Ok(name) => {
+                    blobs.push((join(prefix, &format!("{parent}{name}")), entry.id(), entry.filemode() == SYMLINK))
+                }
+                Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(git_error(prefix))?;
+    if let Some(dir) = bad_name {
+        return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
+    }
+    for (path, id, link) in blobs {
+        if !link {
+            out.push((path, id));
+            continue;
+        }
+        // A symbolic link is a blob holding its target: replay what it points at.
+        match resolve(&repo.git, root_tree, &path, oid)?.found {
+            Found::Blob(id) => out.push((path, id)),
+            Found::Missing => unreachable_link(&path, oid)?,
+            Found::Tree(linked) if through.contains(&linked.id()) || through.len() > 8 => {
+                return Err(Error::Usage(format!(
+                    "{path}: symbolic link to a directory it is inside of, at {}: its files would be read without \
+                     end",
+                    short(oid)
+                )))
+            }
+            Found::Tree(linked) => {
+                through.push(linked.id());
+                blobs_of(repo, root_tree, oid, &linked, &path, through, out)?;
+                through.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unreachable_link(path: &str, oid: Oid) -> Result<()> {
+    Err(Error::Usage(format!(
+        "{path}: symbolic link to nothing at {}; a migration behind it would be skipped",
+        short(oid)
+    )))
+}
+
+/// Every file under `dir` on one side with its blob id (computed from the file for the working
+/// tree), sorted by path: what [`links`] compares when a directory is reached through a link.
+pub fn blob_ids(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, Oid)>> {
+    let mut out = match side {
+        Side::Rev(oid) => resolved_blobs(repo, *oid, &relative_dir(&repo.root, dir))?,
+        Side::WorkTree => list_files(repo, side, dir)?
+            .into_iter()
+            .map(|path| {
+                let id = Oid::hash_file(git2::ObjectType::Blob, repo.root.join(&path)).map_err(git_error(&path))?;
+                Ok((path, id))
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    out.sort();
+    Ok(out)
+}
 
 /// The blob `path` names in `tree`, following symbolic links inside the tree (as a checkout
 /// would): a link to nothing, out of the repository, or in a loop is an error naming it.
 fn blob_at(repo: &Repo, tree: &git2::Tree, path: &str, oid: Oid) -> Result<Option<Oid>> {
-    let mut current = path.to_string();
-    for hop in 0..40 {
-        let entry = match tree.get_path(Path::new(&current)) {
-            Ok(entry) => entry,
-            Err(e) if e.code() == git2::ErrorCode::NotFound && hop == 0 => return Ok(None),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {
-                return Err(Error::Usage(format!(
-                    "{path}: symbolic link to {current}, which does not exist at {}; a migration behind it would be skipped",
-                    short(oid)
-                )))
-            }
-            Err(e) => return Err(Error::Other(format!("git: {current} at {}: {}", short(oid), e.message()))),
-        };
-        if entry.kind() != Some(git2::ObjectType::Blob) {
-            return Ok(None);
-        }
-        if entry.filemode() != SYMLINK {
-            return Ok(Some(entry.id()));
-        }
-        let blob = repo.git.find_blob(entry.id()).map_err(git_error(&current))?;
-        let target = String::from_utf8_lossy(blob.content()).to_string();
-        let base = Path::new(&current).parent().unwrap_or(Path::new(""));
-        current = crate::schema::tools::tree::normalize(&base.join(&target))
-            .map(|p| slash(&p))
-            .ok_or_else(|| Error::Usage(format!("{path}: symbolic link to {target}, outside the repository")))?;
-    }
-    Err(Error::Usage(format!("{path}: symbolic link loop at {}", short(oid))))
+    Ok(match resolve(&repo.git, tree, path, oid)?.found {
+        Found::Blob(id) => Some(id),
+        Found::Missing | Found::Tree(_) => None,
+    })
 }
 
 fn join(prefix: &str, rest: &str) -> String {

@@ -166,7 +166,7 @@ mod tests {
     }
 
     fn report(findings: Vec<Finding>) -> Report {
-        Report { findings, notes: Vec::new() }
+        Report { findings, notes: Vec::new(), ..Default::default() }
     }
 
     #[test]

@@ -472,6 +472,8 @@ fn facts<'a>(sources: &'a Sources, settings: &'a Settings) -> Facts<'a> {
 }
 
 /// The findings with the `[rules]` levels applied, sorted, and what the engine read.
+/// Findings a directive silenced are dropped, or kept apart for a review (`sluice check` shows
+/// those its change adds).
 fn report(mut findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) -> Report {
     let max_percent = settings.max_not_understood_percent.unwrap_or(history_not_understood::DEFAULT_MAX_PERCENT);
     let first = coverage.first_not_understood.as_ref().map(|(file, line)| (file.as_str(), *line));
@@ -481,7 +483,10 @@ fn report(mut findings: Vec<Finding>, coverage: &Coverage, settings: &Settings) 
         max_percent,
         first,
     ));
-    let mut report = Report { findings: apply_levels(findings, &settings.levels), notes: coverage.notes() };
+    let (suppressed, findings): (Vec<Finding>, Vec<Finding>) =
+        apply_levels(findings, &settings.levels).into_iter().partition(|f| f.suppression.is_some());
+    let suppressed = if settings.under_review { suppressed } else { Vec::new() };
+    let mut report = Report { findings, notes: coverage.notes(), suppressed };
     report.sort();
     report
 }

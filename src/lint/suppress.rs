@@ -2,15 +2,15 @@
 //! the next statement, `-- sluice:ignore-file rule-id -- reason` in the whole file. A directive
 //! naming an unknown rule or giving no reason is itself a finding and silences nothing.
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Suppression};
 use crate::rules::{self, SourceFile, INVALID_SUPPRESSION};
 use crate::sql::split::Comment;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Directive {
-    line: usize,
     rules: Vec<String>,
     file_level: bool,
+    reason: String,
 }
 
 /// Reads a directive from a comment, or says what is wrong with it.
@@ -59,15 +59,17 @@ fn parse(comment: &Comment) -> Option<Result<Directive, String>> {
             rules.join(", ")
         )));
     }
-    Some(Ok(Directive { line: comment.line, rules, file_level }))
+    Some(Ok(Directive { rules, file_level, reason: reason.to_string() }))
 }
 
-/// Drops the findings of `file` that its directives silence, and adds findings for bad directives.
+/// Marks the findings of `file` that its directives silence (the lint's report drops them, or
+/// for a review keeps them apart: [`crate::finding::Report::suppressed`]), and adds findings
+/// for bad directives.
 pub fn apply(file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
     let mut problems = Vec::new();
-    let mut file_rules: Vec<String> = Vec::new();
-    // (first line, last line, rules) per statement-level directive.
-    let mut ranges: Vec<(usize, usize, Vec<String>)> = Vec::new();
+    // (rules, directive) per file-level directive; (first line, last line, rules, directive) per statement-level one.
+    let mut file_rules: Vec<(Directive, String)> = Vec::new();
+    let mut ranges: Vec<(usize, usize, Directive, String)> = Vec::new();
     for comment in &file.parsed.comments {
         match parse(comment) {
             None => {}
@@ -77,7 +79,7 @@ pub fn apply(file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
                     .snippet(comment.line, comment.text.clone())
                     .help(INVALID_SUPPRESSION.fix.trim()),
             ),
-            Some(Ok(d)) if d.file_level => file_rules.extend(d.rules),
+            Some(Ok(d)) if d.file_level => file_rules.push((d, comment.text.clone())),
             Some(Ok(_)) => {}
         }
     }
@@ -85,19 +87,34 @@ pub fn apply(file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
         for comment in &statement.leading_comments {
             if let Some(Ok(d)) = parse(comment) {
                 if !d.file_level {
-                    ranges.push((statement.span.line, statement.span.end_line, d.rules));
+                    ranges.push((statement.span.line, statement.span.end_line, d, comment.text.clone()));
                 }
             }
         }
     }
-    let silenced = |f: &Finding| {
-        f.rule != INVALID_SUPPRESSION.id
-            && (file_rules.contains(&f.rule)
-                || ranges
-                    .iter()
-                    .any(|(first, last, rules)| (*first..=*last).contains(&f.line) && rules.contains(&f.rule)))
+    let owned = |d: &Directive, text: &str| Suppression {
+        directive: text.trim().to_string(),
+        file_level: d.file_level,
+        reason: d.reason.clone(),
     };
-    findings.into_iter().filter(|f| !silenced(f)).chain(problems).collect()
+    let silencer = |f: &Finding| -> Option<Suppression> {
+        if f.rule == INVALID_SUPPRESSION.id {
+            return None;
+        }
+        let statement = ranges
+            .iter()
+            .find(|(first, last, d, _)| (*first..=*last).contains(&f.line) && d.rules.contains(&f.rule))
+            .map(|(_, _, d, text)| owned(d, text));
+        statement.or_else(|| file_rules.iter().find(|(d, _)| d.rules.contains(&f.rule)).map(|(d, text)| owned(d, text)))
+    };
+    findings
+        .into_iter()
+        .map(|mut f| {
+            f.suppression = silencer(&f).map(Box::new);
+            f
+        })
+        .chain(problems)
+        .collect()
 }
 
 #[cfg(test)]

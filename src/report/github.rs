@@ -13,6 +13,10 @@ pub fn render(report: &Report) -> String {
         out.push_str(&command(finding));
         out.push('\n');
     }
+    for finding in &report.suppressed {
+        out.push_str(&suppressed_command(finding));
+        out.push('\n');
+    }
     for note in &report.notes {
         out.push_str(&escape_data(note));
         out.push('\n');
@@ -47,6 +51,25 @@ fn command(finding: &Finding) -> String {
         message.push_str(&finding.help);
     }
     format!("::{name} {properties}::{}", escape_data(&message))
+}
+
+/// A finding a `sluice:ignore` of the change silenced: a notice on its line, so the diff shows
+/// what was waved through and why.
+fn suppressed_command(finding: &Finding) -> String {
+    let properties = [
+        ("file", finding.file.clone()),
+        ("line", finding.line.to_string()),
+        ("title", format!("sluice {} (suppressed by this change)", finding.rule)),
+    ];
+    let properties =
+        properties.iter().map(|(key, value)| format!("{key}={}", escape_property(value))).collect::<Vec<_>>().join(",");
+    let message = format!(
+        "{}\nThe finding ({}): {}",
+        finding.suppressed_text().unwrap_or_default(),
+        finding.severity,
+        finding.message
+    );
+    format!("::notice {properties}::{}", escape_data(&message))
 }
 
 /// The message part of a workflow command.

@@ -67,6 +67,7 @@ mod tests {
                 Finding::new("y", Severity::Info, "q.sql", "i"),
             ],
             notes: vec![],
+            ..Default::default()
         };
         let doc = document(&report);
         let issue = &doc[0];

@@ -29,6 +29,7 @@ const FINDINGS_AT_A_TIME: usize = 256;
 pub fn write(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let rest = Rest {
         notes: &report.notes,
+        suppressed: &report.suppressed,
         summary: Summary {
             error: report.count(Severity::Error),
             info: report.count(Severity::Info),
@@ -67,10 +68,17 @@ fn nested_finding(finding: &Finding) -> std::io::Result<Vec<u8>> {
 }
 
 /// The document's fields after `findings`, in alphabetical order: the order the keys have always had.
+fn none_of(list: &&[Finding]) -> bool {
+    list.is_empty()
+}
+
 #[derive(Serialize)]
 struct Rest<'a> {
     notes: &'a [String],
     summary: Summary,
+    /// Findings a `sluice:ignore` the change adds silenced (`sluice check`); absent when none.
+    #[serde(skip_serializing_if = "none_of")]
+    suppressed: &'a [Finding],
     version: u32,
 }
 
@@ -100,7 +108,7 @@ mod tests {
             Finding::new("prefer-text-over-varchar", Severity::Info, "migrations/2.sql", "varchar(20)"),
         ];
         findings[1].evidence = Some(json!({ "plan": { "node": "Seq Scan", "cost": 12.5 }, "after": [1, 2] }));
-        let report = Report { findings, notes: vec!["Migration statements checked: 2.".into()] };
+        let report = Report { findings, notes: vec!["Migration statements checked: 2.".into()], ..Default::default() };
         // What the renderer produced before it streamed: a JSON tree, whose keys are sorted.
         let tree = json!({
             "version": 1,
@@ -120,7 +128,7 @@ mod tests {
             let tree = json!({ "version": 1, "findings": report.findings, "summary": summary, "notes": report.notes });
             serde_json::to_string_pretty(&tree).unwrap() + "\n"
         };
-        let empty = Report { findings: Vec::new(), notes: Vec::new() };
+        let empty = Report { findings: Vec::new(), notes: Vec::new(), ..Default::default() };
         assert_eq!(render(&empty), as_tree(&empty));
         let findings = (0..FINDINGS_AT_A_TIME + 2)
             .map(|i| {
@@ -128,7 +136,7 @@ mod tests {
                     .fact("n", i.to_string())
             })
             .collect();
-        let many = Report { findings, notes: vec!["a".into(), "b".into()] };
+        let many = Report { findings, notes: vec!["a".into(), "b".into()], ..Default::default() };
         assert_eq!(render(&many), as_tree(&many));
     }
 }

@@ -23,6 +23,8 @@ const RESERVE: usize = 1_000;
 
 pub fn render(report: &Report, options: &RenderOptions) -> String {
     let mut out = header(report, options.fail_on);
+    // Right under the verdict, before anything can be cut: what the change itself waved through.
+    out.push_str(&suppressed_section(report));
     let mut shown_findings = 0;
     'levels: for (severity, title) in LEVELS {
         let of_level: Vec<&Finding> = report.findings.iter().filter(|f| f.severity == severity).collect();
@@ -67,6 +69,52 @@ pub fn render(report: &Report, options: &RenderOptions) -> String {
         out.push_str(&truncation_note(report, shown_findings, cut_notes));
     }
     out
+}
+
+/// Suppressions the section lists before it says how many more there are.
+const SUPPRESSED_SHOWN: usize = 50;
+
+/// "### 🔕 Suppressed by this change": one row per finding a `sluice:ignore` the change adds
+/// silenced — rule, line and reason — so a reviewer sees what was waved through.
+fn suppressed_section(report: &Report) -> String {
+    if report.suppressed.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n### 🔕 Suppressed by this change\n\n{} {} silenced by a `sluice:ignore` this change adds (not counted \
+         above):\n\n| File | Line | Rule | Reason | Finding |\n| --- | ---: | --- | --- | --- |\n",
+        report.suppressed.len(),
+        plural(report.suppressed.len(), "finding", "findings"),
+    );
+    let cell = |text: &str| code_text(text).replace('|', "\\|");
+    for finding in report.suppressed.iter().take(SUPPRESSED_SHOWN) {
+        let reason = finding.suppression.as_ref().map(|s| s.reason.as_str()).unwrap_or_default();
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` | {} | {} {} |\n",
+            cell(&finding.file),
+            finding.line,
+            cell(&finding.rule),
+            cell(reason),
+            finding.severity,
+            cell(&shortened(&finding.message)),
+        ));
+    }
+    if report.suppressed.len() > SUPPRESSED_SHOWN {
+        out.push_str(&format!(
+            "\n_… and {} more; the SARIF upload lists them all._\n",
+            report.suppressed.len() - SUPPRESSED_SHOWN
+        ));
+    }
+    out
+}
+
+/// A message cut to a table cell's length.
+fn shortened(text: &str) -> String {
+    const CELL_CHARS: usize = 300;
+    match text.char_indices().nth(CELL_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// Appends the markdown report to the file named by `GITHUB_STEP_SUMMARY`, when it is set, so
@@ -337,6 +385,7 @@ mod tests {
         let report = Report {
             findings: vec![Finding::new("migration-deleted", Severity::Error, "migrations/3.sql", "deleted")],
             notes: vec![],
+            ..Default::default()
         };
         append_to(&path, &report, &RenderOptions::default()).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -37,22 +37,33 @@ pub fn document(report: &Report) -> Value {
     }
     // A finding whose rule is not registered still gets a descriptor: the log stays valid and
     // the finding is shown rather than dropped.
-    for finding in &report.findings {
+    for finding in report.findings.iter().chain(&report.suppressed) {
         if !rule_ids.contains(&finding.rule.as_str()) {
             rule_ids.push(finding.rule.as_str());
             descriptors.push(json!({ "id": finding.rule }));
         }
     }
+    let index_of = |finding: &Finding| rule_ids.iter().position(|id| *id == finding.rule).unwrap_or(0);
     let prints = fingerprints(&report.findings);
-    let results: Vec<Value> = report
-        .findings
-        .iter()
-        .zip(prints)
-        .map(|(finding, print)| {
-            let index = rule_ids.iter().position(|id| *id == finding.rule).unwrap_or(0);
-            result(finding, index, &print)
-        })
-        .collect();
+    let mut results: Vec<Value> =
+        report.findings.iter().zip(prints).map(|(finding, print)| result(finding, index_of(finding), &print)).collect();
+    // What a `sluice:ignore` of the change silenced: results with SARIF's own suppression, so a
+    // viewer shows them as suppressed, under review, with the directive's reason.
+    let prints = fingerprints(&report.suppressed);
+    for (finding, print) in report.suppressed.iter().zip(prints) {
+        let mut value = result(finding, index_of(finding), &print);
+        value["suppressions"] = json!([{
+            "kind": "inSource",
+            "status": "underReview",
+            "justification": finding.suppression.as_ref().map(|s| s.reason.as_str()).unwrap_or_default(),
+        }]);
+        value["message"]["text"] = json!(format!(
+            "{}\n\n{}",
+            finding.suppressed_text().unwrap_or_default(),
+            value["message"]["text"].as_str().unwrap_or_default()
+        ));
+        results.push(value);
+    }
     json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -164,6 +175,7 @@ mod tests {
         let report = Report {
             findings: vec![Finding::new("not-a-registered-rule", Severity::Warning, "q.sql", "m")],
             notes: vec![],
+            ..Default::default()
         };
         let doc = document(&report);
         let run = &doc["runs"][0];

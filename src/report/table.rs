@@ -12,6 +12,10 @@ pub fn render(report: &Report, options: &RenderOptions) -> String {
         out.push_str(&renderer.render(&[finding_group(finding, options)]));
         out.push_str("\n\n");
     }
+    for finding in &report.suppressed {
+        out.push_str(&suppressed_line(finding));
+        out.push('\n');
+    }
     for note in &report.notes {
         out.push_str(note);
         out.push('\n');
@@ -21,13 +25,23 @@ pub fn render(report: &Report, options: &RenderOptions) -> String {
     out
 }
 
+/// "db/migrations/2.sql:3: suppressed by this change: rule, line 3, reason: … — what it said".
+pub fn suppressed_line(finding: &Finding) -> String {
+    let text = finding.suppressed_text().unwrap_or_default();
+    format!("{}:{}: {text} ({} {})", finding.file, finding.line, finding.severity, finding.message)
+}
+
 pub fn summary_line(report: &Report) -> String {
+    let suppressed = match report.suppressed.len() {
+        0 => String::new(),
+        n => format!(" {n} finding(s) suppressed by this change."),
+    };
     if report.findings.is_empty() {
-        return "No findings.".to_string();
+        return format!("No findings.{suppressed}");
     }
     let files = report.findings.iter().map(|f| f.file.as_str()).collect::<std::collections::BTreeSet<_>>().len();
     format!(
-        "{} error(s), {} warning(s), {} info in {} file(s).",
+        "{} error(s), {} warning(s), {} info in {} file(s).{suppressed}",
         report.count(Severity::Error),
         report.count(Severity::Warning),
         report.count(Severity::Info),

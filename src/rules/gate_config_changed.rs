@@ -17,7 +17,9 @@ is read from the base revision, not from the change under review. One finding pe
 says what the edit would do once merged: rules relaxed or tightened with their old and new levels, directories \
 moved, thresholds changed, identity keys and reviewers changed, freeze windows, events or overrides added or \
 removed. Policy entries for tables the change creates are the exception: they come from the head, since the \
-base has nothing to relax for them.",
+base has nothing to relax for them. Each revision is read as its own git tree holds it, a symbolic link followed \
+inside that tree, never through the checkout on disk: a link the change puts at a file or directory the gate \
+reads (or at a directory above one) redirects nothing in this review, and is reported as an error.",
     why: "A gate the change under review can switch off is not a gate: a pull request that adds `CREATE INDEX` \
 without CONCURRENTLY and sets `\"create-index-non-concurrently\" = \"off\"` in the same change would pass, and \
 one that adds its own entry to `overrides.toml` would lift an active freeze for itself. Branch protection and \

@@ -45,6 +45,18 @@ impl TestRepo {
         std::fs::remove_file(self.path().join(path)).unwrap();
     }
 
+    /// `path` (a file, a directory or nothing) replaced by a symbolic link to `target`, as
+    /// `ln -sfn` leaves it: a pull request's checkout holds the link itself.
+    pub fn symlink(&self, path: &str, target: &str) {
+        let full = self.path().join(path);
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&full).unwrap(),
+            Ok(_) => std::fs::remove_file(&full).unwrap(),
+            Err(_) => std::fs::create_dir_all(full.parent().unwrap()).unwrap(),
+        }
+        std::os::unix::fs::symlink(target, full).unwrap();
+    }
+
     pub fn rename(&self, from: &str, to: &str) {
         let target = self.path().join(to);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();

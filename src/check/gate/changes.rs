@@ -4,7 +4,7 @@
 //! that says it. A difference that comes from `sluice.toml` pointing elsewhere is told on
 //! `sluice.toml`.
 
-use super::item::{Effect, FileChange, How, Item};
+use super::item::{Effect, FileChange, How, Item, Link};
 use super::{config_diff, freeze_diff, policy_diff, scale_diff, Gate, GatePolicies, SpecOn};
 use crate::check::options::Deploy;
 use crate::error::Result;
@@ -61,7 +61,11 @@ impl Files<'_> {
         let Some((path, how)) = target else {
             return;
         };
-        self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new() }).items.extend(items);
+        self.by_path
+            .entry(path.clone())
+            .or_insert(FileChange { path, how, items: Vec::new(), link: None })
+            .items
+            .extend(items);
     }
 
     /// A configuration deleted in one place and added in another, too edited for git to call it
@@ -76,10 +80,27 @@ impl Files<'_> {
         }
     }
 
+    /// Marks `path` as a symbolic link the change adds or retargets, described by `text`.
+    fn link(&mut self, path: &str, text: String, redirects: bool) {
+        // The link's own change: a rename *from* this path (its content moved to where the link points) is not it.
+        let how = match self.edits.0.iter().find(|c| c.path == path).map(|c| &c.kind) {
+            Some(ChangeKind::Added) => How::Added,
+            Some(ChangeKind::Renamed { from }) => How::Moved { from: from.clone() },
+            _ => How::Modified,
+        };
+        let file = self.by_path.entry(path.to_string()).or_insert(FileChange {
+            path: path.to_string(),
+            how,
+            items: Vec::new(),
+            link: None,
+        });
+        file.link = Some(Link { text, redirects });
+    }
+
     /// Marks an edited gate file that has no item (yet): its edit changes nothing the gate reads.
     fn touch(&mut self, path: &str) {
         if let Some((path, how)) = self.edits.find(path) {
-            self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new() });
+            self.by_path.entry(path.clone()).or_insert(FileChange { path, how, items: Vec::new(), link: None });
         }
     }
 }
@@ -120,7 +141,65 @@ pub(in crate::check) fn findings(
         }
     }
     files.moved_config(gate.trusted.path.as_deref(), gate.proposed.path.as_deref());
+    link_items(gate, changes, &gate_files, &policy_dirs, &mut files)?;
     Ok(files.by_path.into_values().map(|f| f.finding(gate.trust_head)).collect())
+}
+
+/// What the gate reads, by repository-relative path, and what each is: a symbolic link at one
+/// of them, or at a directory above one, redirects it.
+fn gate_inputs(gate: &Gate, gate_files: &BTreeSet<String>) -> Vec<(String, String)> {
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    for config in [&gate.trusted, &gate.proposed] {
+        let loaded = &config.loaded;
+        inputs.extend(config.path.iter().map(|p| (p.clone(), "the gate's configuration".to_string())));
+        inputs.push((gate.shown(&loaded.migrations_dir()), "the migrations directory".into()));
+        inputs.push((gate.shown(&loaded.policies_dir()), "the policies directory".into()));
+        for name in [identity::FILE, tables::FILE, "workload.toml"] {
+            inputs.push((gate.shown(&loaded.policies_dir().join(name)), "a policy".into()));
+        }
+        if let Some(dump) = &loaded.config.migrations.schema_dump {
+            inputs.push((gate.shown(&loaded.resolve(dump)), "the schema dump".into()));
+        }
+    }
+    inputs.extend(gate_files.iter().map(|p| (p.clone(), "a gate file".to_string())));
+    inputs.retain(|(path, _)| !path.is_empty());
+    inputs
+}
+
+/// A symbolic link the change adds or retargets where the gate reads: an error when it stands
+/// for a gate input or a directory above one (the link would decide what the gate reads once
+/// merged, and in a checkout it already decides what a tool reading the disk sees), a warning
+/// elsewhere in the policies directory.
+fn link_items(
+    gate: &Gate,
+    changes: &[Change],
+    gate_files: &BTreeSet<String>,
+    policy_dirs: &[String],
+    files: &mut Files,
+) -> Result<()> {
+    let inputs = gate_inputs(gate, gate_files);
+    let under = |path: &str, dir: &str| dir.is_empty() || path.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+    for change in changes.iter().filter(|c| c.kind != ChangeKind::Deleted) {
+        let Some(target) = gate.symlink_target(&gate.head, &change.path)? else {
+            continue;
+        };
+        let link = change.path.as_str();
+        let redirected = inputs.iter().find(|(input, _)| input == link || under(input, link));
+        let text = match redirected {
+            Some((input, what)) if input == link => {
+                format!("`{link}` is now a symbolic link to `{target}`: it redirects {what} `{input}`")
+            }
+            Some((input, what)) => {
+                format!("`{link}` is now a symbolic link to `{target}`: it redirects {what} `{input}` below it")
+            }
+            None if policy_dirs.iter().any(|d| under(link, d)) => {
+                format!("`{link}` is now a symbolic link to `{target}` in the policies directory")
+            }
+            None => continue,
+        };
+        files.link(link, text, redirected.is_some());
+    }
+    Ok(())
 }
 
 fn policy_items(gate: &Gate, policies: &GatePolicies, files: &mut Files) {

@@ -1,7 +1,7 @@
 //! What an edit of a gate file would do, item by item, and the `gate-config-changed` finding
 //! that says it.
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 use crate::rules::gate_config_changed::META;
 
 /// Which way an item moves the gate.
@@ -49,6 +49,15 @@ pub enum How {
     Moved { from: String },
 }
 
+/// A symbolic link the change puts where the gate reads.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// "`policies` is now a symbolic link to `decoy`: it redirects …".
+    pub text: String,
+    /// Whether it stands for a gate input or a directory above one: an error.
+    pub redirects: bool,
+}
+
 /// An edited gate file and what the edit would do.
 #[derive(Clone, Debug)]
 pub struct FileChange {
@@ -56,6 +65,7 @@ pub struct FileChange {
     pub path: String,
     pub how: How,
     pub items: Vec<Item>,
+    pub link: Option<Link>,
 }
 
 /// "the base revision's configuration" or the `--trust-head-config` wording, for notes.
@@ -87,7 +97,11 @@ impl FileChange {
                 _ => "this review applied the base revision's version",
             }
         };
-        let effects = if self.items.is_empty() {
+        let effects = if self.items.is_empty() && self.link.is_some() {
+            "once merged the gate would read what it points at (its effects are told on the files it replaces or \
+             points at)"
+                .to_string()
+        } else if self.items.is_empty() {
             "it changes nothing the gate reads (comments, formatting or order)".to_string()
         } else {
             let list = self.items.iter().map(|i| i.text.as_str()).collect::<Vec<_>>().join("; ");
@@ -99,14 +113,23 @@ impl FileChange {
         };
         let line = self.items.iter().find_map(|i| i.line).unwrap_or(1);
         let relaxes = self.items.iter().filter(|i| i.effect == Effect::Relaxes).count();
-        let mut finding = Finding::new(
-            META.id,
-            META.severity,
-            self.path.clone(),
-            format!("gate configuration {what} in this change; {used}; {effects}"),
-        )
-        .at(line, 1, line, 1)
-        .help(META.fix);
+        let (severity, message) = match &self.link {
+            None => (META.severity, format!("gate configuration {what} in this change; {used}; {effects}")),
+            Some(link) => (
+                if link.redirects { Severity::Error } else { META.severity },
+                format!(
+                    "gate configuration {what} in this change: {}; {}; {effects}",
+                    link.text,
+                    if trust_head {
+                        used
+                    } else {
+                        "this review read the base revision's files as its own tree holds them, not through the link"
+                    }
+                ),
+            ),
+        };
+        let mut finding =
+            Finding::new(META.id, severity, self.path.clone(), message).at(line, 1, line, 1).help(META.fix);
         if relaxes > 0 {
             finding = finding.fact("relaxations", relaxes.to_string());
         }
@@ -118,10 +141,14 @@ impl FileChange {
             .iter()
             .map(|i| serde_json::json!({ "effect": i.effect.as_str(), "text": i.text, "line": i.line }))
             .collect();
+        if let Some(link) = &self.link {
+            finding = finding.fact("symbolic link", link.text.clone());
+        }
         finding.evidence(serde_json::json!({
             "applied": if trust_head { "head" } else { "base" },
             "change": what,
             "items": items,
+            "symlink": self.link.as_ref().map(|l| serde_json::json!({ "text": l.text, "redirects": l.redirects })),
         }))
     }
 }

@@ -84,7 +84,12 @@ pub(super) struct GatePolicies {
 impl<'r> Gate<'r> {
     /// Finds both sides' `sluice.toml` and decides which one the review applies.
     pub fn load(revisions: &'r Revisions, options: &Options) -> Result<Gate<'r>> {
-        let (repo, base, head, changes) = (&revisions.repo, revisions.base, revisions.head, &revisions.changes);
+        Gate::load_from(&revisions.repo, revisions.base, revisions.head, &revisions.changes, options)
+    }
+
+    /// [`Gate::load`] from the parts of the revisions it reads, so that the changes can be
+    /// replaced afterwards ([`Gate::read_dirs`]).
+    pub fn load_from(repo: &'r Repo, base: Oid, head: Side, changes: &[Change], options: &Options) -> Result<Gate<'r>> {
         let off_the_record = uncommitted_config(repo, base, changes, options)?;
         let proposed = find_config(repo, &head, options, None, off_the_record)?;
         let trusted = if options.trust_head_config {
@@ -109,6 +114,21 @@ impl<'r> Gate<'r> {
         })
     }
 
+    /// The directories the gate reads on either side (migrations, queries, policies), by
+    /// repository-relative path: where a link on the way changes what the change does there
+    /// ([`git::links::seen_through_links`]).
+    pub fn read_dirs(&self) -> Vec<String> {
+        let mut dirs = BTreeSet::new();
+        for config in [&self.trusted, &self.proposed] {
+            let loaded = &config.loaded;
+            let named = std::iter::once(loaded.migrations_dir())
+                .chain(loaded.query_dirs())
+                .chain(std::iter::once(loaded.policies_dir()));
+            dirs.extend(named.filter_map(|d| self.repo.relative(&d)));
+        }
+        dirs.into_iter().collect()
+    }
+
     /// The configuration the review applies.
     pub fn loaded(&self) -> &Loaded {
         &self.trusted.loaded
@@ -122,6 +142,11 @@ impl<'r> Gate<'r> {
             None if path.is_file() => read_text(path).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The target of the symbolic link at repository-relative `path` on `side`, if it is one.
+    pub fn symlink_target(&self, side: &Side, path: &str) -> Result<Option<String>> {
+        git::symlink_target(self.repo, side, path)
     }
 
     /// How findings and notes name a path: repository-relative inside it.
