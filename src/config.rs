@@ -260,6 +260,12 @@ impl Loaded {
         self.config.queries.dirs.iter().map(|d| self.resolve(d)).collect()
     }
 
+    /// Whether `[queries] dirs` is left at its default (`queries` beside the configuration),
+    /// which a project need not have.
+    pub fn query_dirs_defaulted(&self) -> bool {
+        self.config.queries.dirs == default_query_dirs()
+    }
+
     /// The sqlc configurations named, resolved; `None` when `[queries] sqlc` is unset (the
     /// caller looks for one at the root).
     pub fn sqlc_configs(&self) -> Option<Vec<PathBuf>> {

@@ -10,6 +10,7 @@ use crate::git::{self, ChangeKind};
 use crate::lint;
 use crate::schema::tools;
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 /// Every changed file with what it is to the gate.
 pub(super) struct ChangedFiles {
@@ -184,8 +185,11 @@ fn ensure_migrations_dir(revisions: &Revisions, loaded: &Loaded) -> Result<()> {
 
 fn ensure_inside(revisions: &Revisions, loaded: &Loaded) -> Result<()> {
     let repo = &revisions.repo;
+    // The default query directory beside a configuration kept outside the repository
+    // (`--config ../ci/sluice.toml`) is no query source when it does not exist.
+    let unused_default = |dir: &PathBuf| loaded.query_dirs_defaulted() && !dir.exists();
     for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
-        .chain(loaded.query_dirs().into_iter().map(|d| ("query", d)))
+        .chain(loaded.query_dirs().into_iter().filter(|d| !unused_default(d)).map(|d| ("query", d)))
     {
         if repo.relative(&dir).is_none() {
             return Err(Error::Usage(format!(
