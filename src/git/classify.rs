@@ -73,8 +73,7 @@ impl Classifier {
             let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
             self.sqlc.iter().any(|p| p == path || (p == dir && crate::queries::sqlc::reads(name)))
         };
-        (sql && self.queries.iter().any(|dir| under(path, dir)))
-            || (sql && sqlc())
+        (sql && (self.queries.iter().any(|dir| under(path, dir)) || sqlc()))
             || (self.code.iter().any(|dir| under(path, dir))
                 && crate::queries::code::language_of(Path::new(path)).is_some())
     }
