@@ -17,14 +17,17 @@ pub(crate) fn relative_dir(repo_root: &Path, dir: &Path) -> String {
     } else {
         dir.to_path_buf()
     };
-    relative
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
+    // `..` is resolved by its text (the path may not exist): `db/../queries` is `queries`, and
+    // one that climbs above the root is outside the repository.
+    let mut parts: Vec<String> = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::ParentDir if parts.pop().is_none() => return "\0outside the repository".to_string(),
+            _ => {}
+        }
+    }
+    parts.join("/")
 }
 
 /// `path` without the leading directory `prefix` (both repository-relative, with `/`).
@@ -41,5 +44,21 @@ pub(crate) fn join_dir(prefix: &str, rest: &str) -> String {
         rest.to_string()
     } else {
         format!("{prefix}/{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_dir;
+    use std::path::Path;
+
+    #[test]
+    fn parent_components_are_resolved_and_climbing_out_is_outside() {
+        let root = Path::new("/nonexistent/repo");
+        assert_eq!(relative_dir(root, Path::new("config/../db/query")), "db/query");
+        assert_eq!(relative_dir(root, Path::new("/nonexistent/repo/./db/../queries/")), "queries");
+        assert!(relative_dir(root, Path::new("/nonexistent/repo/../other/sqlc.yaml")).starts_with('\0'));
+        assert!(relative_dir(root, Path::new("../sqlc.yaml")).starts_with('\0'));
+        assert!(relative_dir(root, Path::new("/elsewhere/sqlc.yaml")).starts_with('\0'));
     }
 }
