@@ -202,7 +202,7 @@ fn sqlc_items(gate: &Gate, files: &mut Files) -> BTreeSet<String> {
             }
         };
         let mut items = Vec::new();
-        match (side_paths(&gate.trusted_side), side_paths(&gate.head)) {
+        match (side_paths(&Side::Rev(gate.base)), side_paths(&gate.head)) {
             (Ok(old), Ok(new)) => {
                 let gone: Vec<String> = old.iter().filter(|q| !new.contains(q)).cloned().collect();
                 let added: Vec<String> = new.iter().filter(|q| !old.contains(q)).cloned().collect();
