@@ -259,7 +259,8 @@ async fn observe(client: &Client, sql: &str, explain: bool, failure: &mut Option
             Ok(messages) => {
                 for message in messages {
                     if let SimpleQueryMessage::Row(row) = message {
-                        let plan: serde_json::Value = serde_json::from_str(row.get(0).unwrap_or("null")).unwrap_or_default();
+                        let plan: serde_json::Value =
+                            serde_json::from_str(row.get(0).unwrap_or("null")).unwrap_or_default();
                         relations_in_plan(&plan, &mut planned);
                     }
                 }
@@ -355,7 +356,9 @@ fn check_claim(claim: &Claim, seen: &Observed, where_: &str, tally: &mut Tally) 
     }
     *tally.claims.entry(kind).or_default() += 1;
     let Some(oid) = seen.oid_of(&claim.table) else {
-        tally.false_claims.push(format!("{where_}: {} claims {kind} on {}, which PostgreSQL does not have", claim.rule, claim.table));
+        tally
+            .false_claims
+            .push(format!("{where_}: {} claims {kind} on {}, which PostgreSQL does not have", claim.rule, claim.table));
         return;
     };
     let confirmed = match kind {
@@ -376,14 +379,19 @@ fn check_claim(claim: &Claim, seen: &Observed, where_: &str, tally: &mut Tally) 
         "scan" => {
             let ok = seen.scanned.contains(&oid) || seen.rewritten(oid) || seen.planned.contains(&claim.table);
             if !ok {
-                tally.false_claims.push(format!("{where_}: {} claims a scan of {}, PostgreSQL read none", claim.rule, claim.table));
+                tally
+                    .false_claims
+                    .push(format!("{where_}: {} claims a scan of {}, PostgreSQL read none", claim.rule, claim.table));
             }
             ok
         }
         "rewrite" => {
             let ok = seen.rewritten(oid);
             if !ok {
-                tally.false_claims.push(format!("{where_}: {} claims a rewrite of {}, its relfilenode did not change", claim.rule, claim.table));
+                tally.false_claims.push(format!(
+                    "{where_}: {} claims a rewrite of {}, its relfilenode did not change",
+                    claim.rule, claim.table
+                ));
             }
             ok
         }
@@ -423,7 +431,8 @@ fn check_claim(claim: &Claim, seen: &Observed, where_: &str, tally: &mut Tally) 
 /// Whether PostgreSQL did anything at all that `claim`'s branch would have done: a loop over an
 /// empty table never runs its body.
 fn branch_ran(claim: &Claim, seen: &Observed) -> bool {
-    claim.branch.is_none() || !seen.locks.is_empty() && seen.oid_of(&claim.table).is_some_and(|oid| seen.locks.contains_key(&oid))
+    claim.branch.is_none()
+        || !seen.locks.is_empty() && seen.oid_of(&claim.table).is_some_and(|oid| seen.locks.contains_key(&oid))
 }
 
 /// What PostgreSQL did to relations that existed before the migration, that no claim covers.
@@ -446,7 +455,11 @@ fn check_unreported(
             && !seen.lock_timeout
             && !claimed(&relation.name, &|c| c.lock.as_deref().is_some_and(|l| strength(l) == strength(mode)))
         {
-            tally.unreported.push(format!("{where_}: PostgreSQL took {} on {} with no lock_timeout; no finding claims it", MODES[strength(mode)].1, relation.name));
+            tally.unreported.push(format!(
+                "{where_}: PostgreSQL took {} on {} with no lock_timeout; no finding claims it",
+                MODES[strength(mode)].1,
+                relation.name
+            ));
         }
     }
     for (oid, relation) in &seen.before {
@@ -457,7 +470,10 @@ fn check_unreported(
         // keeps it: only a new relfilenode is a rebuild (or a rewrite).
         let now = seen.after.get(oid).or_else(|| {
             let created = |(new, r): &(&i64, &Relation)| {
-                !seen.before.contains_key(new) && r.name == relation.name && r.kind == relation.kind && r.table == relation.table
+                !seen.before.contains_key(new)
+                    && r.name == relation.name
+                    && r.kind == relation.kind
+                    && r.table == relation.table
             };
             seen.after.iter().find(created).map(|(_, r)| r)
         });
@@ -493,7 +509,9 @@ fn check_unreported(
             if !existing.contains(oid) || seen.rewritten(*oid) {
                 continue;
             }
-            if !claimed(&relation.name, &|c| c.work.is_some()) && !claims.iter().any(|c| c.work.as_deref() == Some("scan")) {
+            if !claimed(&relation.name, &|c| c.work.is_some())
+                && !claims.iter().any(|c| c.work.as_deref() == Some("scan"))
+            {
                 tally.unreported.push(format!("{where_}: PostgreSQL scanned {}; no finding claims it", relation.name));
             }
         }
@@ -528,7 +546,8 @@ async fn compare_names(client: &Client, sources: &lint::Sources, tally: &mut Tal
         if is_tool_table(&qualified(r[2].as_deref().unwrap_or(""), r[3].as_deref().unwrap_or(""))) {
             continue;
         }
-        theirs.insert((format!("index {name}"), qualified(r[2].as_deref().unwrap_or(""), r[3].as_deref().unwrap_or(""))));
+        theirs
+            .insert((format!("index {name}"), qualified(r[2].as_deref().unwrap_or(""), r[3].as_deref().unwrap_or(""))));
     }
     let constraints = "SELECT co.conname, n.nspname, t.relname FROM pg_constraint co
         JOIN pg_class t ON t.oid = co.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
@@ -562,9 +581,9 @@ async fn compare_names(client: &Client, sources: &lint::Sources, tally: &mut Tal
         match ours {
             None => tally.names.push(format!("PostgreSQL has column {table}.{column}; Sluice's schema does not")),
             Some(t) if t == sluice::schema::UNKNOWN_TYPE => tally.unknown_types += 1,
-            Some(t) if canonical(&t) != canonical(&theirs) && !same_enum_or_domain(&t, &theirs) => tally
-                .names
-                .push(format!("column {table}.{column} is {theirs} on PostgreSQL, {t} in Sluice's schema")),
+            Some(t) if canonical(&t) != canonical(&theirs) && !same_enum_or_domain(&t, &theirs) => {
+                tally.names.push(format!("column {table}.{column} is {theirs} on PostgreSQL, {t} in Sluice's schema"))
+            }
             Some(_) => {}
         }
     }
@@ -619,7 +638,8 @@ fn main() {
                 let words: Vec<&str> = text.split_whitespace().take(8).collect();
                 let where_ = format!("{}:{}:{} ({} …)", source.display, span.line, span.column, words.join(" "));
                 let inside = |c: &&Claim| {
-                    (c.line, c.column) >= (span.line, span.column) && (c.line, c.column) <= (span.end_line, span.end_column)
+                    (c.line, c.column) >= (span.line, span.column)
+                        && (c.line, c.column) <= (span.end_line, span.end_column)
                 };
                 let mine: Vec<&Claim> = claims.iter().filter(inside).collect();
                 let explain = matches!(statement.ddl, Ddl::Insert { .. } | Ddl::CreateTable { from_query: true, .. })
@@ -665,7 +685,10 @@ fn main() {
         println!("  {kind} claims: {n}, confirmed by PostgreSQL: {}", tally.confirmed.get(kind).copied().unwrap_or(0));
     }
     println!("  claims on the table of an index the history never created (not checked): {}", tally.unresolved);
-    println!("  claims in a DO block's branch that did not run on the empty database (not checked): {}", tally.branch_not_taken);
+    println!(
+        "  claims in a DO block's branch that did not run on the empty database (not checked): {}",
+        tally.branch_not_taken
+    );
     println!("claims PostgreSQL does not make: {}", tally.false_claims.len());
     for line in &tally.false_claims {
         println!("  {line}");

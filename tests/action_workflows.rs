@@ -21,7 +21,8 @@ fn readme_workflows() -> Vec<(String, Yaml)> {
         }
         let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
         let text = block.join("\n");
-        let doc = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("README yaml does not parse: {e}\n{text}"));
+        let doc =
+            YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("README yaml does not parse: {e}\n{text}"));
         if let Some(doc) = doc.into_iter().next().filter(|d| !d["jobs"].is_badvalue()) {
             out.push((text, doc));
         }

@@ -862,8 +862,14 @@ fn an_added_goose_go_migration_is_reported_as_not_checked() {
     assert_eq!(reported["file"], "db/migrations/00002_backfill.go");
     assert_eq!(reported["severity"], "warning");
     assert!(reported["message"].as_str().unwrap().contains("goose runs this Go migration"), "{reported}");
-    let linted = Command::cargo_bin("sluice").unwrap().current_dir(repo.path()).args(["lint", "--format", "json"]).output().unwrap();
+    let linted = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(repo.path())
+        .args(["lint", "--format", "json"])
+        .output()
+        .unwrap();
     let linted: Value = serde_json::from_slice(&linted.stdout).unwrap();
-    let lint_finding = linted["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "runner-rejects-migration").unwrap();
+    let lint_finding =
+        linted["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "runner-rejects-migration").unwrap();
     assert_eq!(lint_finding["message"], reported["message"], "the same words as lint");
 }

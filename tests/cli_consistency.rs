@@ -25,8 +25,31 @@ fn commands() -> Vec<(String, clap::Command)> {
 
 /// The names a value may be shown as: each says what it takes.
 const VALUE_NAMES: &[&str] = &[
-    "FILE", "DIR", "REV", "TIME", "DURATION", "ZONE", "ENV", "SERVICE", "N", "SECONDS", "ROWS", "URL", "LOGIN",
-    "ORG/TEAM", "FORMAT", "FORMAT=FILE", "SEVERITY", "VERSION", "TOOL", "PREFIX", "HOURS", "ID", "SHELL", "PATHS", "KIND",
+    "FILE",
+    "DIR",
+    "REV",
+    "TIME",
+    "DURATION",
+    "ZONE",
+    "ENV",
+    "SERVICE",
+    "N",
+    "SECONDS",
+    "ROWS",
+    "URL",
+    "LOGIN",
+    "ORG/TEAM",
+    "FORMAT",
+    "FORMAT=FILE",
+    "SEVERITY",
+    "VERSION",
+    "TOOL",
+    "PREFIX",
+    "HOURS",
+    "ID",
+    "SHELL",
+    "PATHS",
+    "KIND",
 ];
 
 #[test]
@@ -76,9 +99,8 @@ fn one_spelling_per_idea_and_one_value_name_per_flag() {
                 continue;
             }
             match seen.get(long) {
-                Some((other, first)) if *first != names => {
-                    problems.push(format!("--{long} takes <{names}> on `sluice {path}` but <{first}> on `sluice {other}`"))
-                }
+                Some((other, first)) if *first != names => problems
+                    .push(format!("--{long} takes <{names}> on `sluice {path}` but <{first}> on `sluice {other}`")),
                 Some(_) => {}
                 None => {
                     seen.insert(long.to_string(), (path.clone(), names));
@@ -131,7 +153,11 @@ fn old_spellings_still_work_and_say_when_they_do_nothing() {
             .args(args)
             .output()
             .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (code, out, err) = run(&["freeze", "list", "--from", "2026-06-01T00:00:00Z", "--audit-log", "x.jsonl"]);
     assert_eq!(code, Some(0), "{err}");
@@ -151,7 +177,10 @@ fn old_spellings_still_work_and_say_when_they_do_nothing() {
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20260601T090000\r\nDURATION:PT1H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
     )
     .unwrap();
-    let (old, new) = (run(&["freeze", "import", "e.ics", "--timezone", "Europe/Berlin"]), run(&["freeze", "import", "e.ics", "--tz", "Europe/Berlin"]));
+    let (old, new) = (
+        run(&["freeze", "import", "e.ics", "--timezone", "Europe/Berlin"]),
+        run(&["freeze", "import", "e.ics", "--tz", "Europe/Berlin"]),
+    );
     assert_eq!(old, new);
     assert!(new.1.contains("timezone = \"Europe/Berlin\""), "{}", new.1);
 }

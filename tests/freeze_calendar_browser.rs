@@ -157,9 +157,14 @@ fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
     assert!(cell.starts_with("<td class=\"day partly\" data-date=\"2026-05-05\" data-frozen=\"true\" data-frozen-hours=\"3\" data-frozen-intervals=\"02:00–05:00\""), "{cell}");
     assert!(cell.contains("<span class=\"seg\" style=\"left:8.33%;width:12.50%\"></span>"), "{cell}");
     assert!(cell.contains("<div class=\"hours\">frozen 02:00–05:00</div>"), "{cell}");
-    assert!(cell.contains("commuter-peak 02:00–05:00</li>"), "the window's times are printed, not only hovered: {cell}");
+    assert!(
+        cell.contains("commuter-peak 02:00–05:00</li>"),
+        "the window's times are printed, not only hovered: {cell}"
+    );
     // Inside the bird-count freeze: frozen all day, tinted.
-    assert!(day_cell(&dom, "2026-05-12").starts_with("<td class=\"day frozen\" data-date=\"2026-05-12\" data-frozen=\"true\" data-frozen-hours=\"24\""));
+    assert!(day_cell(&dom, "2026-05-12").starts_with(
+        "<td class=\"day frozen\" data-date=\"2026-05-12\" data-frozen=\"true\" data-frozen-hours=\"24\""
+    ));
     // Every day's frozen hours are those of the deny occurrences `freeze list` gives, merged.
     let mut deny: Vec<(i64, i64)> = list["occurrences"]
         .as_array()
@@ -170,7 +175,12 @@ fn the_month_grid_in_a_real_browser_shows_the_frozen_days_list_reports() {
         .collect();
     deny.sort();
     for (date, _) in &days {
-        let start = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let start = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d")
+            .unwrap()
+            .and_hms_opt(0, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp();
         let (mut seconds, mut cursor) = (0, start);
         for &(a, b) in &deny {
             let (a, b) = (a.max(cursor), b.min(start + 86_400));

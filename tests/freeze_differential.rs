@@ -13,11 +13,11 @@
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
+use sluice::freeze::answer::OpenQuestion;
 use sluice::freeze::calendar;
 use sluice::freeze::decide::{NextOpen, Query};
 use sluice::freeze::duration::IsoDuration;
 use sluice::freeze::overrides::Overrides;
-use sluice::freeze::answer::OpenQuestion;
 use sluice::freeze::{list, next_open, status};
 use std::path::Path;
 use std::process::Command;
@@ -153,7 +153,11 @@ impl Gen {
                 parts.push("FREQ=YEARLY".to_string());
                 let month = self.focus.format("%m").to_string().parse::<i32>().unwrap_or(3);
                 match self.rng.below(5) {
-                    0 => parts.push(format!("BYMONTH={month};BYDAY={}{}", self.rng.pick(&[1, 2, -1, 5, -5]), self.days(1))),
+                    0 => parts.push(format!(
+                        "BYMONTH={month};BYDAY={}{}",
+                        self.rng.pick(&[1, 2, -1, 5, -5]),
+                        self.days(1)
+                    )),
                     4 => parts.push(format!("BYDAY={}{}", self.rng.pick(&[53, -53, 1, -1]), self.days(1))),
                     1 => parts.push(format!("BYMONTH={month};BYMONTHDAY={}", self.rng.range(1, 28))),
                     2 => parts.push(format!("BYWEEKNO={};BYDAY={}", self.rng.range(1, 52), self.days(2))),
@@ -260,7 +264,11 @@ impl Gen {
         let (mut offsets, mut changes) = (vec![initial], Vec::new());
         for i in 0..count {
             let to = if alternate {
-                if i % 2 == 0 { other } else { initial }
+                if i % 2 == 0 {
+                    other
+                } else {
+                    initial
+                }
             } else {
                 loop {
                     let o = *self.rng.pick(OFFSETS);
@@ -271,7 +279,8 @@ impl Gen {
             };
             changes.push((at, *offsets.last().unwrap(), to));
             offsets.push(to);
-            at += chrono::Duration::hours(self.rng.range(20, 72)) + chrono::Duration::minutes(30 * self.rng.range(0, 1));
+            at +=
+                chrono::Duration::hours(self.rng.range(20, 72)) + chrono::Duration::minutes(30 * self.rng.range(0, 1));
         }
         // Changes with the same offsets become one observance with RDATEs.
         let mut observances: Vec<(i64, i64, Vec<String>)> = Vec::new();
@@ -379,7 +388,11 @@ fn utc(t: chrono::DateTime<chrono::Utc>) -> String {
 fn ask(seed: u64, case: &Case) -> Value {
     let read = |_: &Path| Ok(case.ics.clone());
     let cal = calendar::parse_with(Path::new("generated.toml"), &case.toml, &read).unwrap_or_else(|e| {
-        panic!("seed {seed}: the generated calendar does not load: {e}\n{}\n{}", case.toml, case.ics.as_deref().unwrap_or(""))
+        panic!(
+            "seed {seed}: the generated calendar does not load: {e}\n{}\n{}",
+            case.toml,
+            case.ics.as_deref().unwrap_or("")
+        )
     });
     let none = Overrides::default();
     let q = Query::default();
@@ -418,7 +431,8 @@ fn ask(seed: u64, case: &Case) -> Value {
         let after = from + chrono::Duration::seconds(rng.range(0, (to - from).num_seconds()));
         let minimum = *rng.pick(&[0i64, 3600, 6 * 3600, 86_400]);
         let d = IsoDuration::parse(&format!("PT{minimum}S")).unwrap();
-        let a = next_open(&cal, &none, q, OpenQuestion::new(after, d)).unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
+        let a = next_open(&cal, &none, q, OpenQuestion::new(after, d))
+            .unwrap_or_else(|e| panic!("seed {seed}: next-open: {e}"));
         let next = match a.next {
             NextOpen::At(t) => Some(utc(t)),
             NextOpen::NoneWithin(_) => None,

@@ -159,7 +159,18 @@ fn next_open_ignores_overrides_says_so_and_writes_no_audit_line() {
     // Asked to log inside the policies directory, status refuses (exit 2) and writes nothing.
     let (code, _, err) = sluice(
         dir.path(),
-        &["freeze", "status", "--env", "production", "--service", "survey-api", "--at", "2026-05-16T10:00:00Z", "--audit-log", "policies/log.jsonl"],
+        &[
+            "freeze",
+            "status",
+            "--env",
+            "production",
+            "--service",
+            "survey-api",
+            "--at",
+            "2026-05-16T10:00:00Z",
+            "--audit-log",
+            "policies/log.jsonl",
+        ],
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("policies/log.jsonl: the freeze audit log is inside the policies directory"), "{err}");
@@ -211,8 +222,20 @@ fn next_open_lists_the_next_windows_within_staffed_hours() {
     let dir = calendar_project(CALENDAR, None);
     // Monday 2026-03-02, 07:00 in New York: the commuter peak until 09:30, then staffed until 17:00.
     let args = [
-        "freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-03-02T12:00:00Z",
-        "--within", "Mon-Fri 09:00-17:00", "--tz", "America/New_York", "--count", "3",
+        "freeze",
+        "next-open",
+        "--env",
+        "production",
+        "--service",
+        "planner-web",
+        "--after",
+        "2026-03-02T12:00:00Z",
+        "--within",
+        "Mon-Fri 09:00-17:00",
+        "--tz",
+        "America/New_York",
+        "--count",
+        "3",
     ];
     let (code, out, err) = sluice(dir.path(), &args);
     assert_eq!(code, 0, "{err}");
@@ -222,16 +245,38 @@ fn next_open_lists_the_next_windows_within_staffed_hours() {
     assert!(lines[2].starts_with("  blocked until then by: commuter-peak"), "{out}");
     assert_eq!(lines[3], "open until: 2026-03-02T22:00:00Z (2026-03-02 17:00 EST)");
     assert_eq!(lines[4], "  closed by: the end of the --within hours");
-    assert_eq!(lines[5], "then open: 2026-03-03T14:30:00Z (2026-03-03 09:30 EST) until 2026-03-03T22:00:00Z (2026-03-03 17:00 EST)");
-    assert_eq!(lines[7], "then open: 2026-03-04T14:30:00Z (2026-03-04 09:30 EST) until 2026-03-04T22:00:00Z (2026-03-04 17:00 EST)");
+    assert_eq!(
+        lines[5],
+        "then open: 2026-03-03T14:30:00Z (2026-03-03 09:30 EST) until 2026-03-03T22:00:00Z (2026-03-03 17:00 EST)"
+    );
+    assert_eq!(
+        lines[7],
+        "then open: 2026-03-04T14:30:00Z (2026-03-04 09:30 EST) until 2026-03-04T22:00:00Z (2026-03-04 17:00 EST)"
+    );
     let (_, out, _) = sluice(dir.path(), &[&args[..], &["--format", "json"]].concat());
     let v = json(&out);
     let windows = v["open_windows"].as_array().unwrap();
     assert_eq!(windows.len(), 3);
-    assert_eq!((windows[2]["start"].as_str(), windows[2]["end"].as_str()), (Some("2026-03-04T14:30:00Z"), Some("2026-03-04T22:00:00Z")));
+    assert_eq!(
+        (windows[2]["start"].as_str(), windows[2]["end"].as_str()),
+        (Some("2026-03-04T14:30:00Z"), Some("2026-03-04T22:00:00Z"))
+    );
     assert_eq!(v["within"]["hours"], "Mon-Fri 09:00-17:00");
     // Friday 17:00 to Monday: the weekend is outside the hours, and so is Monday's peak.
-    let friday = ["freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-03-06T22:00:00Z", "--within", "Mon-Fri 09:00-17:00", "--tz", "America/New_York"];
+    let friday = [
+        "freeze",
+        "next-open",
+        "--env",
+        "production",
+        "--service",
+        "planner-web",
+        "--after",
+        "2026-03-06T22:00:00Z",
+        "--within",
+        "Mon-Fri 09:00-17:00",
+        "--tz",
+        "America/New_York",
+    ];
     let (_, out, _) = sluice(dir.path(), &friday);
     assert!(out.contains("next open: 2026-03-09T13:30:00Z (2026-03-09 09:30 EDT)"), "{out}");
     // Without staffed hours the first window runs to the next morning's peak.
@@ -276,9 +321,18 @@ fn unwrapped(out: &str) -> Vec<String> {
 #[test]
 fn the_one_line_answers_fit_80_columns_and_say_the_same() {
     let dir = calendar_project(CALENDAR, None);
-    let status = ["freeze", "status", "--env", "production", "--service", "planner-web", "--at", "2026-05-12T12:00:00Z"];
+    let status =
+        ["freeze", "status", "--env", "production", "--service", "planner-web", "--at", "2026-05-12T12:00:00Z"];
     let next = [
-        "freeze", "next-open", "--env", "production", "--service", "planner-web", "--after", "2026-05-12T12:00:00Z", "--tz",
+        "freeze",
+        "next-open",
+        "--env",
+        "production",
+        "--service",
+        "planner-web",
+        "--after",
+        "2026-05-12T12:00:00Z",
+        "--tz",
         "America/Los_Angeles",
     ];
     for args in [&status[..], &next[..]] {
@@ -289,7 +343,8 @@ fn the_one_line_answers_fit_80_columns_and_say_the_same() {
             assert!(line.chars().count() <= 80, "{} columns: {line}\n{narrow}", line.chars().count());
         }
         // The words are the same, only broken into lines (tables aside: they lay out anew).
-        let text = |out: &str| unwrapped(out).into_iter().filter(|l| !l.starts_with(['┌', '│', '╞', '└'])).collect::<Vec<_>>();
+        let text =
+            |out: &str| unwrapped(out).into_iter().filter(|l| !l.starts_with(['┌', '│', '╞', '└'])).collect::<Vec<_>>();
         assert_eq!(text(&narrow), text(&wide), "{narrow}");
     }
 }

@@ -377,7 +377,12 @@ fn the_audit_log_is_kept_outside_the_policies_so_the_next_check_is_clean() {
     assert_eq!(std::fs::read_to_string(cache.path().join("freeze-audit.jsonl")).unwrap().lines().count(), 2);
 
     // An audit log asked for inside the policies directory is refused, before anything is decided.
-    let inside = repo.check().args(deploy("2026-05-12T12:00:00Z")).args(["--audit-log", "policies/audit.jsonl"]).output().unwrap();
+    let inside = repo
+        .check()
+        .args(deploy("2026-05-12T12:00:00Z"))
+        .args(["--audit-log", "policies/audit.jsonl"])
+        .output()
+        .unwrap();
     assert_eq!(inside.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&inside.stderr);
     assert!(

@@ -234,7 +234,11 @@ fn rules_command_lists_and_documents() {
     assert_eq!(output.status.code(), Some(2));
     // Issue 37: the rule table fits the terminal, like the other tables.
     for width in [80, 120] {
-        let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR"))).env("COLUMNS", width.to_string()).arg("rules").output().unwrap();
+        let output = sluice(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .env("COLUMNS", width.to_string())
+            .arg("rules")
+            .output()
+            .unwrap();
         let text = String::from_utf8(output.stdout).unwrap();
         assert!(text.contains("missing-lock-timeout"), "{text}");
         let widest = text.lines().map(|l| l.chars().count()).max().unwrap();

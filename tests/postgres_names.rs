@@ -384,11 +384,26 @@ fn type_change_claims_match_postgres_relfilenodes() {
         "ALTER TABLE v ALTER COLUMN at TYPE timestamp(3)",
     ];
     let claimed = |change: &str| -> BTreeSet<String> {
-        let migration = |n: &str| Migration { version: n.into(), name: n.into(), up: format!("{n}.sql").into(), ..Migration::default() };
+        let migration = |n: &str| Migration {
+            version: n.into(),
+            name: n.into(),
+            up: format!("{n}.sql").into(),
+            ..Migration::default()
+        };
         let sources = Sources {
             migrations: vec![
-                MigrationSource::whole_file(migration("001"), SourceFile::parse("001.sql", table.to_string()), None, false),
-                MigrationSource::whole_file(migration("002"), SourceFile::parse("002.sql", format!("{change};")), None, false),
+                MigrationSource::whole_file(
+                    migration("001"),
+                    SourceFile::parse("001.sql", table.to_string()),
+                    None,
+                    false,
+                ),
+                MigrationSource::whole_file(
+                    migration("002"),
+                    SourceFile::parse("002.sql", format!("{change};")),
+                    None,
+                    false,
+                ),
             ],
             ..Sources::default()
         };
@@ -407,10 +422,12 @@ fn type_change_claims_match_postgres_relfilenodes() {
             .collect()
     };
     runtime().block_on(async {
-        let mut server = Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
         server.create_database("sluice_test_rebuilds", None).await.expect("create");
         let client = server.connect("sluice_test_rebuilds").await.expect("connect");
-        let files = "SELECT relname::text, relfilenode::int8 FROM pg_class WHERE relname LIKE 'v%' AND relkind IN ('r', 'i')";
+        let files =
+            "SELECT relname::text, relfilenode::int8 FROM pg_class WHERE relname LIKE 'v%' AND relkind IN ('r', 'i')";
         for change in changes {
             client.batch_execute(&format!("RESET timezone; DROP TABLE IF EXISTS v; {table}")).await.expect("create");
             let before: BTreeSet<(String, i64)> =

@@ -14,11 +14,11 @@ mod plan_support;
 mod support;
 
 use assert_cmd::Command;
-use support::git::{finding, json, notes, TestRepo};
 use plan_support::require_postgres;
 use sluice::plan::server::{Server, ServerOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use support::git::{finding, json, notes, TestRepo};
 
 const SCHEMA: &str = "\
 CREATE TABLE users (

@@ -265,7 +265,9 @@ fn markdown_huge_report_stays_under_the_limit_and_says_what_was_cut() {
 #[test]
 fn table_positions_are_one_based_without_an_excerpt_too() {
     let report = Report {
-        findings: vec![Finding::new("gate-config-changed", Severity::Warning, "sluice.toml", "changed").at(14, 1, 14, 1)],
+        findings: vec![
+            Finding::new("gate-config-changed", Severity::Warning, "sluice.toml", "changed").at(14, 1, 14, 1)
+        ],
         notes: Vec::new(),
     };
     let rendered = report::render(&report, Format::Table, &options(FailOn::Error));
@@ -281,18 +283,23 @@ fn markdown_shows_errors_then_warnings_and_cuts_the_least_severe() {
     for file in 0..400 {
         for line in 0..10 {
             report.findings.push(
-                Finding::new("create-index-non-concurrently", Severity::Info, format!("migrations/{file:04}_old.sql"), "recorded")
-                    .at(line + 1, 1, line + 1, 10)
-                    .snippet(line + 1, statement),
+                Finding::new(
+                    "create-index-non-concurrently",
+                    Severity::Info,
+                    format!("migrations/{file:04}_old.sql"),
+                    "recorded",
+                )
+                .at(line + 1, 1, line + 1, 10)
+                .snippet(line + 1, statement),
             );
         }
     }
     report.findings.push(
         Finding::new("drop-column", Severity::Warning, "migrations/9998_new.sql", "the new warning").at(1, 1, 1, 5),
     );
-    report.findings.push(
-        Finding::new("drop-table", Severity::Error, "migrations/9999_new.sql", "the new error").at(1, 1, 1, 5),
-    );
+    report
+        .findings
+        .push(Finding::new("drop-table", Severity::Error, "migrations/9999_new.sql", "the new error").at(1, 1, 1, 5));
     report.sort();
     let text = report::render(&report, Format::Markdown, &options(FailOn::Error));
     assert!(text.len() < 65_000);

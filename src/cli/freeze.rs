@@ -2,14 +2,14 @@
 
 use super::CacheArgs;
 use crate::error::{Error, Result};
+use crate::freeze::answer::OpenQuestion;
 use crate::freeze::calendar::Calendar;
 use crate::freeze::decide::{NextOpen, Query};
 use crate::freeze::duration::IsoDuration;
 use crate::freeze::overrides::Overrides;
 use crate::freeze::time::{parse_instant_noted, parse_zone, utc_string};
-use crate::freeze::zone::Zone;
-use crate::freeze::answer::OpenQuestion;
 use crate::freeze::within::Within;
+use crate::freeze::zone::Zone;
 use crate::freeze::{self, audit, export, ics, FreezeOptions};
 use crate::report::freeze as render;
 use crate::report::freeze_calendar as render_calendar;
@@ -89,7 +89,9 @@ pub struct UnusedOnLint {
 /// Warns that `flag` does nothing for `freeze {command}`.
 fn unused(flag: &str, given: bool, command: &str, why: &str) {
     if given {
-        eprintln!("sluice: warning: {flag} does nothing for `freeze {command}` ({why}); it is accepted for old scripts only");
+        eprintln!(
+            "sluice: warning: {flag} does nothing for `freeze {command}` ({why}); it is accepted for old scripts only"
+        );
     }
 }
 
@@ -412,9 +414,19 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
         }
         FreezeCommand::List { calendar, format, tz, scope, from, to, unused: old } => {
             unused("--audit-log", old.audit_log.is_some(), "list", AUDITS);
-            unused("--overrides", old.overrides.is_some(), "list", "it lists the calendar's windows; overrides lift none");
-            let inputs =
-                Inputs { calendar: &calendar, overrides: None, audit_log: None, tz: tz.tz.as_deref(), format: format.format };
+            unused(
+                "--overrides",
+                old.overrides.is_some(),
+                "list",
+                "it lists the calendar's windows; overrides lift none",
+            );
+            let inputs = Inputs {
+                calendar: &calendar,
+                overrides: None,
+                audit_log: None,
+                tz: tz.tz.as_deref(),
+                format: format.format,
+            };
             let mut cx = Context::new(inputs)?;
             let (from, to) = cx.range(from.as_deref(), to.as_deref(), Utc::now(), Duration::days(30))?;
             let mut answer = freeze::list(&cx.calendar, query(&scope), from, to)?;
@@ -422,7 +434,18 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             cx.print(|| render::list_json(&answer), || render::list_table(&answer))?;
             Ok(ExitCode::SUCCESS)
         }
-        FreezeCommand::NextOpen { calendar, overrides, format, tz, scope, after, min_duration, count, within, unused: old } => {
+        FreezeCommand::NextOpen {
+            calendar,
+            overrides,
+            format,
+            tz,
+            scope,
+            after,
+            min_duration,
+            count,
+            within,
+            unused: old,
+        } => {
             unused("--audit-log", old.audit_log.is_some(), "next-open", AUDITS);
             let inputs = Inputs {
                 calendar: &calendar,
@@ -452,8 +475,13 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
         FreezeCommand::Lint { calendar, overrides, format, strict, unused: old } => {
             unused("--audit-log", old.audit_log.is_some(), "lint", AUDITS);
             unused("--tz", old.tz.is_some(), "lint", "it takes no times");
-            let inputs =
-                Inputs { calendar: &calendar, overrides: Some(&overrides), audit_log: None, tz: None, format: format.format };
+            let inputs = Inputs {
+                calendar: &calendar,
+                overrides: Some(&overrides),
+                audit_log: None,
+                tz: None,
+                format: format.format,
+            };
             let cx = Context::new(inputs)?;
             let answer = freeze::lint(&cx.calendar, &cx.overrides, Utc::now())?;
             cx.print(|| render::lint_json(&answer), || render::lint_text(&answer))?;
@@ -463,8 +491,13 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
             if !(1..=36).contains(&months) {
                 return Err(Error::Usage(format!("--months {months}: give 1 to 36")));
             }
-            let inputs =
-                Inputs { calendar: &calendar, overrides: None, audit_log: None, tz: tz.as_deref(), format: FreezeFormat::Table };
+            let inputs = Inputs {
+                calendar: &calendar,
+                overrides: None,
+                audit_log: None,
+                tz: tz.as_deref(),
+                format: FreezeFormat::Table,
+            };
             let mut cx = Context::new(inputs)?;
             let zone = cx.tz.unwrap_or(cx.calendar.default_tz);
             // A `--from` without an offset (`2026-05-01`) is a day in the grid's zone.
@@ -490,9 +523,19 @@ pub fn run(command: FreezeCommand) -> Result<ExitCode> {
         }
         FreezeCommand::Export { calendar, tz, scope, from, to, format: ExportFormat::Ics, output, unused: old } => {
             unused("--audit-log", old.audit_log.is_some(), "export", AUDITS);
-            unused("--overrides", old.overrides.is_some(), "export", "it exports the calendar's windows; overrides lift none");
-            let inputs =
-                Inputs { calendar: &calendar, overrides: None, audit_log: None, tz: tz.tz.as_deref(), format: FreezeFormat::Table };
+            unused(
+                "--overrides",
+                old.overrides.is_some(),
+                "export",
+                "it exports the calendar's windows; overrides lift none",
+            );
+            let inputs = Inputs {
+                calendar: &calendar,
+                overrides: None,
+                audit_log: None,
+                tz: tz.tz.as_deref(),
+                format: FreezeFormat::Table,
+            };
             let mut cx = Context::new(inputs)?;
             let (from, to) =
                 cx.range(from.as_deref(), to.as_deref(), Utc::now() - Duration::days(7), Duration::days(365))?;

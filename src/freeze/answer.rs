@@ -266,7 +266,8 @@ const LINT_UNTIL_YEAR: i32 = 2200;
 
 /// Whether window `w` occurs from `after` to [`LINT_UNTIL_YEAR`].
 fn occurs_after(calendar: &Calendar, w: usize, after: DateTime<Utc>) -> Result<bool> {
-    let until = chrono::NaiveDate::from_ymd_opt(LINT_UNTIL_YEAR, 1, 1).map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
+    let until =
+        chrono::NaiveDate::from_ymd_opt(LINT_UNTIL_YEAR, 1, 1).map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
     let until = until.unwrap_or(after);
     let mut from = after;
     while from < until {
@@ -537,11 +538,15 @@ expires_at = "2026-05-16T12:00:00Z"
         let (cal, ovr) = load("");
         let q = Query { env: Some("production"), service: Some("api") };
         // Inside the count freeze (ends 2026-05-18T23:00Z, 19:00 in New York), then open until 22:00 New York.
-        let answer = next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("PT2H").unwrap())).unwrap();
+        let answer =
+            next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("PT2H").unwrap()))
+                .unwrap();
         assert_eq!(answer.next, NextOpen::At(t("2026-05-18T23:00:00Z")));
         assert_eq!(answer.open_until, Some(t("2026-05-19T02:00:00Z")));
         // Nothing open for four hours at a stretch: the nightly window leaves at most 21 h.
-        let answer = next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("P1D").unwrap())).unwrap();
+        let answer =
+            next_open(&cal, &ovr, q, OpenQuestion::new(t("2026-05-17T12:00:00Z"), IsoDuration::parse("P1D").unwrap()))
+                .unwrap();
         assert!(matches!(answer.next, NextOpen::NoneWithin(_)));
         assert_eq!(answer.open_until, None);
     }

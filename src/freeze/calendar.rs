@@ -594,10 +594,20 @@ fn schedule(when: &RawWhen<'_>, owner: Owner) -> std::result::Result<Schedule, S
                 .into())
         }
         (true, Some(_), _) | (true, _, Some(_)) => {
-            let key = if when.rrule.is_some() { "rrule" } else if when.rdate.is_some() { "rdate" } else { "instances" };
+            let key = if when.rrule.is_some() {
+                "rrule"
+            } else if when.rdate.is_some() {
+                "rdate"
+            } else {
+                "instances"
+            };
             Err(match key {
-                "instances" => "`instances` cannot be combined with `start`/`end`: write the one-off as one more instance".into(),
-                _ => format!("`{key}` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`"),
+                "instances" => {
+                    "`instances` cannot be combined with `start`/`end`: write the one-off as one more instance".into()
+                }
+                _ => format!(
+                    "`{key}` cannot be combined with `start`/`end`; use `from` for the first date and `start_time`"
+                ),
             })
         }
         (true, None, None) => recurring_schedule(when, owner),
@@ -765,7 +775,9 @@ end = "2026-06-01T18:00"
         );
         let e = err(&text.replace("instances = [", "duration = \"PT1H\"\ninstances = ["));
         assert!(e.contains("`duration` applies to the occurrences of `rrule` or `rdate`; each of `instances` has its own start and end"), "{e}");
-        let e = err(&text.replace("instances = [", "start = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\ninstances = ["));
+        let e =
+            err(&text
+                .replace("instances = [", "start = \"2026-01-01T00:00\"\nend = \"2026-01-02T00:00\"\ninstances = ["));
         assert!(e.contains("`instances` cannot be combined with `start`/`end`"), "{e}");
     }
 

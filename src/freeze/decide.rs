@@ -519,7 +519,10 @@ services = ["billing"]
         assert_eq!(s.next_open, NextOpen::At(t("2026-03-03T15:00:00Z")));
         assert!(!unscoped(TWO_SLOTS, "2026-03-03T15:30:00Z").frozen);
         // Outside both, frozen by both.
-        assert_eq!(frozen_by(&unscoped(TWO_SLOTS, "2026-03-04T09:00:00Z"), TWO_SLOTS), ["warehouse-slots", "billing-slots"]);
+        assert_eq!(
+            frozen_by(&unscoped(TWO_SLOTS, "2026-03-04T09:00:00Z"), TWO_SLOTS),
+            ["warehouse-slots", "billing-slots"]
+        );
         // A window for every service includes the billing one's deploys: inside it all are open,
         // inside billing's alone the other services are not.
         let wide = TWO_SLOTS.replace("services = [\"warehouse-*\"]\n", "");

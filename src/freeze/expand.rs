@@ -131,7 +131,9 @@ impl Calendar {
                 Anchor::Events(anchored) => {
                     // Calendar days count on the wall clock: across a change of offset (up to
                     // 26 hours, the span of UTC offsets) they last longer in real time.
-                    let slack = |d: &IsoDuration| d.upper_bound() + if d.is_exact() { Duration::zero() } else { Duration::hours(ZONE_SLACK) };
+                    let slack = |d: &IsoDuration| {
+                        d.upper_bound() + if d.is_exact() { Duration::zero() } else { Duration::hours(ZONE_SLACK) }
+                    };
                     let (lead, lag) = (slack(&anchored.lead), slack(&anchored.lag));
                     // Events that can reach [from, to) once widened by lead and lag.
                     let (ev_from, ev_to) = (from - lag, to + lead);

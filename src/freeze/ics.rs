@@ -256,7 +256,11 @@ fn parser_error(path: &Path, text: &str, error: &str) -> Error {
     let lines = super::ics_lines::logical_lines(text);
     let line = unfolded_line.and_then(|n| lines.get(n.checked_sub(1)?)).map(|(physical, _)| *physical);
     let shown = line.and_then(|l| text.lines().nth(l - 1)).map(|l| format!(": `{}`", l.trim_end())).unwrap_or_default();
-    Error::invalid(path, line, format!("not a valid iCalendar file: this line cannot be read as RFC 5545 content{shown}"))
+    Error::invalid(
+        path,
+        line,
+        format!("not a valid iCalendar file: this line cannot be read as RFC 5545 content{shown}"),
+    )
 }
 
 /// The zone of the file's floating times ([`FloatingZone`]), and the zone a series that starts
@@ -394,7 +398,8 @@ pub fn import_text(path: &Path, text: &str, prefix: &str, floating: FloatingZone
         let (master, moved) = &series[&uid];
         let line = master.map(|m| m.0).or(moved.first().map(|m| m.0)).unwrap_or(1);
         let at = |m: String| Error::invalid(path, Some(line), format!("VEVENT `{uid}`: {m}"));
-        let mut reader = SeriesReader { path, uid: &uid, zones: &mut zones, default_tz: tz, utc_frame, notes: &mut notes };
+        let mut reader =
+            SeriesReader { path, uid: &uid, zones: &mut zones, default_tz: tz, utc_frame, notes: &mut notes };
         let event = match master {
             Some((line, vevent)) => reader.series(*line, vevent, moved).map_err(at)?,
             None => reader.orphans(moved).map_err(at)?,
@@ -736,7 +741,9 @@ BEGIN:VEVENT\r\nUID:holiday\r\nDTSTART;VALUE=DATE:20260704\r\nDTEND;VALUE=DATE:2
         );
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("e.ics"), &ics).unwrap();
-        let imported = import(&dir.path().join("e.ics"), "", FloatingZone::given(Zone::named("America/New_York").unwrap())).unwrap();
+        let imported =
+            import(&dir.path().join("e.ics"), "", FloatingZone::given(Zone::named("America/New_York").unwrap()))
+                .unwrap();
         match &imported.events[0].schedule {
             Schedule::Recurring { length: Length::Duration(d), .. } => assert!(d.is_zero(), "{d}"),
             other => panic!("{other:?}"),
@@ -838,13 +845,21 @@ BEGIN:VEVENT\r\nUID:offsite\r\nRECURRENCE-ID;TZID=W. Europe Standard Time:202603
     fn x_wr_timezone_reads_floating_times_unless_a_zone_is_given_and_mozilla_tzids_are_iana() {
         let ics = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:google\r\nX-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:f\r\nDTSTART:20260601T090000\r\nDURATION:PT1H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
         // Without a [[calendar]] timezone: 09:00 in Berlin (CEST), not in New York.
-        assert_eq!(occurrences(ics, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"), ["f 2026-06-01T07:00:00Z..2026-06-01T08:00:00Z"]);
+        assert_eq!(
+            occurrences(ics, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"),
+            ["f 2026-06-01T07:00:00Z..2026-06-01T08:00:00Z"]
+        );
         // A weekly series starting in UTC follows Berlin's wall clock: 07:00Z in October is 09:00
         // in Berlin, and stays 09:00 (08:00Z) after the clocks go back.
-        let utc = ics.replace("DTSTART:20260601T090000\r\n", "DTSTART:20261015T070000Z\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\n");
+        let utc =
+            ics.replace("DTSTART:20260601T090000\r\n", "DTSTART:20261015T070000Z\r\nRRULE:FREQ=WEEKLY;COUNT=3\r\n");
         assert_eq!(
             occurrences(&utc, "2026-10-01T00:00:00Z", "2026-11-01T00:00:00Z"),
-            ["f 2026-10-15T07:00:00Z..2026-10-15T08:00:00Z", "f 2026-10-22T07:00:00Z..2026-10-22T08:00:00Z", "f 2026-10-29T08:00:00Z..2026-10-29T09:00:00Z"]
+            [
+                "f 2026-10-15T07:00:00Z..2026-10-15T08:00:00Z",
+                "f 2026-10-22T07:00:00Z..2026-10-22T08:00:00Z",
+                "f 2026-10-29T08:00:00Z..2026-10-29T09:00:00Z"
+            ]
         );
         assert_eq!(notes(ics, FloatingZone::fallback(Zone::utc())), Vec::<String>::new());
         let given = FloatingZone::given(Zone::named("America/New_York").unwrap());
@@ -853,10 +868,14 @@ BEGIN:VEVENT\r\nUID:offsite\r\nRECURRENCE-ID;TZID=W. Europe Standard Time:202603
             ["4: X-WR-TIMEZONE:Europe/Berlin is ignored: floating times and all-day dates are read in America/New_York, the zone given for this file"]
         );
         let unknown = ics.replace("Europe/Berlin", "Berlin Time");
-        assert!(notes(&unknown, FloatingZone::fallback(Zone::utc()))[0].starts_with("4: X-WR-TIMEZONE:Berlin Time is ignored (unknown time zone"));
+        assert!(notes(&unknown, FloatingZone::fallback(Zone::utc()))[0]
+            .starts_with("4: X-WR-TIMEZONE:Berlin Time is ignored (unknown time zone"));
 
         let mozilla = vcal("BEGIN:VEVENT\r\nUID:m\r\nDTSTART;TZID=/mozilla.org/20050126_1/America/New_York:20260601T090000\r\nDURATION:PT1H\r\nEND:VEVENT\r\n");
-        assert_eq!(occurrences(&mozilla, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"), ["m 2026-06-01T13:00:00Z..2026-06-01T14:00:00Z"]);
+        assert_eq!(
+            occurrences(&mozilla, "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"),
+            ["m 2026-06-01T13:00:00Z..2026-06-01T14:00:00Z"]
+        );
         assert_eq!(
             notes(&mozilla, FloatingZone::fallback(Zone::utc())),
             ["6: TZID `/mozilla.org/20050126_1/America/New_York` is read as the IANA zone America/New_York, the name it ends in"]
@@ -893,6 +912,11 @@ BEGIN:VEVENT\r\nUID:s\r\nRECURRENCE-ID;RANGE=THISANDFUTURE:20260305T090000Z\r\nD
         assert!(e.contains(":4: VEVENT `x`: RRULE") && e.contains("BYDAY=1MO has an ordinal"), "{e}");
         std::fs::write(&file, "this is not a calendar").unwrap();
         let e = import(&file, "", FloatingZone::fallback(Zone::utc())).err().unwrap().to_string();
-        assert!(e.ends_with("x.ics:1: not an iCalendar file: it must start with BEGIN:VCALENDAR, not `this is not a calendar`"), "{e}");
+        assert!(
+            e.ends_with(
+                "x.ics:1: not an iCalendar file: it must start with BEGIN:VCALENDAR, not `this is not a calendar`"
+            ),
+            "{e}"
+        );
     }
 }

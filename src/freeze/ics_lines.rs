@@ -70,18 +70,23 @@ fn parameter<'a>(property: &str, text: &'a str) -> Result<&'a str, String> {
     let name_end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
     let name = &text[..name_end];
     let Some(mut rest) = text[name_end..].strip_prefix('=').filter(|_| !name.is_empty()) else {
-        return Err(format!("a parameter of `{property}` is not NAME=VALUE (at `{}`)", text.chars().take(30).collect::<String>()));
+        return Err(format!(
+            "a parameter of `{property}` is not NAME=VALUE (at `{}`)",
+            text.chars().take(30).collect::<String>()
+        ));
     };
     loop {
         if let Some(quoted_value) = rest.strip_prefix('"') {
-            let close = quoted_value
-                .find('"')
-                .ok_or_else(|| format!("the quoted value of parameter `{name}` of `{property}` is never closed (no second `\"`)"))?;
+            let close = quoted_value.find('"').ok_or_else(|| {
+                format!("the quoted value of parameter `{name}` of `{property}` is never closed (no second `\"`)")
+            })?;
             rest = &quoted_value[close + 1..];
         } else {
             let end = rest.find(['"', ';', ':', ',']).unwrap_or(rest.len());
             if rest[end..].starts_with('"') {
-                return Err(format!("parameter `{name}` of `{property}`: a `\"` inside a value that does not start with one"));
+                return Err(format!(
+                    "parameter `{name}` of `{property}`: a `\"` inside a value that does not start with one"
+                ));
             }
             rest = &rest[end..];
         }
@@ -96,8 +101,24 @@ fn parameter<'a>(property: &str, text: &'a str) -> Result<&'a str, String> {
 /// could hide a freeze and fails the import; any other is skipped with a note (Apple's
 /// Confluence exports fold lines without the leading space, leaving `l Latham;CUTYPE=…`).
 const READ: &[&str] = &[
-    "BEGIN", "END", "UID", "DTSTART", "DTEND", "DURATION", "RRULE", "RDATE", "EXDATE", "EXRULE", "RECURRENCE-ID",
-    "STATUS", "SUMMARY", "TZID", "TZOFFSETFROM", "TZOFFSETTO", "TZNAME", "X-WR-TIMEZONE",
+    "BEGIN",
+    "END",
+    "UID",
+    "DTSTART",
+    "DTEND",
+    "DURATION",
+    "RRULE",
+    "RDATE",
+    "EXDATE",
+    "EXRULE",
+    "RECURRENCE-ID",
+    "STATUS",
+    "SUMMARY",
+    "TZID",
+    "TZOFFSETFROM",
+    "TZOFFSETTO",
+    "TZNAME",
+    "X-WR-TIMEZONE",
 ];
 
 /// Checks every content line and the nesting of components; returns the malformed lines that
@@ -112,7 +133,10 @@ pub fn check(text: &str) -> Result<Vec<LineError>, LineError> {
     let begins = |l: &str| l.get(..6).is_some_and(|b| b.eq_ignore_ascii_case("BEGIN:"));
     let first = lines.iter().find(|(_, l)| !l.trim().is_empty());
     if let Some((line, content)) = first.filter(|(_, l)| !begins(l)) {
-        return err(*line, format!("not an iCalendar file: it must start with BEGIN:VCALENDAR, not {}", quoted(content)));
+        return err(
+            *line,
+            format!("not an iCalendar file: it must start with BEGIN:VCALENDAR, not {}", quoted(content)),
+        );
     }
     let mut open: Vec<(String, usize)> = Vec::new();
     let mut components = 0;
@@ -128,7 +152,10 @@ pub fn check(text: &str) -> Result<Vec<LineError>, LineError> {
                 if READ.iter().any(|p| p.eq_ignore_ascii_case(leading)) || (leading.is_empty() && open.is_empty()) {
                     return err(*line, message);
                 }
-                skipped.push(LineError { line: *line, message: format!("{message}; skipped, as it names no property Sluice reads") });
+                skipped.push(LineError {
+                    line: *line,
+                    message: format!("{message}; skipped, as it names no property Sluice reads"),
+                });
                 continue;
             }
         };
@@ -172,22 +199,37 @@ mod tests {
     #[test]
     fn problems_are_named_in_icalendar_terms_at_the_files_own_line() {
         // Line 6 is the fourth logical line: the two folded lines before it count.
-        let (line, m) = problem("BEGIN:VCALENDAR\nDESCRIPTION:one\n two\n three\nBEGIN:VEVENT\nSUMMARY\nEND:VEVENT\nEND:VCALENDAR\n");
+        let (line, m) = problem(
+            "BEGIN:VCALENDAR\nDESCRIPTION:one\n two\n three\nBEGIN:VEVENT\nSUMMARY\nEND:VEVENT\nEND:VCALENDAR\n",
+        );
         // (SUMMARY is read: the event's name.)
         assert_eq!((line, m.as_str()), (6, "`SUMMARY`: the property `SUMMARY` has no `:` before its value"));
-        let (line, m) = problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART :20260101T000000Z\nEND:VEVENT\nEND:VCALENDAR\n");
+        let (line, m) =
+            problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART :20260101T000000Z\nEND:VEVENT\nEND:VCALENDAR\n");
         assert_eq!(line, 3);
-        assert!(m.contains("a property name is letters, digits and `-`") && m.contains("found ` ` after `DTSTART`"), "{m}");
+        assert!(
+            m.contains("a property name is letters, digits and `-`") && m.contains("found ` ` after `DTSTART`"),
+            "{m}"
+        );
         let (line, m) = problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nEND:VCALENDAR\n");
-        assert_eq!((line, m.as_str()), (4, "END:VCALENDAR closes BEGIN:VEVENT of line 2; END:VEVENT is missing before it"));
-        let (line, m) = problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=\"Eastern:20260101T000000\nEND:VEVENT\nEND:VCALENDAR\n");
+        assert_eq!(
+            (line, m.as_str()),
+            (4, "END:VCALENDAR closes BEGIN:VEVENT of line 2; END:VEVENT is missing before it")
+        );
+        let (line, m) = problem(
+            "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=\"Eastern:20260101T000000\nEND:VEVENT\nEND:VCALENDAR\n",
+        );
         assert_eq!(line, 3);
         assert!(m.contains("quoted value of parameter `TZID` of `DTSTART` is never closed"), "{m}");
-        let (line, m) = problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID:20260101T000000\nEND:VEVENT\nEND:VCALENDAR\n");
+        let (line, m) =
+            problem("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID:20260101T000000\nEND:VEVENT\nEND:VCALENDAR\n");
         assert_eq!(line, 3);
         assert!(m.contains("a parameter of `DTSTART` is not NAME=VALUE"), "{m}");
         assert_eq!(problem("hello\n").1, "not an iCalendar file: it must start with BEGIN:VCALENDAR, not `hello`");
-        assert_eq!(problem("\nX:1\n"), (2, "not an iCalendar file: it must start with BEGIN:VCALENDAR, not `X:1`".into()));
+        assert_eq!(
+            problem("\nX:1\n"),
+            (2, "not an iCalendar file: it must start with BEGIN:VCALENDAR, not `X:1`".into())
+        );
         let (line, m) = problem("BEGIN:VCALENDAR\nEND:VCALENDAR\nX:1\n");
         assert_eq!((line, m.as_str()), (3, "`X:1` is outside BEGIN:VCALENDAR … END:VCALENDAR"));
         let (line, m) = problem("BEGIN:VCALENDAR\nEND:VCALENDAR\nBEGIN:X\n");

@@ -240,7 +240,9 @@ pub fn findings(calendar: &Calendar, overrides: &Overrides, query: Query, status
     // "next open 2026-05-18T23:00:00Z", or that nothing opens within the horizon (never "next
     // open none before …").
     let (next, deploy_when) = match status.next_open {
-        NextOpen::At(t) => (format!("next open {}", utc_string(t)), format!("Deploy at or after {}, or get", utc_string(t))),
+        NextOpen::At(t) => {
+            (format!("next open {}", utc_string(t)), format!("Deploy at or after {}, or get", utc_string(t)))
+        }
         NextOpen::NoneWithin(t) => (
             format!("nothing opens before {} (searched {} days ahead)", utc_string(t), decide::HORIZON_DAYS),
             format!("Nothing opens within the {} days searched (to {}): get", decide::HORIZON_DAYS, utc_string(t)),
@@ -379,8 +381,16 @@ mod tests {
         std::fs::write(&cal, long).unwrap();
         let found = deploy_findings(&cal, None, "production", "api", at("2026-05-12T12:00:00Z"), None).unwrap();
         let (message, help) = (&found[0].message, &*found[0].help);
-        assert!(message.ends_with("; nothing opens before 2028-05-11T12:00:00Z (searched 730 days ahead)"), "{message}");
-        assert!(help.starts_with("Nothing opens within the 730 days searched (to 2028-05-11T12:00:00Z): get an emergency override"), "{help}");
+        assert!(
+            message.ends_with("; nothing opens before 2028-05-11T12:00:00Z (searched 730 days ahead)"),
+            "{message}"
+        );
+        assert!(
+            help.starts_with(
+                "Nothing opens within the 730 days searched (to 2028-05-11T12:00:00Z): get an emergency override"
+            ),
+            "{help}"
+        );
         assert!(!message.contains("next open none") && !help.contains("none before"));
     }
 

@@ -312,7 +312,10 @@ expires_at = "2026-05-16T13:00:00Z"
         // Scopes are never assumed: an override without them lifts nothing, and says how to write "all".
         let unscoped = problems(&VALID.replace("services = [\"survey-api\"]\n", ""));
         assert_eq!(unscoped.len(), 1);
-        assert!(unscoped[0].starts_with("names no `services`") && unscoped[0].contains("`services = [\"*\"]`"), "{unscoped:?}");
+        assert!(
+            unscoped[0].starts_with("names no `services`") && unscoped[0].contains("`services = [\"*\"]`"),
+            "{unscoped:?}"
+        );
         let unscoped = problems(&VALID.replace("environments = [\"production\"]\n", ""));
         assert!(unscoped[0].starts_with("names no `environments`") && unscoped[0].contains("[\"*\"]"), "{unscoped:?}");
         // max_override_hours from sluice.toml

@@ -272,11 +272,11 @@ impl Parts {
         let shown = |(n, d): &(Option<i32>, Weekday)| format!("{}{}", n.unwrap_or_default(), weekday_code(*d));
         let special: Vec<_> = self.by_day.iter().filter(|(n, _)| beyond(n)).collect();
         let others: Vec<_> = self.by_day.iter().filter(|(n, _)| !beyond(n)).copied().collect();
-        let refuse = |why: &str| {
-            Err(format!("BYDAY={} {why}; write it as a rule of its own", shown(special[0])))
-        };
+        let refuse = |why: &str| Err(format!("BYDAY={} {why}; write it as a rule of its own", shown(special[0])));
         if self.by_day.len() > 1 && (self.count.is_some() || !self.by_set_pos.is_empty()) {
-            return refuse("with other BYDAY values and COUNT or BYSETPOS is not supported (they count across the values)");
+            return refuse(
+                "with other BYDAY values and COUNT or BYSETPOS is not supported (they count across the values)",
+            );
         }
         if !self.by_month_day.is_empty() || !self.by_year_day.is_empty() {
             return refuse("together with BYMONTHDAY or BYYEARDAY is not supported");

@@ -359,8 +359,22 @@ mod tests {
     fn rules_that_ended_are_history_and_rules_that_recur_continue() {
         // US rules before 2007 (first Sunday of April, last of October) and after.
         let us = [
-            obs(false, "19671029T020000", "-0400", "-0500", "EST", "FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU;UNTIL=20061029T060000Z"),
-            obs(true, "19870405T020000", "-0500", "-0400", "EDT", "FREQ=YEARLY;BYMONTH=4;BYDAY=1SU;UNTIL=20060402T070000Z"),
+            obs(
+                false,
+                "19671029T020000",
+                "-0400",
+                "-0500",
+                "EST",
+                "FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU;UNTIL=20061029T060000Z",
+            ),
+            obs(
+                true,
+                "19870405T020000",
+                "-0500",
+                "-0400",
+                "EDT",
+                "FREQ=YEARLY;BYMONTH=4;BYDAY=1SU;UNTIL=20060402T070000Z",
+            ),
             obs(true, "20070311T020000", "-0500", "-0400", "EDT", "FREQ=YEARLY;BYMONTH=3;BYDAY=2SU"),
             obs(false, "20071104T020000", "-0400", "-0500", "EST", "FREQ=YEARLY;BYMONTH=11;BYDAY=1SU"),
         ];

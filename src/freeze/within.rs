@@ -46,7 +46,8 @@ impl Within {
         let example = "write e.g. \"Mon-Fri 09:00-17:00\" or \"Mon-Thu 09:00-17:00; Fri 09:00-12:00\"";
         let mut spans = Vec::new();
         for group in text.split(';').map(str::trim) {
-            let (days_text, hours) = group.rsplit_once(' ').ok_or_else(|| format!("`{group}`: days and hours; {example}"))?;
+            let (days_text, hours) =
+                group.rsplit_once(' ').ok_or_else(|| format!("`{group}`: days and hours; {example}"))?;
             let mut days = [false; 7];
             for item in days_text.split(',') {
                 let (first, last) = match item.split_once('-') {
@@ -125,7 +126,10 @@ mod tests {
         let got = w.intervals(t("2026-03-25T00:00:00Z"), t("2026-03-28T00:00:00Z"));
         assert_eq!(
             got,
-            [(t("2026-03-25T10:00:00Z"), t("2026-03-26T00:00:00Z")), (t("2026-03-27T22:00:00Z"), t("2026-03-28T00:00:00Z"))]
+            [
+                (t("2026-03-25T10:00:00Z"), t("2026-03-26T00:00:00Z")),
+                (t("2026-03-27T22:00:00Z"), t("2026-03-28T00:00:00Z"))
+            ]
         );
     }
 

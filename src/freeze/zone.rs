@@ -153,7 +153,16 @@ impl Zone {
     pub fn fixed(seconds_east: i32) -> Result<Zone, String> {
         let west = -seconds_east;
         let (sign, a) = (if west < 0 { "-" } else { "" }, west.abs());
-        let name = format!("<{}{:02}{:02}{:02}>{sign}{}:{:02}:{:02}", if seconds_east < 0 { '-' } else { '+' }, a / 3600, a % 3600 / 60, a % 60, a / 3600, a % 3600 / 60, a % 60);
+        let name = format!(
+            "<{}{:02}{:02}{:02}>{sign}{}:{:02}:{:02}",
+            if seconds_east < 0 { '-' } else { '+' },
+            a / 3600,
+            a % 3600 / 60,
+            a % 60,
+            a / 3600,
+            a % 3600 / 60,
+            a % 60
+        );
         Zone::interned(&name)
     }
 

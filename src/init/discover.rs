@@ -306,7 +306,11 @@ mod tests {
         let deep = root.path().join("services/payments/payments-server/src/main/resources/db/migration");
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::write(deep.join("V1__init.sql"), "CREATE TABLE payments (id bigint PRIMARY KEY);\n").unwrap();
-        std::fs::write(root.path().join("services/payments/payments-server/pom.xml"), "<project><artifactId>flyway-core</artifactId></project>").unwrap();
+        std::fs::write(
+            root.path().join("services/payments/payments-server/pom.xml"),
+            "<project><artifactId>flyway-core</artifactId></project>",
+        )
+        .unwrap();
         let found = migration_dir(root.path(), None, Layout::Auto).unwrap();
         assert_eq!(display(&found.path), "services/payments/payments-server/src/main/resources/db/migration");
         assert_eq!(found.layout, Layout::Flyway);

@@ -373,8 +373,9 @@ impl Replay<'_> {
             return;
         }
         let effective = schema.without_no_op_actions(&statement.ddl).map(|ddl| Statement { ddl, ..statement.clone() });
-        let cx = Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
-            .written_as(statement);
+        let cx =
+            Context::new(file, effective.as_ref().unwrap_or(statement), schema, Role::Migration(state), self.facts)
+                .written_as(statement);
         check_statement(&cx, &mut found);
         self.findings.extend(found.into_iter().map(mark));
     }

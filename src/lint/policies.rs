@@ -66,7 +66,8 @@ mod tests {
 
     fn schema() -> Schema {
         let mut schema = Schema::default();
-        let history = "CREATE TABLE \"Account\" (\"id\" int PRIMARY KEY, \"isPaused\" boolean); CREATE TABLE orders (id int);";
+        let history =
+            "CREATE TABLE \"Account\" (\"id\" int PRIMARY KEY, \"isPaused\" boolean); CREATE TABLE orders (id int);";
         schema.apply_all(&parse_file(history.into()).statements, "001.sql", Some(0));
         schema
     }
@@ -82,7 +83,10 @@ mod tests {
     /// Issue 37: every Prisma project names its tables in mixed case.
     #[test]
     fn policy_names_resolve_as_postgresql_resolves_identifiers() {
-        let quoted = policies("[[table]]\nname = '\"Account\"'\nidentity = [['\"id\"']]\n", "[rows]\n'\"Account\"' = 10\norders = 5\n");
+        let quoted = policies(
+            "[[table]]\nname = '\"Account\"'\nidentity = [['\"id\"']]\n",
+            "[rows]\n'\"Account\"' = 10\norders = 5\n",
+        );
         check(&quoted, &schema()).expect("quoted names match");
         assert_eq!(quoted.tables.rows("Account").map(|r| r.rows), Some(10));
         let folded = policies("\n[[table]]\nname = \"Account\"\nidentity = [[\"id\"]]\n", "");

@@ -107,7 +107,10 @@ impl TablesPolicy {
                 Error::invalid(
                     path,
                     Some(line),
-                    format!("`{}` is not a table name; write it as SQL does (`orders`, `audit.events`, `\"Account\"`)", name.get_ref()),
+                    format!(
+                        "`{}` is not a table name; write it as SQL does (`orders`, `audit.events`, `\"Account\"`)",
+                        name.get_ref()
+                    ),
                 )
             })?;
             rows.insert(resolved, Rows { rows: count, source: shown.clone(), line: Some(line) });

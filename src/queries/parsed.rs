@@ -4,9 +4,9 @@
 
 use super::query::{Place, Query, QueryName};
 use crate::finding::{Finding, Snippet};
-use crate::sql::source::SourceFile;
 use crate::sql::parse::Statement;
 use crate::sql::placeholders::{self, Rewrite};
+use crate::sql::source::SourceFile;
 use std::sync::Arc;
 
 #[derive(Debug)]

@@ -474,7 +474,9 @@ pub fn next_open_text(answer: &NextOpenAnswer, tz: Zone) -> String {
         }
     }
     for w in &answer.later {
-        let until = w.until.map_or("beyond the search horizon".to_string(), |u| format!("{} ({})", utc_string(u), local_string(u, tz)));
+        let until = w.until.map_or("beyond the search horizon".to_string(), |u| {
+            format!("{} ({})", utc_string(u), local_string(u, tz))
+        });
         line(format!("then open: {} ({}) until {until}", utc_string(w.start), local_string(w.start, tz)));
         closers(&w.closed_by).into_iter().for_each(&mut line);
     }

@@ -16,8 +16,8 @@
 //! allow windows drawn as the slots they are. The page says which.
 
 use crate::freeze::answer::ListAnswer;
-use crate::freeze::decide::Query;
 use crate::freeze::calendar::Kind;
+use crate::freeze::decide::Query;
 use crate::freeze::time::utc_string;
 use crate::freeze::zone::Zone;
 use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, Utc, Weekday};
@@ -105,7 +105,8 @@ fn days(answer: &ListAnswer, frozen: &[(DateTime<Utc>, DateTime<Utc>)], tz: Zone
             tz.instant(d.and_hms_opt(0, 0, 0).unwrap_or_default()),
             tz.instant((d + Duration::days(1)).and_hms_opt(0, 0, 0).unwrap_or_default()),
         );
-        let clipped = frozen.iter().filter(|(a, b)| *a < end && *b > start).map(|(a, b)| (*a.max(&start), *b.min(&end)));
+        let clipped =
+            frozen.iter().filter(|(a, b)| *a < end && *b > start).map(|(a, b)| (*a.max(&start), *b.min(&end)));
         let mut day = Day { frozen: clipped.collect(), length: end - start, start, allow: false, items: Vec::new() };
         for r in answer.rows() {
             let o = r.occurrence;
@@ -208,9 +209,16 @@ pub fn html(
                 d.day()
             );
             out.push_str("<div class=\"bar\">");
-            let share = |t: DateTime<Utc>| (t - day.start).num_seconds() as f64 / day.length.num_seconds().max(1) as f64 * 100.0;
+            let share = |t: DateTime<Utc>| {
+                (t - day.start).num_seconds() as f64 / day.length.num_seconds().max(1) as f64 * 100.0
+            };
             for (a, b) in &day.frozen {
-                let _ = write!(out, "<span class=\"seg\" style=\"left:{:.2}%;width:{:.2}%\"></span>", share(*a), share(*b) - share(*a));
+                let _ = write!(
+                    out,
+                    "<span class=\"seg\" style=\"left:{:.2}%;width:{:.2}%\"></span>",
+                    share(*a),
+                    share(*b) - share(*a)
+                );
             }
             out.push_str("</div>");
             let _ = match (intervals.is_empty(), day.all_day()) {
@@ -271,7 +279,13 @@ pub fn svg(answer: &ListAnswer, tz: Zone, title: &str) -> String {
             let monday = day.weekday() == Weekday::Mon;
             let _ = writeln!(out, "<line class=\"day-tick\" data-date=\"{day}\" x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#d0d7de\"/>", x(at), height - 36.0, height - if monday { 26.0 } else { 31.0 });
             if monday {
-                let _ = writeln!(out, "<text x=\"{:.1}\" y=\"{}\" font-size=\"9\" fill=\"#57606a\">{}</text>", x(at) + 2.0, height - 28.0, day.format("%d"));
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{}\" font-size=\"9\" fill=\"#57606a\">{}</text>",
+                    x(at) + 2.0,
+                    height - 28.0,
+                    day.format("%d")
+                );
             }
         }
         day += Duration::days(1);

@@ -2,9 +2,9 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::names::shown;
 
 pub struct AddColumnNotNullWithoutDefault;
 

@@ -2,12 +2,12 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::schema::Schema;
 use crate::sql::catalog;
 use crate::sql::ddl::{AlterAction, Column, Ddl, Default, Volatility};
 use crate::sql::from_ast::is_builtin_volatile;
+use crate::sql::names::shown;
 
 pub struct AddColumnVolatileDefault;
 
@@ -153,9 +153,10 @@ impl Rule for AddColumnVolatileDefault {
                 shown(table)
             );
             let claims = [cx.claim_lock(table, Lock::AccessExclusive), cx.claim_work(table, Work::Rewrite)];
-            out.extend(cx.lock_finding(&META, table, message).map(|f| {
-                claims::add(f.fact("postgres version", cx.facts.postgres_version.to_string()), claims)
-            }));
+            out.extend(
+                cx.lock_finding(&META, table, message)
+                    .map(|f| claims::add(f.fact("postgres version", cx.facts.postgres_version.to_string()), claims)),
+            );
         }
     }
 }
@@ -218,11 +219,15 @@ mod tests {
         assert!(messages(&with("postgis"), "p geometry DEFAULT ST_MakePoint(0, 0)").is_empty());
         assert!(messages(&with("pg_trgm"), "s real DEFAULT similarity('a', 'b')").is_empty());
         let uuid = messages(&with("\"uuid-ossp\""), "u uuid DEFAULT uuid_generate_v4()");
-        assert!(uuid[0].ends_with("it calls uuid_generate_v4(), which extension uuid-ossp installs as VOLATILE"), "{uuid:?}");
+        assert!(
+            uuid[0].ends_with("it calls uuid_generate_v4(), which extension uuid-ossp installs as VOLATILE"),
+            "{uuid:?}"
+        );
         // Without the extension, the function is unknown: assumed volatile.
         let unknown = messages("CREATE TABLE t (id bigint);", "path ltree DEFAULT text2ltree('0')");
         assert!(unknown[0].contains("neither built in nor created by the migration history"), "{unknown:?}");
-        let dropped = messages(&format!("{} DROP EXTENSION ltree;", with("ltree")), "path ltree DEFAULT text2ltree('0')");
+        let dropped =
+            messages(&format!("{} DROP EXTENSION ltree;", with("ltree")), "path ltree DEFAULT text2ltree('0')");
         assert_eq!(dropped.len(), 1);
     }
 

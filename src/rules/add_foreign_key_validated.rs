@@ -80,7 +80,11 @@ mod tests {
     #[test]
     fn a_column_added_without_a_default_holds_only_nulls_and_is_not_validated() {
         assert_eq!(count("ALTER TABLE t ADD COLUMN q_id bigint REFERENCES p (id);"), 0);
-        assert_eq!(count("ALTER TABLE t ADD COLUMN q_id bigint DEFAULT NULL REFERENCES p (id);"), 1, "any DEFAULT validates");
+        assert_eq!(
+            count("ALTER TABLE t ADD COLUMN q_id bigint DEFAULT NULL REFERENCES p (id);"),
+            1,
+            "any DEFAULT validates"
+        );
         assert_eq!(count("ALTER TABLE t ADD COLUMN q_id bigint, ADD FOREIGN KEY (p_id) REFERENCES p (id);"), 1);
         // Its locks remain: ACCESS EXCLUSIVE on t, SHARE ROW EXCLUSIVE on p, with no scan.
         let all = lint_with(

@@ -2,10 +2,10 @@ use super::claims::{self, Work};
 use super::locks::Lock;
 use super::{work, Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::context::is_utc;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::names::shown;
 use crate::sql::types::{is_timestamp_zone_change, Cost};
 
 pub struct ChangeColumnType;
@@ -207,16 +207,27 @@ mod tests {
             CREATE INDEX v_part ON v (id) WHERE name <> '';";
         let widened = messages(history, "ALTER TABLE v ALTER COLUMN name TYPE text;");
         assert_eq!(widened.len(), 1);
-        assert!(widened[0].contains("does not rewrite the table") && widened[0].ends_with("but rebuilds v_lower, v_part under ACCESS EXCLUSIVE"), "{widened:?}");
+        assert!(
+            widened[0].contains("does not rewrite the table")
+                && widened[0].ends_with("but rebuilds v_lower, v_part under ACCESS EXCLUSIVE"),
+            "{widened:?}"
+        );
         let collated = messages(history, "ALTER TABLE v ALTER COLUMN name TYPE varchar(20) COLLATE \"C\";");
-        assert!(collated[0].contains("collation changes") && collated[0].contains("rebuilds v_lower, v_name, v_part"), "{collated:?}");
+        assert!(
+            collated[0].contains("collation changes") && collated[0].contains("rebuilds v_lower, v_name, v_part"),
+            "{collated:?}"
+        );
         assert!(messages(history, "ALTER TABLE v ALTER COLUMN tag TYPE varchar;").is_empty(), "no index reads tag");
         let same = messages(history, "ALTER TABLE v ALTER COLUMN id TYPE int;");
         assert!(same[0].ends_with("rebuilds v_part under ACCESS EXCLUSIVE"), "{same:?}");
         // A column declared with its collation keeps it when the change names it again.
         let c = "CREATE TABLE w (name varchar(10) COLLATE \"C\"); CREATE INDEX w_name ON w (name);";
         assert!(messages(c, "ALTER TABLE w ALTER COLUMN name TYPE varchar(20) COLLATE \"C\";").is_empty());
-        assert_eq!(messages(c, "ALTER TABLE w ALTER COLUMN name TYPE varchar(20);").len(), 1, "back to the default collation");
+        assert_eq!(
+            messages(c, "ALTER TABLE w ALTER COLUMN name TYPE varchar(20);").len(),
+            1,
+            "back to the default collation"
+        );
     }
 
     /// Issue 37: a USING clause that converts through another type is a conversion of its own,
@@ -230,10 +241,17 @@ mod tests {
         assert!(found.len() == 1 && found[0].contains("rewrites the table and rebuilds its indexes"), "{found:?}");
         assert!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE int USING n::int;").is_empty());
         let free = "CREATE TABLE u (s varchar(10)); CREATE INDEX u_s ON u (s);";
-        assert!(messages(free, "ALTER TABLE u ALTER COLUMN s TYPE text USING s::varchar::text;").is_empty(), "each step is free");
+        assert!(
+            messages(free, "ALTER TABLE u ALTER COLUMN s TYPE text USING s::varchar::text;").is_empty(),
+            "each step is free"
+        );
         // The column follows its type's rename: the new type of the old name is another type.
         let renamed = "ALTER TYPE mode RENAME TO mode__;\nCREATE TYPE mode AS ENUM ('a', 'b', 'c');\nALTER TABLE t ALTER COLUMN m TYPE mode;";
-        assert!(messages(history, renamed)[0].contains("mode__ → mode is not binary-coercible"), "{:?}", messages(history, renamed));
+        assert!(
+            messages(history, renamed)[0].contains("mode__ → mode is not binary-coercible"),
+            "{:?}",
+            messages(history, renamed)
+        );
         assert_eq!(messages(history, "ALTER TABLE t ALTER COLUMN n TYPE bigint USING n::int::bigint;").len(), 1);
     }
 

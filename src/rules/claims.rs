@@ -73,12 +73,8 @@ pub fn add(finding: Finding, claims: impl IntoIterator<Item = Claim>) -> Finding
 
 /// Moves the claims of `others` (findings folded into `head`) to `head`, in order.
 pub fn gather(head: &mut Finding, others: &[Finding]) {
-    let moved: Vec<serde_json::Value> = others
-        .iter()
-        .filter_map(|f| f.evidence.as_ref()?.get(KEY)?.as_array())
-        .flatten()
-        .cloned()
-        .collect();
+    let moved: Vec<serde_json::Value> =
+        others.iter().filter_map(|f| f.evidence.as_ref()?.get(KEY)?.as_array()).flatten().cloned().collect();
     let taken = std::mem::take(head);
     *head = add_values(taken, moved);
 }

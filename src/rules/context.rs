@@ -299,7 +299,8 @@ impl MigrationState {
                 .min_by_key(|(_, l)| std::cmp::Reverse(*l));
             if let Some((table, mode)) = strongest {
                 if self.held_lock.as_ref().is_none_or(|held| mode > held.mode) {
-                    self.held_lock = Some(HeldLock { table, mode, line: statement.span.line, column: statement.span.column });
+                    self.held_lock =
+                        Some(HeldLock { table, mode, line: statement.span.line, column: statement.span.column });
                 }
             }
         }
@@ -955,7 +956,10 @@ mod tests {
             &Setup { in_transaction: true, ..Setup::default() },
         );
         let held: Vec<&Finding> = found.iter().filter(|f| f.rule == "lock-held-across-statements").collect();
-        assert!(held.len() == 1 && held[0].message.contains("holds ACCESS EXCLUSIVE on t (taken at line 2)"), "{held:#?}");
+        assert!(
+            held.len() == 1 && held[0].message.contains("holds ACCESS EXCLUSIVE on t (taken at line 2)"),
+            "{held:#?}"
+        );
         // The table a no-op CREATE TABLE IF NOT EXISTS names is still the existing one.
         let found = rules_on(&[
             ("001.sql", base),

@@ -105,7 +105,8 @@ fn partitioned_build(cx: &Context, index: &CreateIndex, name: &str, out: &mut Ve
         .chain(std::iter::once(cx.claim_work(table, Work::Build).on_index(name)))
         .collect();
     out.extend(
-        cx.lock_finding(&META, table, message).map(|f| claims::add(f.fact("index", name).help(PARTITIONED_FIX), claims)),
+        cx.lock_finding(&META, table, message)
+            .map(|f| claims::add(f.fact("index", name).help(PARTITIONED_FIX), claims)),
     );
 }
 
@@ -160,7 +161,10 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert!(found[0].message.contains("builds it on 2 partition(s) (p1, p2) under SHARE"), "{}", found[0].message);
         assert!(found[0].help.contains("`ON ONLY`") && found[0].help.contains("ATTACH PARTITION"), "{}", found[0].help);
-        let locks: Vec<String> = claims::of(found[0]).iter().filter_map(|c| Some(format!("{} {}", c["lock"].as_str()?, c["table"]))).collect();
+        let locks: Vec<String> = claims::of(found[0])
+            .iter()
+            .filter_map(|c| Some(format!("{} {}", c["lock"].as_str()?, c["table"])))
+            .collect();
         assert_eq!(locks, ["SHARE \"p\"", "SHARE \"p1\"", "SHARE \"p2\""]);
         // ON ONLY builds nothing: only its brief SHARE on p remains, for missing-lock-timeout.
         let only = run("CREATE INDEX p_id ON ONLY p (id);");

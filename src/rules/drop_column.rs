@@ -1,8 +1,8 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::names::shown;
 
 pub struct DropColumn;
 
@@ -82,7 +82,9 @@ impl Rule for DropColumn {
                 (true, 0) => "none: no query files are configured, so no application query was searched".to_string(),
                 (true, n) => format!("none of the {n} query file(s)"),
             };
-            out.push(cx.finding(&META, message).fact("table", table.as_str()).fact("query files mentioning it", mentioning));
+            out.push(
+                cx.finding(&META, message).fact("table", table.as_str()).fact("query files mentioning it", mentioning),
+            );
         }
     }
 }
@@ -116,7 +118,13 @@ mod tests {
         let fact = |f: &Finding| f.facts.iter().find(|x| x.name == "query files mentioning it").unwrap().value.clone();
         assert_eq!(fact(f[0]), "none of the 1 query file(s)");
         assert_eq!(fact(f[1]), "queries/q.sql");
-        let alone = lint_files(&[("001.sql", "CREATE TABLE t (id int, nick text);"), ("002.sql", "ALTER TABLE t DROP COLUMN nick;")], "");
-        assert_eq!(fact(of(&alone, META.id)[0]), "none: no query files are configured, so no application query was searched");
+        let alone = lint_files(
+            &[("001.sql", "CREATE TABLE t (id int, nick text);"), ("002.sql", "ALTER TABLE t DROP COLUMN nick;")],
+            "",
+        );
+        assert_eq!(
+            fact(of(&alone, META.id)[0]),
+            "none: no query files are configured, so no application query was searched"
+        );
     }
 }

@@ -3,8 +3,8 @@ use super::locks::Lock;
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::locks::{index_lock_target, with_partitions};
-use crate::schema::RelationKind;
 use crate::rules::Category;
+use crate::schema::RelationKind;
 use crate::sql::ddl::{Ddl, ObjectKind};
 
 pub struct DropIndexNonConcurrently;
@@ -126,7 +126,8 @@ mod tests {
         assert!(f[0].help.contains("refuses DROP INDEX CONCURRENTLY on a partitioned index"), "{}", f[0].help);
         let tables: Vec<String> = crate::rules::claims::of(f[0]).iter().map(|c| c["table"].to_string()).collect();
         assert_eq!(tables, ["\"p\"", "\"p1\""]);
-        let concurrent = lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX CONCURRENTLY p_at;")], &Setup::default());
+        let concurrent =
+            lint_with(&[("001.sql", history), ("002.sql", "DROP INDEX CONCURRENTLY p_at;")], &Setup::default());
         assert_eq!(of(&concurrent, "runner-rejects-migration").len(), 1);
     }
 

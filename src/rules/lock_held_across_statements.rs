@@ -84,7 +84,11 @@ fn slow_action(cx: &Context, action: &AlterAction, table: &str) -> Option<Slow> 
     match action {
         AlterAction::AddColumn { column, .. } => {
             if let Some(reason) = super::add_column_volatile_default::rewrite_reason_in(column, cx.schema, version) {
-                Some((format!("rewrites {table} to add column {} ({reason})", column.name), "a full rewrite", rewrite()))
+                Some((
+                    format!("rewrites {table} to add column {} ({reason})", column.name),
+                    "a full rewrite",
+                    rewrite(),
+                ))
             } else if column.constraints.iter().any(builds_index) {
                 let what = format!("builds a unique index on {table} for new column {}", column.name);
                 Some((what, "an index build", vec![(claims::Work::Build, None)]))
@@ -108,9 +112,9 @@ fn slow_action(cx: &Context, action: &AlterAction, table: &str) -> Option<Slow> 
         }
         AlterAction::SetNotNull { column } => {
             let proven = super::work::set_not_null_proven(cx.schema, table, column, version);
-            proven.is_none_or(|p| !p.skips_scan()).then(|| {
-                (format!("scans every row of {table} to set {column} NOT NULL"), "a full scan", scan())
-            })
+            proven
+                .is_none_or(|p| !p.skips_scan())
+                .then(|| (format!("scans every row of {table} to set {column} NOT NULL"), "a full scan", scan()))
         }
         AlterAction::SetType { column, data_type, using, through, collation } => {
             let utc = cx.migration().and_then(|s| s.timezone()).is_some_and(super::context::is_utc);
@@ -214,12 +218,10 @@ fn slow_work(cx: &Context, held: &HeldLock) -> Option<Work> {
             let what = format!("copies rows of {source} into {table} (INSERT … SELECT)");
             work(source, what, "a full scan", vec![(claims::Work::Scan, None)])
         }),
-        Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name)
-            .first()
-            .and_then(|source| {
-                let what = format!("creates {name} from the rows of {source}");
-                work(source, what, "a full scan", vec![(claims::Work::Scan, None)])
-            }),
+        Ddl::CreateTable { name, from_query: true, .. } => read_tables(cx, name).first().and_then(|source| {
+            let what = format!("creates {name} from the rows of {source}");
+            work(source, what, "a full scan", vec![(claims::Work::Scan, None)])
+        }),
         Ddl::Reindex { concurrently: false, kind, name } => Some(Work {
             table: String::new(),
             what: match kind {

@@ -115,7 +115,11 @@ pub fn table_locks(ddl: &Ddl, schema: &Schema) -> Vec<(Name, Lock)> {
         // CREATE TRIGGER takes SHARE ROW EXCLUSIVE; DROP and ALTER TRIGGER … RENAME take ACCESS EXCLUSIVE.
         Ddl::Trigger { table, action, .. } => add(
             table.clone(),
-            if matches!(action, TriggerAction::Create { .. }) { Lock::ShareRowExclusive } else { Lock::AccessExclusive },
+            if matches!(action, TriggerAction::Create { .. }) {
+                Lock::ShareRowExclusive
+            } else {
+                Lock::AccessExclusive
+            },
         ),
         Ddl::Truncate { tables, cascade } => {
             let mut truncated: Vec<Name> = tables.clone();
@@ -299,12 +303,11 @@ fn referencing_tables(schema: &Schema, table: &str, column: Option<&str>) -> Vec
     let mut out: Vec<Name> = Vec::new();
     for t in schema.tables.values().filter(|t| t.name != table) {
         let references_it = t.constraints.iter().any(|c| match &c.kind {
-            ConstraintKind::ForeignKey { references, referenced_columns, .. } if references == table => {
-                column.is_none_or(|col| {
+            ConstraintKind::ForeignKey { references, referenced_columns, .. } if references == table => column
+                .is_none_or(|col| {
                     referenced_columns.iter().any(|c| c == col)
                         || (referenced_columns.is_empty() && primary_key.iter().any(|c| *c == col))
-                })
-            }
+                }),
             _ => false,
         });
         if references_it && !out.contains(&t.name) {
@@ -448,7 +451,11 @@ mod tests {
         assert_eq!(locks_after(history, "TRUNCATE r CASCADE"), [ae("r"), ae("c"), ae("d")]);
         assert_eq!(locks_after(history, "TRUNCATE r"), [ae("r")]);
         assert_eq!(locks_after(history, "ALTER TABLE c RENAME COLUMN r TO rr"), [ae("c")]);
-        assert_eq!(locks_after(history, "ALTER TABLE c DROP COLUMN IF EXISTS nothing"), [ae("c")], "a no-op still locks");
+        assert_eq!(
+            locks_after(history, "ALTER TABLE c DROP COLUMN IF EXISTS nothing"),
+            [ae("c")],
+            "a no-op still locks"
+        );
     }
 
     #[test]

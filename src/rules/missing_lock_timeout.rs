@@ -3,9 +3,9 @@ use super::grouping::{fold, lines, Head};
 use super::lock_timeout_scopes::{block_of, scope, transaction_blocks};
 use super::{Context, HeldLock, MigrationState, Rule, RuleMeta, SourceFile, TableSize};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::locks::is_unknown_index_table;
 use crate::rules::Category;
+use crate::sql::names::shown;
 use std::collections::HashSet;
 
 pub struct MissingLockTimeout;
@@ -279,8 +279,12 @@ mod tests {
         assert_eq!(locks("ALTER TRIGGER t_audit ON t RENAME TO t_audit_log;"), ["takes ACCESS EXCLUSIVE on t"]);
         assert_eq!(locks("DROP TRIGGER IF EXISTS t_audit ON t;"), ["takes ACCESS EXCLUSIVE on t"]);
         assert_eq!(locks("DROP TRIGGER IF EXISTS v_audit ON v;"), Vec::<String>::new(), "no such trigger: no lock");
-        assert_eq!(locks("ALTER TRIGGER t_audit ON t RENAME TO t2;\nDROP TRIGGER IF EXISTS t2 ON t;"), ["takes ACCESS EXCLUSIVE on t"]);
-        let cascade = lint_with(&[("001.sql", history), ("002.sql", "DROP FUNCTION audit CASCADE;")], &Setup::default());
+        assert_eq!(
+            locks("ALTER TRIGGER t_audit ON t RENAME TO t2;\nDROP TRIGGER IF EXISTS t2 ON t;"),
+            ["takes ACCESS EXCLUSIVE on t"]
+        );
+        let cascade =
+            lint_with(&[("001.sql", history), ("002.sql", "DROP FUNCTION audit CASCADE;")], &Setup::default());
         let claims: Vec<String> = of(&cascade, META.id)
             .iter()
             .flat_map(|f| claims::of(f))
@@ -289,9 +293,14 @@ mod tests {
         assert_eq!(claims, ["ACCESS EXCLUSIVE t", "ACCESS EXCLUSIVE u"], "the triggers calling audit() go with it");
         assert!(locks("DROP FUNCTION audit;").is_empty(), "without CASCADE PostgreSQL refuses, locking nothing");
         // Dropped with their function, the triggers are gone.
-        assert!(locks("DROP FUNCTION audit CASCADE;\nDROP TRIGGER IF EXISTS t_audit ON t;")[0].contains("ACCESS EXCLUSIVE on t"));
+        assert!(locks("DROP FUNCTION audit CASCADE;\nDROP TRIGGER IF EXISTS t_audit ON t;")[0]
+            .contains("ACCESS EXCLUSIVE on t"));
         let after = lint_with(
-            &[("001.sql", history), ("002.sql", "DROP FUNCTION audit CASCADE;"), ("003.sql", "DROP TRIGGER IF EXISTS t_audit ON t;")],
+            &[
+                ("001.sql", history),
+                ("002.sql", "DROP FUNCTION audit CASCADE;"),
+                ("003.sql", "DROP TRIGGER IF EXISTS t_audit ON t;"),
+            ],
             &Setup::default(),
         );
         assert!(of(&after, META.id).iter().all(|f| f.file != "003.sql"), "{after:#?}");

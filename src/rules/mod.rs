@@ -10,7 +10,6 @@ pub(crate) mod grouping;
 pub mod index_inefficient;
 mod lock_timeout_scopes;
 pub(crate) mod locks;
-pub(crate) mod work;
 pub mod meta;
 pub mod migration_deleted;
 pub mod migration_edited;
@@ -24,6 +23,7 @@ pub mod plan_unavailable;
 pub mod pool_capacity;
 mod rule;
 pub mod runner_rejects_migration;
+pub(crate) mod work;
 
 mod domain_identity_unique;
 mod drop_index_in_use;

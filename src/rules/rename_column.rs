@@ -1,8 +1,8 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::names::shown;
 
 pub struct RenameColumn;
 

@@ -85,9 +85,8 @@ fn refused_form(cx: &Context) -> Option<String> {
 /// Syntax this statement uses that PostgreSQL accepts only from some version on, with that
 /// version (the release notes of each).
 fn newer_syntax(cx: &Context) -> Option<(&'static str, u32)> {
-    let nulls_not_distinct = |c: &crate::sql::ddl::Constraint| {
-        matches!(c.kind, ConstraintKind::Unique { nulls_not_distinct: true, .. })
-    };
+    let nulls_not_distinct =
+        |c: &crate::sql::ddl::Constraint| matches!(c.kind, ConstraintKind::Unique { nulls_not_distinct: true, .. });
     let newer = match &cx.statement.ddl {
         Ddl::CreateIndex(index) if index.nulls_not_distinct => Some(("NULLS NOT DISTINCT is accepted", 15)),
         Ddl::Reindex { concurrently: true, kind, .. } if *kind != ReindexKind::System => {
@@ -166,15 +165,28 @@ mod tests {
             CREATE INDEX p_at ON p (at);";
         let unaliased = "CREATE TABLE b AS SELECT max(n) AS n, id FROM (SELECT id, n FROM a UNION ALL SELECT id, n FROM a) GROUP BY id;";
         let on_15 = rejected(history, unaliased, 15);
-        assert!(on_15.len() == 1 && on_15[0].contains("a subquery in FROM without an alias is accepted only from PostgreSQL 16"), "{on_15:?}");
+        assert!(
+            on_15.len() == 1
+                && on_15[0].contains("a subquery in FROM without an alias is accepted only from PostgreSQL 16"),
+            "{on_15:?}"
+        );
         assert!(rejected(history, unaliased, 16).is_empty());
         assert!(rejected(history, "CREATE TABLE b AS SELECT id FROM (SELECT id FROM a) AS s;", 15).is_empty());
-        assert!(rejected(history, "INSERT INTO a SELECT * FROM (SELECT 1, 2);", 15)[0].contains("PostgreSQL 15 rejects"));
-        assert!(rejected(history, "CREATE UNIQUE INDEX a_n ON a (n) NULLS NOT DISTINCT;", 14)[0].contains("from PostgreSQL 15"));
+        assert!(
+            rejected(history, "INSERT INTO a SELECT * FROM (SELECT 1, 2);", 15)[0].contains("PostgreSQL 15 rejects")
+        );
+        assert!(rejected(history, "CREATE UNIQUE INDEX a_n ON a (n) NULLS NOT DISTINCT;", 14)[0]
+            .contains("from PostgreSQL 15"));
         assert!(rejected(history, "CREATE UNIQUE INDEX a_n ON a (n) NULLS NOT DISTINCT;", 15).is_empty());
         let concurrent = rejected(history, "CREATE INDEX CONCURRENTLY p_id ON p (id);", 15);
-        assert!(concurrent[0].contains("cannot create index on partitioned table \"p\" concurrently"), "{concurrent:?}");
-        assert!(rejected(history, "CREATE INDEX CONCURRENTLY p1_id ON p1 (id);", 15).is_empty(), "a partition is a table");
+        assert!(
+            concurrent[0].contains("cannot create index on partitioned table \"p\" concurrently"),
+            "{concurrent:?}"
+        );
+        assert!(
+            rejected(history, "CREATE INDEX CONCURRENTLY p1_id ON p1 (id);", 15).is_empty(),
+            "a partition is a table"
+        );
         let drop = rejected(history, "DROP INDEX CONCURRENTLY p_at;", 15);
         assert!(drop[0].contains("cannot drop partitioned index \"p_at\" concurrently"), "{drop:?}");
     }

@@ -1,11 +1,11 @@
 use super::claims::{self, Work};
 use super::locks::Lock;
+use super::work::{self, NotNullProof};
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
-use super::work::{self, NotNullProof};
 use crate::sql::ddl::{AlterAction, Ddl};
+use crate::sql::names::shown;
 
 pub struct SetNotNull;
 
@@ -129,7 +129,12 @@ mod tests {
         let set = "ALTER TABLE t ALTER COLUMN b SET NOT NULL;";
         assert_eq!(count(&[("001.sql", table), ("002.sql", set)], 15), 1);
         // Set NOT NULL once, dropped again: the next SET NOT NULL scans.
-        let again = [("001.sql", table), ("002.sql", set), ("003.sql", "ALTER TABLE t ALTER COLUMN b DROP NOT NULL;"), ("004.sql", set)];
+        let again = [
+            ("001.sql", table),
+            ("002.sql", set),
+            ("003.sql", "ALTER TABLE t ALTER COLUMN b DROP NOT NULL;"),
+            ("004.sql", set),
+        ];
         assert_eq!(count(&again, 15), 2);
         let twice = [("001.sql", table), ("002.sql", set), ("003.sql", set)];
         assert_eq!(count(&twice, 15), 1, "the second finds it NOT NULL already");
@@ -150,7 +155,8 @@ mod tests {
         assert_eq!(count(&validated, 15), 0);
         let found = lint_with(&[("001.sql", table), ("002.sql", set)], &Setup::default());
         assert!(of(&found, META.id)[0].message.starts_with("SET NOT NULL on \"Account\".\"isPaused\" scans"));
-        let folded = [("001.sql", table), ("002.sql", &check.replace("\"isPaused\" IS", "isPaused IS")), ("003.sql", set)];
+        let folded =
+            [("001.sql", table), ("002.sql", &check.replace("\"isPaused\" IS", "isPaused IS")), ("003.sql", set)];
         assert_eq!(count(&folded, 15), 1, "unquoted, the check reads ispaused, another column");
     }
 }

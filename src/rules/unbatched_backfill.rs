@@ -1,8 +1,8 @@
 use super::{Context, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
-use crate::sql::names::shown;
 use crate::rules::Category;
 use crate::sql::ddl::Ddl;
+use crate::sql::names::shown;
 
 pub struct UnbatchedBackfill;
 
@@ -110,8 +110,18 @@ mod tests {
         );
         let found = of(&found, META.id);
         assert_eq!(found.len(), 1);
-        assert!(found[0].message.ends_with("\"isPaused\" was added earlier in this migration, so WHERE \"isPaused\" is null matches every row"), "{}", found[0].message);
-        assert_eq!(count("ALTER TABLE t ADD COLUMN \"B\" int; UPDATE t SET a = 1 WHERE b IS NULL;"), 0, "b is not \"B\"");
+        assert!(
+            found[0].message.ends_with(
+                "\"isPaused\" was added earlier in this migration, so WHERE \"isPaused\" is null matches every row"
+            ),
+            "{}",
+            found[0].message
+        );
+        assert_eq!(
+            count("ALTER TABLE t ADD COLUMN \"B\" int; UPDATE t SET a = 1 WHERE b IS NULL;"),
+            0,
+            "b is not \"B\""
+        );
     }
 
     #[test]

@@ -36,9 +36,10 @@ pub fn set_not_null_proven(schema: &Schema, table: &str, column: &str, postgres_
     if t.column(column).is_some_and(|c| c.not_null) {
         return Some(NotNullProof::AlreadyNotNull);
     }
-    let check = t.constraints.iter().find(
-        |c| matches!(&c.kind, ConstraintKind::Check { expression } if is_not_null_check(expression, column)),
-    )?;
+    let check = t
+        .constraints
+        .iter()
+        .find(|c| matches!(&c.kind, ConstraintKind::Check { expression } if is_not_null_check(expression, column)))?;
     Some(if check.not_valid {
         NotNullProof::CheckNotValid(check.name.clone())
     } else if postgres_version >= 12 {
@@ -119,7 +120,8 @@ pub fn type_change(
         return rewrite(old);
     }
     // Cast through other types, each step must be free: text → an enum is a function call.
-    let steps: Vec<&str> = std::iter::once(old_type).chain(through.iter().map(String::as_str)).chain([data_type]).collect();
+    let steps: Vec<&str> =
+        std::iter::once(old_type).chain(through.iter().map(String::as_str)).chain([data_type]).collect();
     let mut cost = Cost::Nothing;
     let mut coercion = None;
     for step in steps.windows(2) {
@@ -157,8 +159,8 @@ pub fn is_not_null_check(expression: &str, column: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::parse::parse_file;
     use crate::sql::ddl::{AlterAction, Ddl};
+    use crate::sql::parse::parse_file;
 
     fn added(sql: &str) -> Vec<bool> {
         let file = parse_file(sql.to_string());

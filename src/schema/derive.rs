@@ -382,7 +382,8 @@ mod tests {
     /// (read back from `pg_attribute` after running it).
     #[test]
     fn types_follow_subqueries_unions_aggregates_and_comparisons() {
-        let history = "CREATE TABLE comment_like (person_id int, comment_id int, score smallint, published timestamptz);
+        let history =
+            "CREATE TABLE comment_like (person_id int, comment_id int, score smallint, published timestamptz);
             CREATE TABLE comment_saved (person_id int, comment_id int, published timestamptz);
             CREATE TABLE version_downloads (version_id int, downloads int, date date);";
         let actions = "CREATE TABLE comment_actions AS
@@ -407,8 +408,12 @@ mod tests {
             derived(history, sums),
             pairs(&[("version_id", "int"), ("downloads", "bigint"), ("days", "bigint"), ("most", "int")])
         );
-        let joined = "CREATE TABLE j AS SELECT l.person_id, s.published, CASE WHEN l.score > 0 THEN 'up' ELSE 'down' END AS vote
+        let joined =
+            "CREATE TABLE j AS SELECT l.person_id, s.published, CASE WHEN l.score > 0 THEN 'up' ELSE 'down' END AS vote
             FROM comment_like l JOIN comment_saved s ON s.person_id = l.person_id;";
-        assert_eq!(derived(history, joined), pairs(&[("person_id", "int"), ("published", "timestamptz"), ("vote", "text")]));
+        assert_eq!(
+            derived(history, joined),
+            pairs(&[("person_id", "int"), ("published", "timestamptz"), ("vote", "text")])
+        );
     }
 }

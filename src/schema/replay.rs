@@ -189,7 +189,12 @@ impl Schema {
             Ddl::CreateFunction { name, volatility, locks, .. } => {
                 self.functions.insert(
                     name.clone(),
-                    Function { name: name.clone(), volatility: *volatility, locks: locks.clone(), origin: origin.clone() },
+                    Function {
+                        name: name.clone(),
+                        volatility: *volatility,
+                        locks: locks.clone(),
+                        origin: origin.clone(),
+                    },
                 );
             }
             Ddl::CreateSequence { name, .. } => {
@@ -656,11 +661,8 @@ impl Schema {
         self.indexes.insert(name, created.clone());
         // An index on a partitioned table is built on each partition too (or adopts an
         // equivalent one the partition has), unless it is `ON ONLY` the parent.
-        let partitions: Vec<Name> = if index.only {
-            Vec::new()
-        } else {
-            self.partitions_of(&index.table).map(|t| t.name.clone()).collect()
-        };
+        let partitions: Vec<Name> =
+            if index.only { Vec::new() } else { self.partitions_of(&index.table).map(|t| t.name.clone()).collect() };
         for partition in partitions {
             self.clone_index(&index.table, created.clone(), &partition, origin, true);
         }
@@ -694,8 +696,12 @@ impl Schema {
             t.constraints.retain(|c| !constraint_reads(&c.kind, column));
         }
         // So do the indexes that read it, and the sequence it owns.
-        let reading: Vec<Name> =
-            self.indexes.values().filter(|i| i.table == table && i.reads_column(column)).map(|i| i.name.clone()).collect();
+        let reading: Vec<Name> = self
+            .indexes
+            .values()
+            .filter(|i| i.table == table && i.reads_column(column))
+            .map(|i| i.name.clone())
+            .collect();
         for index in reading {
             self.index_dropped(&index, Some(format!("column {table}.{column}")), origin);
         }

@@ -96,7 +96,9 @@ mod tests {
         assert_eq!(extension_volatility("uuid-ossp", "uuid_generate_v4"), Some(Volatility::Volatile));
         assert_eq!(extension_volatility("postgis", "st_makepoint"), Some(Volatility::Immutable));
         assert_eq!(extension_volatility("ltree", "uuid_generate_v4"), None);
-        for extension in ["pg_trgm", "pgcrypto", "ltree", "uuid-ossp", "citext", "btree_gist", "pg_stat_statements", "postgis"] {
+        for extension in
+            ["pg_trgm", "pgcrypto", "ltree", "uuid-ossp", "citext", "btree_gist", "pg_stat_statements", "postgis"]
+        {
             assert!(extension_functions().any(|(e, _, _)| e == extension), "{extension}");
         }
     }

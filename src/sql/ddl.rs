@@ -447,9 +447,17 @@ pub enum TriggerEvent {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TriggerAction {
     /// Created (or replaced), calling `function` on `events`, once per row or per statement.
-    Create { function: Name, events: Vec<TriggerEvent>, per_row: bool },
-    Drop { if_exists: bool },
-    Rename { to: Name },
+    Create {
+        function: Name,
+        events: Vec<TriggerEvent>,
+        per_row: bool,
+    },
+    Drop {
+        if_exists: bool,
+    },
+    Rename {
+        to: Name,
+    },
 }
 
 /// What a `COMMENT ON` names.

@@ -600,7 +600,10 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
                     .collect(),
                 per_row: matches!(
                     t.trigger_object,
-                    Some(ast::TriggerObjectKind::For(ast::TriggerObject::Row) | ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row))
+                    Some(
+                        ast::TriggerObjectKind::For(ast::TriggerObject::Row)
+                            | ast::TriggerObjectKind::ForEach(ast::TriggerObject::Row)
+                    )
                 ),
             },
         },

@@ -268,9 +268,8 @@ fn with_body_locks(ddl: &mut Ddl, text: &str, span: &Span) {
             Ddl::RefreshMaterializedView { name, concurrently } => {
                 locks.push((name, if concurrently { Lock::Exclusive } else { Lock::AccessExclusive }))
             }
-            Ddl::LockTable { tables, mode } => {
-                locks.extend(Lock::from_mode(&mode).into_iter().flat_map(|l| tables.iter().map(move |t| (t.clone(), l))))
-            }
+            Ddl::LockTable { tables, mode } => locks
+                .extend(Lock::from_mode(&mode).into_iter().flat_map(|l| tables.iter().map(move |t| (t.clone(), l)))),
             Ddl::Truncate { tables, .. } => locks.extend(tables.into_iter().map(|t| (t, Lock::AccessExclusive))),
             _ => {}
         }

@@ -953,7 +953,10 @@ mod tests {
         else {
             panic!("an ALTER TABLE")
         };
-        assert!(matches!(&actions[0], AlterAction::SetType { collation: Some(c), using: None, .. } if c == "C"), "{actions:?}");
+        assert!(
+            matches!(&actions[0], AlterAction::SetType { collation: Some(c), using: None, .. } if c == "C"),
+            "{actions:?}"
+        );
         let Ddl::CreateIndex(index) = rec("CREATE INDEX i ON ONLY p (a)") else { panic!("an index") };
         assert!(index.only);
     }

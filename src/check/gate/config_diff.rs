@@ -322,7 +322,11 @@ mod tests {
     fn writing_out_a_default_changes_nothing_and_no_directory_is_not_a_directory() {
         let base = file("[migrations]\ndir = \"migrations\"\n");
         let head = file("postgres_version = 15\n[migrations]\ndir = \"migrations\"\n[plan]\nrequired = false\n");
-        assert!(settings(&base, &head).is_empty(), "{:?}", settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>());
+        assert!(
+            settings(&base, &head).is_empty(),
+            "{:?}",
+            settings(&base, &head).iter().map(|i| &i.text).collect::<Vec<_>>()
+        );
         assert_eq!(joined(Vec::new()), None, "[queries] dirs = []: start or stop reading, never from ``");
         assert_eq!(joined(vec!["queries".into(), "app/sql".into()]).as_deref(), Some("queries, app/sql"));
     }

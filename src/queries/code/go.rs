@@ -12,11 +12,11 @@
 //! run time are reported as unreadable when a literal part of them looks like SQL. A constant
 //! of another file of the package is not read (each file is read on its own).
 
+use super::extraction::Extraction;
 use super::syntax::{
     arguments, c_like_escape, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of, syntax_errors,
     walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::extraction::Extraction;
 use tree_sitter::Node;
 
 /// Method names whose SQL argument is read, with where it stands.

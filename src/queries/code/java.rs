@@ -13,11 +13,11 @@
 //! never assigned again). `String.format`, `formatted` and builders are reported as unreadable.
 //! [`spring`] is shared with the Kotlin extractor.
 
+use super::extraction::Extraction;
 use super::syntax::{
     arguments, c_like_escape, concat, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of,
     syntax_errors, walk, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 1] = ["string_literal"];

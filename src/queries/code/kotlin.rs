@@ -5,12 +5,12 @@
 //! (a companion object's constants included). A `$name` or `${expression}` template is text
 //! built at run time: unreadable.
 
+use super::extraction::Extraction;
 use super::java::spring;
 use super::syntax::{
     arguments, c_like_escape, is_plus, parse, plus, record, resolve_name, scope_of, syntax_errors, walk, Escape, Eval,
     Host, LazyNames, Names, SqlText,
 };
-use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 2] = ["string_literal", "multiline_string_literal"];

@@ -18,8 +18,8 @@
 //! and is reported as unreadable. Statements for another database (`databaseId="mysql"`) are
 //! skipped with a count.
 
-use super::syntax::{Host, SqlText};
 use super::extraction::{Extraction, HostPosition, Skipped, Unreadable};
+use super::syntax::{Host, SqlText};
 use crate::error::{Error, Result};
 use roxmltree::{Document, Node, ParsingOptions};
 use std::collections::HashMap;

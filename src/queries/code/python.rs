@@ -8,11 +8,11 @@
 //! in their scope. f-strings with replacement fields, `%`-formatting, `str.format` and
 //! `sql.SQL(…).format(…)` are text built at run time: unreadable.
 
+use super::extraction::Extraction;
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
     walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 1] = ["string"];

@@ -10,11 +10,11 @@
 //! `concat!`, or a `const`, `static` or `let` with a single definition in the file. `format!`
 //! is reported as unreadable.
 
+use super::extraction::Extraction;
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, is_plus, parse, plus, record, resolve_name, scope_of,
     syntax_errors, walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
-use super::extraction::Extraction;
 use tree_sitter::Node;
 
 const MACROS: [&str; 6] =

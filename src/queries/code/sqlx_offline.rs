@@ -5,8 +5,8 @@
 //!
 //! The text is positioned on the JSON string it is read from, escapes included.
 
-use super::syntax::{Host, SqlText};
 use super::extraction::{Extraction, Skipped};
+use super::syntax::{Host, SqlText};
 use crate::error::{Error, Result};
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -3,8 +3,8 @@
 //! compile-time concatenation, names resolved to their single definition) and the rule that
 //! turns a call's argument into a query, an unreadable note or nothing.
 
-use super::sql_like::looks_like_sql;
 use super::extraction::{EmbeddedQuery, Extraction, HostPosition, SourceMap, Unreadable};
+use super::sql_like::looks_like_sql;
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use tree_sitter::{Language as Grammar, Node, Parser, Tree};

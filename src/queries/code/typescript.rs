@@ -9,12 +9,12 @@
 //! `+`, and `const`/`let`/`var` names with a single definition in the file; a template with
 //! `${…}` passed to `query` is text built at run time: unreadable.
 
+use super::extraction::Extraction;
+use super::language::Language;
 use super::syntax::{
     arguments, c_like_escape, decode_body, descendants, is_plus, parse, plus, quoted_literal, record, resolve_name,
     scope_of, syntax_errors, walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
 };
-use super::extraction::Extraction;
-use super::language::Language;
 use tree_sitter::Node;
 
 const STRINGS: [&str; 2] = ["string", "template_string"];

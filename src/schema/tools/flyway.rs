@@ -32,7 +32,9 @@ fn parse(name: &str) -> Option<(char, String, &str)> {
     let (version, description) = rest.split_once("__")?;
     match prefix {
         'R' if version.is_empty() => Some(('R', String::new(), description)),
-        'V' | 'U' | 'B' if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') => {
+        'V' | 'U' | 'B'
+            if !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') =>
+        {
             Some((prefix, version.replace('_', "."), description))
         }
         _ => None,
@@ -375,7 +377,10 @@ mod tests {
         let mut noticed: Vec<String> = ordered.notices.iter().map(|(p, _)| p.display().to_string()).collect();
         noticed.sort();
         assert_eq!(noticed, ["B2__old_baseline.sql", "V1__a.sql", "V3__c.sql"], "each script left out is named");
-        assert!(ordered.notices.iter().any(|(_, why)| why.contains("stands for every versioned migration up to version 3")));
+        assert!(ordered
+            .notices
+            .iter()
+            .any(|(_, why)| why.contains("stands for every versioned migration up to version 3")));
         let only = MemTree::new(&[("B1__init.sql", "")]);
         assert_eq!(Flyway.evidence(&only).unwrap().unwrap().strength, Strength::Marker);
     }
