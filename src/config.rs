@@ -308,6 +308,17 @@ impl Loaded {
         self.check_named(&self.config.named_files, problem)
     }
 
+    /// [`check_named_files`](Self::check_named_files) for the files named by `key` only
+    /// (`[queries] sqlc`).
+    pub fn check_named_files_of(
+        &self,
+        key: &str,
+        problem: &dyn Fn(&Path) -> Result<Option<&'static str>>,
+    ) -> Result<()> {
+        let of_key: Vec<NamedDir> = self.config.named_files.iter().filter(|n| n.key == key).cloned().collect();
+        self.check_named(&of_key, problem)
+    }
+
     fn check_named(&self, list: &[NamedDir], problem: &dyn Fn(&Path) -> Result<Option<&'static str>>) -> Result<()> {
         for named in list {
             let resolved = self.resolve(&named.path);

@@ -109,4 +109,154 @@ fn sqlc_query_files_come_from_the_base_revision_sqlc_yaml() {
     assert_eq!(hit["file"], "db/query/riders.sql");
     assert_eq!(hit["line"], 2);
     assert!(hit["message"].as_str().unwrap().ends_with("(in sqlc query RiderByEmail)"), "{hit}");
+    // Pointing sqlc away from the queries is an edit of the gate's inputs, and says what it does.
+    let changed = finding(&report, "gate-config-changed");
+    assert_eq!(changed["file"], "sqlc.yaml");
+    assert_eq!(changed["evidence"]["items"][0]["effect"], "relaxes");
+    let message = changed["message"].as_str().unwrap();
+    assert!(message.contains("this review applied the base revision's version"), "{message}");
+    assert!(message.contains("stop reading sqlc's queries in db/query"), "{message}");
+    assert!(message.contains("read sqlc's queries in elsewhere"), "{message}");
+}
+
+const SQLC_V2: &str =
+    "version: \"2\"\nsql:\n  - engine: postgresql\n    queries: db/query\n    schema: db/migrations\n";
+
+/// A repository with `sluice.toml` (`config`), the schema and one sqlc query, not committed.
+fn sqlc_repo(config: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", config);
+    repo.write("db/migrations/0010_init.sql", SCHEMA);
+    repo.write("db/query/riders.sql", "-- name: RiderByEmail :one\nSELECT id FROM riders WHERE email = @email;\n");
+    repo
+}
+
+#[test]
+fn a_sqlc_configuration_the_change_adds_or_deletes_is_a_gate_input_change() {
+    // No sqlc.yaml on the base; the change adds sqlc.json at the root (read once merged).
+    let repo = sqlc_repo("[migrations]\ndir = \"db/migrations\"\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("sqlc.json", "{\"version\": \"2\", \"sql\": [{\"engine\": \"postgresql\", \"queries\": \"db/query\"}]}");
+    repo.commit("sqlc");
+    let report = json(repo.check().env("CI", "true"), 0);
+    let changed = finding(&report, "gate-config-changed");
+    assert_eq!(changed["file"], "sqlc.json");
+    let message = changed["message"].as_str().unwrap();
+    assert!(message.contains("added in this change; this review did not apply it"), "{message}");
+    assert!(message.contains("read sqlc's queries in db/query"), "{message}");
+    assert_eq!(changed["evidence"]["items"][0]["effect"], "tightens");
+
+    // The base names one in [queries] sqlc and the change deletes it: that relaxes the gate,
+    // and the review still reads the base's.
+    let repo = sqlc_repo("[migrations]\ndir = \"db/migrations\"\n\n[queries]\nsqlc = [\"db/sqlc.yml\"]\n");
+    repo.write("db/sqlc.yml", &SQLC_V2.replace("db/query", "query"));
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.remove("db/sqlc.yml");
+    repo.write(
+        "db/query/riders.sql",
+        "-- name: RiderByEmail :one\nSELECT id FROM riders WHERE lower(email) = @email;\n",
+    );
+    repo.commit("no more sqlc");
+    let report = json(repo.check().env("CI", "true"), 1);
+    let changed = finding(&report, "gate-config-changed");
+    assert_eq!(changed["file"], "db/sqlc.yml");
+    let message = changed["message"].as_str().unwrap();
+    assert!(message.contains("deleted in this change"), "{message}");
+    assert!(message.contains("stop reading sqlc's queries in db/query"), "{message}");
+    assert_eq!(finding(&report, "function-on-indexed-column")["file"], "db/query/riders.sql");
+}
+
+#[test]
+fn an_edit_of_sqlc_yaml_that_changes_no_query_path_says_so() {
+    let repo = sqlc_repo("[migrations]\ndir = \"db/migrations\"\n");
+    repo.write("sqlc.yaml", SQLC_V2);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("sqlc.yaml", &format!("# generated code settings\n{SQLC_V2}"));
+    repo.commit("comment");
+    let report = json(repo.check().env("CI", "true"), 0);
+    let changed = finding(&report, "gate-config-changed");
+    assert_eq!(changed["file"], "sqlc.yaml");
+    assert!(changed["message"].as_str().unwrap().contains("it changes nothing the gate reads"), "{changed}");
+}
+
+/// `sluice check`'s exit code and standard error.
+fn check_fails(repo: &TestRepo) -> (Option<i32>, String) {
+    let output = repo.check().env("CI", "true").output().unwrap();
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn a_sqlc_configuration_outside_the_repository_or_missing_on_the_base_is_exit_2() {
+    // Outside the repository: no change can edit it, and check reads only what git tracks.
+    let outside = tempfile::tempdir().unwrap();
+    let config_path = outside.path().join("sqlc.yaml");
+    std::fs::write(&config_path, SQLC_V2).unwrap();
+    let config = format!(
+        "[migrations]\ndir = \"db/migrations\"\n\n[queries]\nsqlc = [\"{}\"]\n",
+        config_path.display().to_string().replace('\\', "/")
+    );
+    let repo = sqlc_repo(&config);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "db/query/riders.sql",
+        "-- name: RiderByEmail :one\nSELECT id FROM riders WHERE lower(email) = @email;\n",
+    );
+    repo.commit("edit");
+    let (code, stderr) = check_fails(&repo);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("sluice.toml:5: [queries] sqlc"), "{stderr}");
+    assert!(stderr.contains("sqlc.yaml: outside the repository"), "{stderr}");
+
+    // Named, but only the change adds it: not on the base, which the gate reads.
+    let repo = sqlc_repo("[migrations]\ndir = \"db/migrations\"\n\n[queries]\nsqlc = [\"sqlc.yaml\"]\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("sqlc.yaml", SQLC_V2);
+    repo.commit("add sqlc.yaml");
+    let (code, stderr) = check_fails(&repo);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("sluice.toml:5: [queries] sqlc sqlc.yaml: no such file on the base revision"), "{stderr}");
+}
+
+#[test]
+fn a_sqlc_query_path_the_head_does_not_have_is_exit_2_naming_the_configuration() {
+    // The change moves the queries and points sqlc.yaml at them: the base's path is gone.
+    let repo = sqlc_repo("[migrations]\ndir = \"db/migrations\"\n");
+    repo.write("sqlc.yaml", SQLC_V2);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.rename("db/query/riders.sql", "sql/riders.sql");
+    repo.write("sqlc.yaml", &SQLC_V2.replace("db/query", "sql"));
+    repo.commit("move the queries");
+    let (code, stderr) = check_fails(&repo);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("sqlc.yaml: query path db/query does not exist on the head revision"), "{stderr}");
+}
+
+#[test]
+fn a_code_directory_that_does_not_exist_or_is_outside_the_repository_is_exit_2() {
+    let repo = base_repo();
+    repo.write("sluice.toml", &CONFIG.replace("\"internal\"", "\"internal\", \"cmd\""));
+    repo.commit("scan cmd too");
+    let (code, stderr) = check_fails(&repo);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("[queries] code cmd: no such directory on the head revision"), "{stderr}");
+
+    let outside = tempfile::tempdir().unwrap();
+    let dir = outside.path().display().to_string().replace('\\', "/");
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", &CONFIG.replace("\"internal\"", &format!("\"internal\", \"{dir}\"")));
+    repo.write("db/migrations/0010_init.sql", SCHEMA);
+    repo.write("internal/store/riders.go", RIDERS_GO);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write("internal/store/riders.go", &RIDERS_GO.replace("WHERE email = $1", "WHERE lower(email) = $1"));
+    repo.commit("edit");
+    let (code, stderr) = check_fails(&repo);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("the application code directory is outside the repository"), "{stderr}");
 }

@@ -528,3 +528,118 @@ fn production_mean_times_and_the_cost_ratio_check_the_pool_without_running_queri
     assert_eq!(ev["queries"].as_array().map(Vec::len), Some(1));
     assert!(notes(&doc).contains("pool-capacity: no latency for queries/customer_orders.sql"), "{}", notes(&doc));
 }
+
+/// A copy of a fixture project to edit, in a directory of its own.
+fn copy_of(from: &Path) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for entry in std::fs::read_dir(from).expect("list") {
+            let entry = entry.expect("entry");
+            let target = to.join(entry.file_name());
+            if entry.file_type().expect("type").is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).expect("copy");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy(from, dir.path());
+    dir
+}
+
+/// Two `pg_stat_statements` exports ten seconds apart, as `sluice stats workload` writes them:
+/// the reporting query at 1,000 calls/s × 1 ms, a login query at 100 calls/s × 2 ms, and
+/// `BEGIN` (not checked, but it holds connections: 0.1).
+const DAILY_REVENUE_RECORDED: &str = "SELECT c.region, sum(o.total) AS revenue, count(*) AS orders FROM orders o \
+    JOIN customers c ON c.id = o.customer_id WHERE o.created_at >= $1 AND o.created_at < $2 GROUP BY c.region";
+
+fn workload_snapshot(at: &str, revenue: (u64, f64), login: (u64, f64), begin: (u64, f64)) -> String {
+    let header = "queryid,calls,total_exec_time,mean_exec_time,rows,captured_at,stats_reset,dealloc,database,query\n";
+    let row = |id: i64, (calls, total): (u64, f64), query: &str| {
+        let mean = total / calls as f64;
+        format!("{id},{calls},{total},{mean},{calls},{at},2026-12-01 00:00:00+00,0,app,\"{query}\"\n")
+    };
+    format!(
+        "{header}{}{}{}",
+        row(-7318, revenue, DAILY_REVENUE_RECORDED),
+        row(4411, login, "SELECT id FROM customers WHERE email = $1"),
+        row(12, begin, "BEGIN")
+    )
+}
+
+/// Issue 36, item 4, in `sluice plan`: with two workload snapshots and no `[[queries]]` in
+/// workload.toml, `pool-capacity` weighs production's measured rates and mean times, as lint
+/// and check do — the planned statement a workload entry matches gets the head's latency (the
+/// mean times the cost ratio), every other entry and the unchecked statements hold what
+/// production measured.
+#[test]
+fn plan_weighs_the_pool_with_production_measured_rates() {
+    require_postgres();
+    let cache = cache_dir();
+    let scale = cache.path().join("scale.toml");
+    write(&scale, REPORTING_SMALL);
+    let project = copy_of(&fixture("reporting"));
+    let dir = project.path();
+    let config = std::fs::read_to_string(dir.join("sluice.toml")).expect("config");
+    write(
+        &dir.join("sluice.toml"),
+        &config.replace(
+            "dirs = [\"queries\"]",
+            "dirs = [\"queries\"]\nworkload = [\"policies/workload-1.csv\", \"policies/workload-2.csv\"]",
+        ),
+    );
+    write(
+        &dir.join("policies/workload-1.csv"),
+        &workload_snapshot("2026-12-03 10:00:00+00", (1_000, 1_000.0), (500, 1_000.0), (2_000, 20.0)),
+    );
+    write(
+        &dir.join("policies/workload-2.csv"),
+        &workload_snapshot("2026-12-03 10:00:10+00", (11_000, 11_000.0), (1_500, 3_000.0), (22_000, 1_020.0)),
+    );
+    write(&dir.join("policies/workload.toml"), "[pool]\nsize = 2\n");
+
+    // The base carries 1.3 connections (1 + 0.2 + 0.1) of the 1.6 allowed; the regression makes
+    // the reporting query cost more, and the pool cannot carry it.
+    let out = plan(dir, &scale, cache.path(), "head-regression", &[]);
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let pool = findings(&doc, "pool-capacity");
+    assert_eq!(pool.len(), 1, "{doc:#}");
+    assert_eq!(pool[0]["file"], "queries/daily_revenue.sql");
+    let message = pool[0]["message"].as_str().expect("message");
+    assert!(message.starts_with("at 1 k calls/s (production's, measured) this query would hold"), "{message}");
+    let ev = &pool[0]["evidence"];
+    let base_busy = ev["base_busy"].as_f64().expect("base busy");
+    assert!((base_busy - 1.3).abs() < 1e-9, "production's measured load on base: {ev:#}");
+    assert!((ev["other_busy"].as_f64().expect("other") - 0.1).abs() < 1e-9, "BEGIN's share: {ev:#}");
+    let queries = ev["queries"].as_array().expect("queries");
+    assert_eq!(queries.len(), 2, "{ev:#}");
+    let revenue = &queries[0];
+    assert!(
+        revenue["file"]
+            .as_str()
+            .unwrap()
+            .starts_with("queries/daily_revenue.sql:2 (workload entry at policies/workload-2.csv:2"),
+        "{revenue}"
+    );
+    assert_eq!(revenue["latency"], "mean × cost ratio");
+    assert!((revenue["peak_rps"].as_f64().unwrap() - 1_000.0).abs() < 1e-9, "{revenue}");
+    let regression = findings(&doc, "plan-regression");
+    let costs = &regression[0]["evidence"];
+    let ratio = costs["head_cost"].as_f64().expect("head") / costs["base_cost"].as_f64().expect("base");
+    assert!((revenue["head_ms"].as_f64().unwrap() - ratio).abs() < 1e-6, "1 ms × the cost ratio {ratio}: {revenue}");
+    let login = &queries[1];
+    assert_eq!(login["latency"], "production's mean");
+    assert_eq!((login["peak_rps"].as_f64(), login["head_ms"].as_f64()), (Some(100.0), Some(2.0)));
+    assert!(
+        notes(&doc).contains("pool-capacity: rates and mean times from production's workload (policies/workload-1.csv → policies/workload-2.csv"),
+        "{}",
+        notes(&doc)
+    );
+
+    // The safe head leaves the costs as they are: production's 1.3 fits.
+    let out = plan(dir, &scale, cache.path(), "head-safe", &[]);
+    let doc = json(&out);
+    assert!(findings(&doc, "pool-capacity").is_empty(), "{doc:#}");
+}

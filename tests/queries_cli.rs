@@ -62,8 +62,8 @@ fn json_lists_each_query_with_its_position_source_and_parse() {
     let unreadable = &go["unreadable"][0];
     assert_eq!(unreadable["at"]["line"], 12);
     assert_eq!(unreadable["reason"], "built at run time with fmt.Sprintf");
-    // psycopg's %s is a placeholder style the SQL parser does not read yet.
-    assert_eq!(files[2]["queries"][0]["parsed"], false);
+    // psycopg's %s is a parameter, as lint reads it.
+    assert_eq!(files[2]["queries"][0]["parsed"], true);
     assert_eq!(json["totals"]["queries"], 3);
     assert_eq!(json["totals"]["unreadable"], 1);
 }
@@ -123,4 +123,44 @@ fn tracked_files_are_read_whatever_gitignore_says_and_no_ignore_reads_the_rest()
     let everything = sources(&["queries", "--format", "json", "--no-ignore", "."]);
     assert!(everything.contains(&"./build/gen.go".to_string()), "{everything:?}");
     assert!(!everything.iter().any(|p| p.contains("node_modules")), "{everything:?}");
+}
+
+#[test]
+fn placeholders_of_every_style_are_parsed_as_lint_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "src/main/resources/UserMapper.xml",
+        "<mapper namespace=\"u\">\n  <select id=\"byId\">SELECT * FROM users WHERE id = #{id}</select>\n</mapper>\n",
+    );
+    write(root, "app/repo.py", "def f(cur):\n    cur.execute(\"SELECT * FROM users WHERE id = %(id)s\", {'id': 1})\n");
+    write(root, "store/users.go", "package store\nfunc f() { db.QueryRow(\"SELECT * FROM users WHERE id = ?\", 1) }\n");
+    // Not SQL whatever its placeholders: still "not parsed".
+    write(root, "store/broken.go", "package store\nfunc g() { db.Exec(\"DELETE FROM users WHERE id = ? AND\", 1) }\n");
+    let (code, stdout, stderr) = sluice(root, &["queries", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let parsed: Vec<(String, bool)> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| {
+            f["queries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| (q["sql"].as_str().unwrap().to_string(), q["parsed"].as_bool().unwrap()))
+        })
+        .collect();
+    assert_eq!(
+        parsed,
+        [
+            ("SELECT * FROM users WHERE id = %(id)s".to_string(), true),
+            ("SELECT * FROM users WHERE id = #{id}".to_string(), true),
+            ("DELETE FROM users WHERE id = ? AND".to_string(), false),
+            ("SELECT * FROM users WHERE id = ?".to_string(), true),
+        ]
+    );
+    assert_eq!(json["totals"]["parsed"], 3);
 }

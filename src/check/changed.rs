@@ -190,6 +190,7 @@ fn ensure_inside(revisions: &Revisions, loaded: &Loaded) -> Result<()> {
     let unused_default = |dir: &PathBuf| loaded.query_dirs_defaulted() && !dir.exists();
     for (what, dir) in std::iter::once(("migrations", loaded.migrations_dir()))
         .chain(loaded.query_dirs().into_iter().filter(|d| !unused_default(d)).map(|d| ("query", d)))
+        .chain(loaded.code_dirs().into_iter().map(|d| ("application code", d)))
     {
         if repo.relative(&dir).is_none() {
             return Err(Error::Usage(format!(

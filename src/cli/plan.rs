@@ -176,12 +176,34 @@ fn options(args: &PlanArgs, loaded: &config::Loaded, cwd: &Path) -> Result<(Plan
     options.analyze = args.analyze;
     options.repeat = args.repeat as usize;
     options.workload = workload;
+    options.production = production_workload(loaded, &options.root)?;
     options.keep = args.keep;
     options.statement_timeout = Duration::from_secs(args.statement_timeout.max(1));
     options.server.database_url = args.database_url.clone().filter(|u| !u.is_empty());
     options.server.no_cache = args.no_cache;
     options.server.cache_dir = args.cache_dir.as_ref().map(|d| cwd.join(d));
     Ok((options, compared))
+}
+
+/// Production's workload (`[queries] workload`), read from disk as `lint` reads it: with two
+/// snapshots, its measured rates feed `pool-capacity` when `workload.toml` gives no rates.
+fn production_workload(loaded: &Loaded, root: &Path) -> Result<Option<crate::queries::workload::Workload>> {
+    use crate::queries::workload;
+    let files: Vec<(PathBuf, String)> = loaded
+        .workload_files()
+        .into_iter()
+        .map(|path| {
+            let shown = crate::source::display_path(&path, root);
+            (path, shown)
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    loaded.check_named_files_of("[queries] workload", &config::disk_file_problem)?;
+    let reading =
+        workload::Reading::now(loaded.snapshot_max_age_days()).with_interval(loaded.config.queries.workload_interval);
+    workload::load(&files, &|path| crate::error::read_text(path), &reading).map(Some)
 }
 
 /// `*.sql` files under `path` (or `path` itself), sorted.

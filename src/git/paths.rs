@@ -73,3 +73,19 @@ pub(crate) fn join_dir(prefix: &str, rest: &str) -> String {
         format!("{prefix}/{rest}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::relative_dir;
+    use std::path::Path;
+
+    #[test]
+    fn parent_components_are_resolved_and_climbing_out_is_outside() {
+        let root = Path::new("/nonexistent/repo");
+        assert_eq!(relative_dir(root, Path::new("config/../db/query")), "db/query");
+        assert_eq!(relative_dir(root, Path::new("/nonexistent/repo/./db/../queries/")), "queries");
+        assert!(relative_dir(root, Path::new("/nonexistent/repo/../other/sqlc.yaml")).starts_with('\0'));
+        assert!(relative_dir(root, Path::new("../sqlc.yaml")).starts_with('\0'));
+        assert!(relative_dir(root, Path::new("/elsewhere/sqlc.yaml")).starts_with('\0'));
+    }
+}

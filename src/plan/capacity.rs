@@ -154,6 +154,19 @@ pub enum Latency {
     Measured,
     /// Production's mean time, times the head's cost over the base's.
     FromCost,
+    /// Production's mean time as it is: a workload entry no planned query matches, which the
+    /// change leaves as it runs.
+    Production,
+}
+
+impl Latency {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Latency::Measured => "measured",
+            Latency::FromCost => "mean × cost ratio",
+            Latency::Production => "production's mean",
+        }
+    }
 }
 
 /// One query's share of the pool at peak.
@@ -186,6 +199,9 @@ pub struct Capacity {
     pub pool_total: u64,
     pub limit: f64,
     pub loads: Vec<Load>,
+    /// Connections held by statements no load stands for (production's utility and
+    /// transaction-control statements), the same on both sides; in `head_busy` and `base_busy`.
+    pub other_busy: f64,
 }
 
 impl Capacity {
@@ -197,7 +213,25 @@ impl Capacity {
 pub fn capacity(workload: &Workload, loads: Vec<Load>) -> Capacity {
     let head_busy = loads.iter().map(Load::head_connections).sum();
     let base_busy = loads.iter().map(Load::base_connections).sum::<Option<f64>>();
-    Capacity { head_busy, base_busy, pool_total: workload.pool_total(), limit: workload.limit(), loads }
+    Capacity {
+        head_busy,
+        base_busy,
+        pool_total: workload.pool_total(),
+        limit: workload.limit(),
+        loads,
+        other_busy: 0.0,
+    }
+}
+
+impl Capacity {
+    /// The capacity with `busy` more connections held on both sides by statements no load
+    /// stands for.
+    pub fn with_other_busy(mut self, busy: f64) -> Capacity {
+        self.head_busy += busy;
+        self.base_busy = self.base_busy.map(|b| b + busy);
+        self.other_busy += busy;
+        self
+    }
 }
 
 /// `pool-capacity` on production's own figures (two workload snapshots, `[queries] workload`):

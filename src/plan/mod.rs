@@ -58,6 +58,9 @@ pub struct PlanOptions {
     pub repeat: usize,
     /// Pool size and peak rates, for `pool-capacity` (needs `analyze`).
     pub workload: Option<Workload>,
+    /// Production's workload (`[queries] workload`): with two snapshots, the rates and mean
+    /// times `pool-capacity` weighs when `workload` gives no `[[queries]]`, as lint and check do.
+    pub production: Option<crate::queries::workload::Workload>,
     pub server: ServerOptions,
     /// Keep the databases this run created (and, with `--database-url`, the fixture template).
     pub keep: bool,
@@ -87,6 +90,7 @@ impl PlanOptions {
             analyze: false,
             repeat: 5,
             workload: None,
+            production: None,
             server: ServerOptions::default(),
             keep: false,
             statement_timeout: Duration::from_secs(30),
@@ -321,7 +325,7 @@ fn pool_findings(
     let Some(workload) = &options.workload else {
         return Ok(Vec::new());
     };
-    let (findings, more) = pool::check(workload, &options.root, queries, base, head)?;
+    let (findings, more) = pool::check(workload, &options.root, queries, base, head, options.production.as_ref())?;
     notes.extend(more);
     Ok(findings)
 }

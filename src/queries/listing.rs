@@ -10,6 +10,8 @@
 //! since they hold other people's code. Files are read and extracted on every core.
 
 use super::code::{self, Extraction, HostPosition, Language};
+use super::parsed::ParsedQuery;
+use super::query::{Query, Source};
 use crate::error::{read_bytes, text_from_bytes, Error, Result};
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -145,10 +147,13 @@ fn wanted_directory(path: &Path) -> bool {
     !(name == "vendor" && path.join("modules.txt").is_file())
 }
 
-/// Whether Sluice reads every statement of `sql` as `lint` would: parsed, or understood token by
-/// token by the recognizer (`DROP INDEX CONCURRENTLY …`, which sqlparser refuses).
+/// Whether Sluice reads every statement of `sql` as `lint` would: its placeholders read as
+/// parameters (`?`, `@id`, `sqlc.arg(id)`, `#{id}`, `%(id)s` — [`ParsedQuery::parse`], what
+/// the rules check), then parsed, or understood token by token by the recognizer
+/// (`DROP INDEX CONCURRENTLY …`, which sqlparser refuses).
 pub fn parses(sql: &str) -> bool {
-    let parsed = crate::sql::parse::parse_file(sql.to_string());
+    let query = ParsedQuery::parse(Query::whole_file(String::new(), sql, Source::QueryFile));
+    let parsed = &query.file.parsed;
     parsed.unread.is_empty()
         && !parsed.statements.is_empty()
         && parsed.statements.iter().all(|s| s.too_deep.is_none() && (s.parse_error.is_none() || s.fully_recognized))
@@ -264,4 +269,37 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parses;
+
+    /// `sluice queries` says "parsed" exactly when lint reads the query: every placeholder
+    /// style a source writes is a parameter, not a parse error.
+    #[test]
+    fn every_placeholder_style_parses_as_lint_reads_it() {
+        let styles = [
+            "SELECT * FROM users WHERE id = $1",
+            "SELECT * FROM users WHERE id = ? AND email = ?",
+            "SELECT * FROM users WHERE id = @id",
+            "SELECT * FROM users WHERE id = sqlc.arg(id) AND org = sqlc.narg('org')",
+            "SELECT * FROM users WHERE id = #{id} AND name = #{name,jdbcType=VARCHAR}",
+            "SELECT * FROM users WHERE id = %(id)s AND total > %s",
+            "SELECT * FROM users WHERE id = :id",
+        ];
+        for sql in styles {
+            assert!(parses(sql), "{sql}");
+        }
+        // Read as written, some are not SQL at all: the rewrite is what makes them parse.
+        let plain = |sql: &str| crate::sql::parse::parse_file(sql.to_string()).statements[0].parse_error.is_none();
+        assert!(!plain(styles[4]) && !plain(styles[5]));
+    }
+
+    #[test]
+    fn sql_that_is_not_sql_still_does_not_parse() {
+        assert!(!parses("SELECT * FROM users WHERE id = ? AND"));
+        assert!(!parses("SELEKT 1"));
+        assert!(!parses(""));
+    }
 }

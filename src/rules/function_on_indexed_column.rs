@@ -164,7 +164,9 @@ enum Defeated<'s> {
 fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained) -> Option<Defeated<'s>> {
     let wrapping = u.wrapped.as_ref()?;
     let schema: &'s crate::schema::Schema = cx.schema;
-    let on_table: Vec<&'s Index> = schema.indexes.values().filter(|i| i.table == u.table).collect();
+    let statement = comparable(cx.statement_text());
+    let on_table: Vec<&'s Index> =
+        schema.indexes.values().filter(|i| i.table == u.table && usable_partial(i, &statement)).collect();
     let wanted = canonical_expression(&wrapping.expression, &u.table, cx.schema);
     let served = on_table.iter().any(|i| {
         i.keys
@@ -189,6 +191,28 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
     let unconstrained =
         index.keys[..*at].iter().filter(|k| !constrained.key(cx, &u.table, k)).map(IndexKey::display).collect();
     Some(Defeated::NotLed { index, unconstrained })
+}
+
+/// Whether `index` can serve the statement as far as its predicate goes: a partial index is one
+/// PostgreSQL uses only when the query implies its `WHERE` (documentation, 11.8 "Partial
+/// Indexes"). Implied is read here as written in the query (`deleted_at IS NULL` in both), so a
+/// partial index the query says nothing about is not blamed: the wrapper is not what keeps it
+/// from serving (hatchet's `v1_task_event_event_key_unique_idx … WHERE event_key IS NOT NULL`).
+fn usable_partial(index: &Index, statement: &str) -> bool {
+    match &index.predicate {
+        None => true,
+        Some(predicate) => {
+            let predicate = comparable(predicate);
+            !predicate.is_empty() && statement.contains(&predicate)
+        }
+    }
+}
+
+/// Text compared for [`usable_partial`]: lowercase, without parentheses or double quotes, one
+/// space between words.
+fn comparable(text: &str) -> String {
+    let kept: String = text.chars().filter(|c| !matches!(c, '(' | ')' | '"')).collect();
+    kept.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.
@@ -256,6 +280,25 @@ CREATE INDEX users_created_at ON users (created_at);";
             "CREATE INDEX users_lower_email ON users (lower(email));"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn a_partial_index_the_query_does_not_imply_is_not_blamed() {
+        // PostgreSQL 15: with or without the cast, `WHERE event_key IS NOT NULL` keeps this
+        // index from serving a query that says nothing of event_key (hatchet's ListMatchingTaskEvents).
+        let partial = "CREATE TABLE events (task_id bigint, event_type text, event_key text);
+CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key IS NOT NULL;";
+        let query = |sql: &str| {
+            lint_files(&[("001.sql", partial), ("queries/q.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .collect::<Vec<_>>()
+        };
+        assert!(query("SELECT * FROM events WHERE lower(event_type) = $1;").is_empty());
+        // The query implies the predicate: the index could serve the bare column, so the wrapper is blamed.
+        let found = query("SELECT * FROM events e WHERE lower(e.event_type) = $1 AND e.event_key IS NOT NULL;");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("events_key"), "{}", found[0].message);
     }
 
     #[test]

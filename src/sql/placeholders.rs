@@ -96,15 +96,19 @@ pub fn rewrite(text: &str) -> Rewrite {
         let mut numbers = Numbers::after(highest_dollar_parameter(text, statement));
         for (start, end, replacement) in found {
             let number = match &replacement {
-                Replacement::Parameter(name) => numbers.of(name.as_deref()),
+                Replacement::Parameter(name) | Replacement::List(name) => numbers.of(name.as_deref()),
                 Replacement::Text(_) => 0,
             };
             new_text.push_str(&text[copied..start]);
             let new_start = new_text.len();
             match &replacement {
-                Replacement::Parameter(name) => {
-                    new_text.push('$');
+                Replacement::Parameter(name) | Replacement::List(name) => {
+                    let list = matches!(replacement, Replacement::List(_));
+                    new_text.push_str(if list { "($" } else { "$" });
                     new_text.push_str(&number.to_string());
+                    if list {
+                        new_text.push(')');
+                    }
                     out.parameters.push(Parameter {
                         number,
                         name: name.clone(),
@@ -173,6 +177,10 @@ fn highest_dollar_parameter(text: &str, statement: &[Lexeme]) -> usize {
 enum Replacement {
     /// A parameter, with its name if it has one.
     Parameter(Option<String>),
+    /// A parameter right after `IN` (`IN :ids`, JPA's and Spring's collection parameter;
+    /// psycopg's `IN %s` with a tuple): the driver expands it to a parenthesized list, so it
+    /// is read `IN ($n)`.
+    List(Option<String>),
     /// Text that stands for what sqlc writes there (`sqlc.embed(t)` → `t.*`).
     Text(String),
 }
@@ -283,6 +291,11 @@ impl<'a> Statement<'a> {
                 _ => {}
             }
             if let Some((last, replacement)) = self.parameter_at(i, brackets > 0) {
+                let after_in = i.checked_sub(1).is_some_and(|p| self.str(p).eq_ignore_ascii_case("in"));
+                let replacement = match replacement {
+                    Replacement::Parameter(name) if after_in => Replacement::List(name),
+                    other => other,
+                };
                 out.push((start, self.lexemes[last].end.byte, replacement));
                 i = last + 1;
                 continue;
@@ -384,6 +397,23 @@ mod tests {
         assert_eq!(rewritten("WHERE a = #{id} AND b = #{name,jdbcType=VARCHAR}"), "WHERE a = $1 AND b = $2");
         assert_eq!(rewritten("WHERE a = :id AND b = :'name' AND c = :\"col\""), "WHERE a = $1 AND b = $2 AND c = $3");
         assert_eq!(rewritten("SELECT sqlc.embed(users), 1 FROM users"), "SELECT users.*, 1 FROM users");
+    }
+
+    #[test]
+    fn a_parameter_right_after_in_is_the_list_the_driver_expands() {
+        // ThingsBoard's Spring Data queries: `WHERE entity_id in :entityIds`.
+        assert_eq!(
+            rewritten("SELECT k FROM kv WHERE entity_id in :entityIds AND t = :t ORDER BY k"),
+            "SELECT k FROM kv WHERE entity_id in ($1) AND t = $2 ORDER BY k"
+        );
+        assert_eq!(rewritten("WHERE a IN ? AND b NOT IN %s"), "WHERE a IN ($1) AND b NOT IN ($2)");
+        // Already in parentheses, or an array: as it is.
+        assert_eq!(rewritten("WHERE a IN (:ids) AND b = ANY(:arr)"), "WHERE a IN ($1) AND b = ANY($2)");
+        let text = "SELECT 1 FROM t WHERE a in :ids AND lower(b) = ?";
+        let r = rewrite(text);
+        let new = r.text(text);
+        let at = new.find("lower").unwrap();
+        assert_eq!(&text[r.original(at)..r.original(at) + 5], "lower");
     }
 
     #[test]

@@ -4,15 +4,16 @@
 //! that says it. A difference that comes from `sluice.toml` pointing elsewhere is told on
 //! `sluice.toml`.
 
-use super::item::{Effect, FileChange, How, Item, Link};
+use super::item::{list, Effect, FileChange, How, Item, Link};
 use super::{config_diff, freeze_diff, policy_diff, scale_diff, Gate, GatePolicies, SpecOn};
 use crate::check::options::Deploy;
 use crate::error::Result;
 use crate::finding::Finding;
 use crate::freeze::{calendar::Calendar, overrides::Overrides};
-use crate::git::{Change, ChangeKind};
+use crate::git::{Change, ChangeKind, Side};
 use crate::plan::scale::ScaleSpec;
 use crate::policy::{identity, tables};
+use crate::queries::sqlc;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -124,6 +125,7 @@ pub(in crate::check) fn findings(
 
     policy_items(gate, policies, &mut files);
     gate_files.extend(evidence_items(gate, &mut files));
+    gate_files.extend(sqlc_items(gate, &mut files));
     gate_files.extend(freeze_items(gate, flags, &mut files)?);
     gate_files.extend(scale_items(gate, &policies.new_tables, &mut files)?);
 
@@ -249,6 +251,61 @@ fn evidence_items(gate: &Gate, files: &mut Files) -> BTreeSet<String> {
         }
     }
     paths.into_keys().collect()
+}
+
+/// sqlc's configurations (`[queries] sqlc`, or the `sqlc.yaml` / `sqlc.yml` / `sqlc.json` at
+/// the root when it names none): their query paths are query sources, read from the base like
+/// every gate input, so an edit that points them elsewhere takes effect once merged. Each edited
+/// one says which query paths it would stop or start reading. Returns the configurations' paths.
+fn sqlc_items(gate: &Gate, files: &mut Files) -> BTreeSet<String> {
+    let mut paths = BTreeSet::new();
+    for config in [&gate.trusted, &gate.proposed] {
+        let loaded = &config.loaded;
+        let named = loaded
+            .sqlc_configs()
+            .unwrap_or_else(|| sqlc::CONFIG_FILES.iter().map(|name| loaded.root.join(name)).collect());
+        paths.extend(named.iter().filter(|p| !gate.is_outside(p)).map(|p| gate.shown(p)));
+    }
+    for path in &paths {
+        if !files.edits.touches(path) {
+            continue;
+        }
+        let side_paths = |side: &Side| -> std::result::Result<Vec<String>, String> {
+            let shown = Path::new(path);
+            match gate.read(side, &gate.repo.root().join(shown)) {
+                Ok(Some(text)) => sqlc::parse(shown, &text)
+                    .map(|config| config.queries.iter().map(|q| crate::git::slash(q)).collect())
+                    .map_err(|e| e.to_string()),
+                Ok(None) => Ok(Vec::new()),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let mut items = Vec::new();
+        match (side_paths(&Side::Rev(gate.base)), side_paths(&gate.head)) {
+            (Ok(old), Ok(new)) => {
+                let gone: Vec<String> = old.iter().filter(|q| !new.contains(q)).cloned().collect();
+                let added: Vec<String> = new.iter().filter(|q| !old.contains(q)).cloned().collect();
+                if !gone.is_empty() {
+                    let text = format!(
+                        "stop reading sqlc's queries in {} (the query rules and plan comparison check them)",
+                        list(&gone)
+                    );
+                    items.push(Item::new(Effect::Relaxes, text, None));
+                }
+                if !added.is_empty() {
+                    items.push(Item::new(Effect::Tightens, format!("read sqlc's queries in {}", list(&added)), None));
+                }
+            }
+            (_, Err(problem)) => items.push(Item::new(
+                Effect::Changes,
+                format!("replace sqlc's configuration with one Sluice cannot read ({problem})"),
+                None,
+            )),
+            (Err(_), Ok(_)) => items.push(Item::new(Effect::Changes, "replace sqlc's configuration", None)),
+        }
+        files.attach(items, &[Some(path.clone())]);
+    }
+    paths
 }
 
 /// The freeze files' items, read only when the change edits one of them (a 10,000-event
