@@ -14,6 +14,7 @@ use crate::git::tree::GitTree;
 use crate::git::{self, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::queries::changes::{self, QueryChange};
+use crate::queries::code_scan::{FileNote, FileScan};
 use crate::queries::{code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
@@ -146,7 +147,7 @@ fn read_queries(
     revisions: &Revisions,
     loaded: &Loaded,
     changed: &ChangedFiles,
-) -> Result<(Vec<ParsedQuery>, Vec<(String, String)>, Vec<String>)> {
+) -> Result<(Vec<ParsedQuery>, Vec<FileNote>, Vec<String>)> {
     let (repo, head) = (&revisions.repo, &revisions.head);
     let mut files: BTreeMap<String, (String, Source)> = BTreeMap::new();
     for (path, config) in &changed.sqlc_paths {
@@ -197,12 +198,12 @@ fn read_queries(
 }
 
 /// The queries of code files on `side`, and their notes.
-fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, Vec<(String, String)>)> {
+fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, Vec<FileNote>)> {
     let texts: Vec<(String, String)> = paths
         .iter()
         .filter_map(|path| git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t))))
         .collect::<Result<_>>()?;
-    let scanned: Vec<(Vec<Query>, Option<(String, String)>)> = texts
+    let scanned: Vec<FileScan> = texts
         .into_par_iter()
         .map(|(path, text)| code_scan::scan(path.clone(), Path::new(&path), text.into()))
         .collect::<Result<_>>()?;

@@ -12,13 +12,18 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// (file, note): SQL at database calls that could not be read exactly, or query text that is
+/// not SQL, one note per file.
+pub type FileNote = (String, String);
+
+/// One host file's queries and its note.
+pub type FileScan = (Vec<Query>, Option<FileNote>);
+
 /// What the code of a project yielded.
 #[derive(Debug, Default)]
 pub struct Scanned {
     pub queries: Vec<Query>,
-    /// (file, note): SQL at database calls that could not be read exactly, or query text that
-    /// is not SQL, one note per file.
-    pub notes: Vec<(String, String)>,
+    pub notes: Vec<FileNote>,
     /// Files read (of a language Sluice reads SQL from).
     pub files: usize,
 }
@@ -68,23 +73,23 @@ pub fn on_disk_cached(
 ) -> Result<Scanned> {
     let files = list(dirs)?;
     let known = cache.load(dirs);
-    let each: Vec<(Vec<Query>, Option<(String, String)>, Option<Key>)> = files
+    let each: Vec<(FileScan, Option<Key>)> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
             let text = read_text(path)?;
             let key = cache::digest(&[shown.as_bytes(), text.as_bytes()]);
             if known.contains(&key) {
-                return Ok((Vec::new(), None, Some(key)));
+                return Ok(((Vec::new(), None), Some(key)));
             }
             let (queries, note) = scan(shown, path, text.into())?;
             let empty = queries.is_empty() && note.is_none();
-            Ok((queries, note, empty.then_some(key)))
+            Ok(((queries, note), empty.then_some(key)))
         })
         .collect::<Result<_>>()?;
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut empty = HashSet::new();
-    for (queries, note, nothing) in each {
+    for ((queries, note), nothing) in each {
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
         empty.extend(nothing);
@@ -134,7 +139,7 @@ impl ScanCache {
 }
 
 /// The queries of one host file (`display` names it, `path` gives its language), and its note.
-pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<(Vec<Query>, Option<(String, String)>)> {
+pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<FileScan> {
     let extraction = code::extract(path, &text).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(&display, line, message),
         other => other,
