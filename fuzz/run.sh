@@ -15,11 +15,11 @@ targets=("$@")
 
 for target in "${targets[@]}"; do
   case $target in
-    split | parse) seeds=(seeds/sql); fixtures='*.sql'; max_len=16384 ;;
-    sluice_toml) seeds=(seeds/sluice_toml); fixtures='sluice.toml'; max_len=4096 ;;
-    identity_toml) seeds=(seeds/identity_toml); fixtures='identity.toml'; max_len=4096 ;;
-    tables_toml) seeds=(seeds/tables_toml); fixtures='tables.toml'; max_len=4096 ;;
-    freeze_toml) seeds=(seeds/freeze_toml); fixtures='freeze.toml'; max_len=8192 ;;
+    split | parse) seeds=(seeds/sql); fixtures='*.sql'; max_len=16384; dict=(-dict=sql.dict) ;;
+    sluice_toml) seeds=(seeds/sluice_toml); fixtures='sluice.toml'; max_len=4096; dict=() ;;
+    identity_toml) seeds=(seeds/identity_toml); fixtures='identity.toml'; max_len=4096; dict=() ;;
+    tables_toml) seeds=(seeds/tables_toml); fixtures='tables.toml'; max_len=4096; dict=() ;;
+    freeze_toml) seeds=(seeds/freeze_toml); fixtures='freeze.toml'; max_len=8192; dict=() ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "corpus/$target"
@@ -30,5 +30,5 @@ for target in "${targets[@]}"; do
   # Statement boundaries and stack depth are what these targets are for: no sanitizer (the
   # code is safe Rust), debug assertions on (overflow checks), 2 GiB of memory per input.
   cargo +nightly fuzz run --sanitizer none --debug-assertions "$target" "corpus/$target" "${seeds[@]}" -- \
-    -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1
+    "${dict[@]}" -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1
 done

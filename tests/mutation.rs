@@ -52,6 +52,26 @@ const DICTIONARY: &[&str] = &[
     "-- sluice:ignore-file unread-text -- vendored\n",
     "-- sluice:ignore unread-text -- x\n",
     "-- migrate:down\n",
+    // psql's own language and the setting that changes where strings end (issue 38 items 2, 3).
+    "\\ir other.sql\n",
+    "\\i other.sql\n",
+    "\\include_relative other.sql\n",
+    "\\gexec\n",
+    "\\set v 'x'\n",
+    ":v",
+    ":'v'",
+    ":\"v\"",
+    "\\if true\n",
+    "\\elif false\n",
+    "\\else\n",
+    "\\endif\n",
+    "COPY t FROM stdin;\n1\tx\n\\.\n",
+    "COPY t FROM stdin;\n",
+    "\\.\n",
+    "SET standard_conforming_strings = off;\n",
+    "SET standard_conforming_strings = on;\n",
+    "RESET standard_conforming_strings;\n",
+    "'a\\''",
     "CREATE UNIQUE INDEX CONCURRENTLY i ON t (a)",
     "DROP INDEX i",
     "ALTER TABLE t ADD CONSTRAINT c UNIQUE (a)",
@@ -64,6 +84,8 @@ fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     collect_sql(&root.join("fixtures"), &mut files);
+    // The cargo-fuzz seeds: the lexical corner cases, psql's meta-commands, the string settings.
+    collect_sql(&root.join("fuzz/seeds/sql"), &mut files);
     files.sort();
     let mut texts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).expect("fixture")).collect();
     // The small pathological cases; the large ones would only slow each mutation down.

@@ -118,6 +118,13 @@ pub fn rewrite(text: &str) -> Rewrite {
                 }
                 Replacement::Text(text) => new_text.push_str(text),
             }
+            // Written against a name or another parameter (`:'v'ALL`, `:'v':'v'`), `$n` would run
+            // on into it (`$1ALL`, `$1$1`: a tokenizer error); the value put there would not.
+            if text[end..].bytes().next().is_some_and(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b':' | b'?' | b'@' | b'%' | b'#') || b >= 0x80
+            }) {
+                new_text.push(' ');
+            }
             // The lines stay where they were.
             new_text.extend(text[start..end].chars().filter(|&c| c == '\n'));
             out.edits.push(Edit { old: (start, end), new: (new_start, new_text.len()) });
@@ -397,6 +404,18 @@ mod tests {
         assert_eq!(rewritten("WHERE a = #{id} AND b = #{name,jdbcType=VARCHAR}"), "WHERE a = $1 AND b = $2");
         assert_eq!(rewritten("WHERE a = :id AND b = :'name' AND c = :\"col\""), "WHERE a = $1 AND b = $2 AND c = $3");
         assert_eq!(rewritten("SELECT sqlc.embed(users), 1 FROM users"), "SELECT users.*, 1 FROM users");
+    }
+
+    #[test]
+    fn a_parameter_never_runs_on_into_what_follows_it() {
+        assert_eq!(rewritten("SELECT :'v':'v' UNION SELECT 1"), "SELECT $1 $1 UNION SELECT 1");
+        assert_eq!(rewritten("SELECT :'v'ALL SELECT 1"), "SELECT $1 ALL SELECT 1");
+        assert_eq!(rewritten("SELECT a FROM t WHERE a = ?"), "SELECT a FROM t WHERE a = $1");
+        let text = "SELECT :'v'AS x";
+        let r = rewrite(text);
+        let new = r.text(text);
+        assert_eq!(new, "SELECT $1 AS x");
+        assert_eq!(r.original(new.find("AS").unwrap()), text.find("AS").unwrap());
     }
 
     #[test]
