@@ -323,7 +323,14 @@ impl<'a> Statement<'a> {
         match self.str(i) {
             "?" if !part_of_operator(before) && !part_of_operator(after) => {
                 let operand_before = i.checked_sub(1).is_some_and(|p| self.ends_operand(p));
-                (!operand_before).then_some((i, Replacement::Parameter(None)))
+                // SQLite's numbered `?NNN`: the same number is the same parameter.
+                let number = self.str(i + 1);
+                let numbered = self.adjacent(i) && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+                let replacement = match numbered {
+                    true => (i + 1, Replacement::Parameter(Some(format!("?{number}")))),
+                    false => (i, Replacement::Parameter(None)),
+                };
+                (!operand_before).then_some(replacement)
             }
             "@" if !part_of_operator(before) && after.is_some_and(is_ident_start) && self.adjacent(i) => {
                 Some((i + 1, named(self.str(i + 1))))
@@ -404,6 +411,18 @@ mod tests {
         assert_eq!(rewritten("WHERE a = #{id} AND b = #{name,jdbcType=VARCHAR}"), "WHERE a = $1 AND b = $2");
         assert_eq!(rewritten("WHERE a = :id AND b = :'name' AND c = :\"col\""), "WHERE a = $1 AND b = $2 AND c = $3");
         assert_eq!(rewritten("SELECT sqlc.embed(users), 1 FROM users"), "SELECT users.*, 1 FROM users");
+    }
+
+    #[test]
+    fn sqlite_numbered_parameters_keep_their_identity() {
+        assert_eq!(rewritten("SELECT * FROM store WHERE id = ?1"), "SELECT * FROM store WHERE id = $1");
+        assert_eq!(rewritten("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?4)"), "INSERT INTO t VALUES ($1, $2, $3, $4, $4)");
+        assert_eq!(rewritten("WHERE b = ?2 AND a = ?1 OR a = ?1"), "WHERE b = $1 AND a = $2 OR a = $2");
+        // The jsonb operators stay operators.
+        assert_eq!(
+            rewritten("WHERE tags ? 'x' AND d ?| array['a'] AND e = ?"),
+            "WHERE tags ? 'x' AND d ?| array['a'] AND e = $1"
+        );
     }
 
     #[test]
