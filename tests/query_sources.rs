@@ -129,3 +129,74 @@ fn sql_in_application_code_is_checked_where_it_is_written() {
     );
     assert!(table.contains("3 queries in 2 code file(s)"), "{table}");
 }
+
+/// (file name, line, rule) of `sluice lint --format json ARGS` in `dir`, and the exit code.
+fn lint_with(dir: &Path, args: &[&str]) -> (i32, Vec<(String, u64, String)>) {
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(dir)
+        .args(["lint", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&output.stderr)));
+    let mut findings: Vec<_> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            (file, f["line"].as_u64().unwrap(), f["rule"].as_str().unwrap().to_string())
+        })
+        .collect();
+    findings.sort();
+    (output.status.code().unwrap(), findings)
+}
+
+#[test]
+fn the_code_scan_cache_serves_unchanged_files_and_never_hides_a_change() {
+    let work = tempfile::tempdir().unwrap();
+    let app = work.path().join("app");
+    let copied = std::process::Command::new("cp").arg("-r").arg(fixture("code")).arg(&app).status().unwrap();
+    assert!(copied.success());
+    // A file that holds no query (its calls are to no database API): the cache trusts such a
+    // file on its metadata alone.
+    let departures = std::fs::read_to_string(app.join("internal/store/departures.go")).unwrap();
+    let extra = app.join("internal/store/extra.go");
+    std::fs::write(&extra, departures.replace(".Query(", ".Qxery(").replace(".Exec(", ".Exxc(")).unwrap();
+    let cache = work.path().join("cache");
+    let cached = ["--cache-dir", cache.to_str().unwrap()];
+    // Old enough that the first run trusts their metadata from then on (the racy window).
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let cold = lint_with(&app, &["--no-cache"]);
+    assert_eq!(cold.0, 1);
+    assert_eq!(cold.1.iter().filter(|f| f.2 == "function-on-indexed-column").count(), 2, "{cold:?}");
+    assert_eq!(lint_with(&app, &cached), cold, "filling the cache");
+    assert!(std::fs::read_dir(cache.join("queries")).unwrap().count() > 0);
+    assert_eq!(lint_with(&app, &cached), cold, "served from the cache");
+
+    // The Python query no longer wraps the column; the file keeps its size.
+    let riders = app.join("app/riders.py");
+    let text = std::fs::read_to_string(&riders).unwrap();
+    let edited = text.replace("lower(email) = lower(%s)", "email        = lower(%s)");
+    assert_eq!((edited.len(), edited != text), (text.len(), true));
+    std::fs::write(&riders, edited).unwrap();
+    let after = lint_with(&app, &cached);
+    assert_eq!(after, lint_with(&app, &["--no-cache"]));
+    assert!(!after.1.iter().any(|f| f.0 == "riders.py"), "{after:?}");
+    assert!(after.1.iter().any(|f| f.0 == "departures.go"), "{after:?}");
+    assert!(!after.1.iter().any(|f| f.0 == "extra.go"), "{after:?}");
+
+    // The file without a query gains one, keeping its size.
+    std::fs::write(&extra, &departures).unwrap();
+    let after = lint_with(&app, &cached);
+    assert_eq!(after, lint_with(&app, &["--no-cache"]));
+    assert!(after.1.contains(&("extra.go".to_string(), 16, "function-on-indexed-column".to_string())), "{after:?}");
+
+    // A corrupt cache is read as none.
+    for file in std::fs::read_dir(cache.join("queries")).unwrap() {
+        std::fs::write(file.unwrap().path(), b"not a cache").unwrap();
+    }
+    assert_eq!(lint_with(&app, &cached), after);
+}

@@ -4,11 +4,11 @@
 //! with the line numbers.
 
 use super::code::{self, Extraction};
+pub use super::scan_cache::ScanCache;
+use super::scan_cache::{text_digest, Entries, Entry, Extracted, Known, Stat};
 use super::{Place, Query, Source};
-use crate::cache::{self, BlobStore, Key};
 use crate::error::{read_text, Error, Result};
 use rayon::prelude::*;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -33,28 +33,54 @@ const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "vendor", "dist", "bui
 
 /// The files below `dirs` that hold code of a language Sluice reads SQL from: hidden and
 /// git-ignored files left out, except sqlx's `.sqlx` offline data.
+///
+/// `ignore`'s parallel walker, on one thread, as [`crate::schema::tools::tree::list_files`]
+/// explains: it learns which ignore files a directory holds from the directory's listing, where
+/// the sequential walker asks for five of them in every directory (ThingsBoard's 1,900
+/// directories: 8,000 failed system calls a run). Where no thread can start, the sequential one.
 pub fn list(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let parallel = crate::schema::tools::tree::can_start_a_thread();
     let mut files = Vec::new();
     for dir in dirs.iter().filter(|d| d.is_dir()) {
-        let walker = ignore::WalkBuilder::new(dir)
-            .hidden(false)
-            .git_ignore(true)
-            .require_git(false)
-            .filter_entry(|e| {
-                let name = e.file_name().to_string_lossy();
-                e.depth() == 0 || !((name.starts_with('.') && name != ".sqlx") || SKIPPED_DIRS.contains(&name.as_ref()))
-            })
-            .build();
-        for entry in walker {
-            let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
-            if entry.file_type().is_some_and(|t| t.is_file()) && code::language_of(entry.path()).is_some() {
-                files.push(entry.into_path());
+        let mut walker = ignore::WalkBuilder::new(dir);
+        walker.hidden(false).git_ignore(true).require_git(false).filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !((name.starts_with('.') && name != ".sqlx") || SKIPPED_DIRS.contains(&name.as_ref()))
+        });
+        let found = std::sync::Mutex::new(Vec::new());
+        let failure = std::sync::Mutex::new(None);
+        let visit = |entry: std::result::Result<ignore::DirEntry, ignore::Error>| match entry {
+            Ok(entry) => {
+                if entry.file_type().is_some_and(|t| t.is_file()) && code::language_of(entry.path()).is_some() {
+                    lock(&found).push(entry.into_path());
+                }
             }
+            Err(e) => {
+                lock(&failure).get_or_insert_with(|| format!("{}: {e}", dir.display()));
+            }
+        };
+        if parallel {
+            walker.threads(1).build_parallel().run(|| {
+                Box::new(|entry| {
+                    visit(entry);
+                    ignore::WalkState::Continue
+                })
+            });
+        } else {
+            walker.build().for_each(visit);
         }
+        if let Some(failure) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(Error::Other(failure));
+        }
+        files.extend(found.into_inner().unwrap_or_else(|p| p.into_inner()));
     }
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
@@ -63,99 +89,92 @@ pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> 
     on_disk_cached(dirs, display, &ScanCache::disabled())
 }
 
-/// [`on_disk`], skipping the files `cache` knows hold no SQL at a database call (most of an
-/// application's code): a warm run parses only the files that hold queries, and those that
-/// changed.
+/// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
+/// metadata is what it was is neither read nor parsed (most of an application's code, which
+/// holds no SQL); one that holds queries is read but not parsed (a finding quotes its text);
+/// any other is read, and parsed unless its text is what the cache read.
 pub fn on_disk_cached(
     dirs: &[PathBuf],
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
+    let mut observed = Entries::starting_now();
     let files = list(dirs)?;
-    let known = cache.load(dirs);
-    let each: Vec<(FileScan, Option<Key>)> = files
+    let known = if cache.is_enabled() { cache.load(dirs) } else { Entries::default() };
+    let each: Vec<(FileScan, Option<Entry>, bool)> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
-            let text = read_text(path)?;
-            let key = cache::digest(&[shown.as_bytes(), text.as_bytes()]);
-            if known.contains(&key) {
-                return Ok(((Vec::new(), None), Some(key)));
-            }
-            let (queries, note) = scan(shown, path, text.into())?;
-            let empty = queries.is_empty() && note.is_none();
-            Ok(((queries, note), empty.then_some(key)))
+            // Metadata before the text: a write after the `stat` shows at the next run.
+            let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
+            let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
+                Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
+                    let scan = (Vec::new(), entry.extracted.note.clone().map(|note| (shown, note)));
+                    return Ok((scan, Some(entry.clone()), false));
+                }
+                Known::Unchanged(entry) => (Some(entry), true),
+                Known::Suspect(entry) => (Some(entry), false),
+                Known::Unknown => (None, false),
+            };
+            let text: Arc<str> = read_text(path)?.into();
+            let digest = text_digest(&text);
+            let extracted = match entry.filter(|e| e.digest == digest) {
+                Some(entry) => entry.extracted.clone(),
+                None => extract(&shown, path, &text)?,
+            };
+            // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
+            // trusted on its metadata next time.
+            let fresh = !trusted || entry.is_none_or(|e| e.digest != digest);
+            let kept = stat.map(|stat| Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() });
+            Ok((to_scan(shown, extracted, text), kept, fresh))
         })
         .collect::<Result<_>>()?;
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
-    let mut empty = HashSet::new();
-    for ((queries, note), nothing) in each {
+    let mut changed = false;
+    for (path, ((queries, note), kept, fresh)) in files.iter().zip(each) {
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
-        empty.extend(nothing);
+        changed |= fresh;
+        if let Some(entry) = kept {
+            observed.insert(path, entry);
+        }
     }
-    if empty != known {
-        cache.save(dirs, &empty);
+    if cache.is_enabled() && (changed || observed.files.len() != known.files.len()) {
+        cache.save(dirs, &observed);
     }
     Ok(scanned)
 }
 
-/// The code files known to hold no query, by a digest of their path and text, per set of code
-/// directories and build (`crate::cache::build_id`: another build may read more).
-#[derive(Debug, Clone, Default)]
-pub struct ScanCache {
-    store: Option<BlobStore>,
-}
-
-const MAGIC: &[u8] = b"sluice code scan\n";
-/// Bump when what an extraction finds changes meaning within one build's lifetime.
-const FORMAT: &[u8] = b"1";
-
-impl ScanCache {
-    pub fn disabled() -> ScanCache {
-        ScanCache::default()
-    }
-
-    /// Under the user's cache directory, in `queries/`.
-    pub fn in_cache_dir(cache_dir: Option<&Path>) -> ScanCache {
-        ScanCache { store: Some(BlobStore::new(cache::dir_under(cache_dir, "queries"), MAGIC, 16)) }
-    }
-
-    fn key(dirs: &[PathBuf]) -> Key {
-        let dirs: Vec<String> =
-            dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()).display().to_string()).collect();
-        cache::digest(&[cache::build_id(), FORMAT, dirs.join("\0").as_bytes()])
-    }
-
-    fn load(&self, dirs: &[PathBuf]) -> HashSet<Key> {
-        self.store.as_ref().and_then(|store| store.load::<HashSet<Key>>(&Self::key(dirs))).unwrap_or_default()
-    }
-
-    fn save(&self, dirs: &[PathBuf], empty: &HashSet<Key>) {
-        if let Some(store) = &self.store {
-            store.save(&Self::key(dirs), empty);
-        }
-    }
-}
-
 /// The queries of one host file (`display` names it, `path` gives its language), and its note.
 pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<FileScan> {
-    let extraction = code::extract(path, &text).map_err(|e| match e {
-        Error::Invalid { line, message, .. } => Error::invalid(&display, line, message),
+    let extracted = extract(&display, path, &text)?;
+    Ok(to_scan(display, extracted, text))
+}
+
+/// What one host file's extraction keeps: its queries and its note.
+fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
+    let extraction = code::extract(path, text).map_err(|e| match e {
+        Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
     })?;
-    let note = note(&display, &extraction).map(|note| (display.clone(), note));
-    let queries = extraction
+    let note = note(display, &extraction);
+    Ok(Extracted { queries: extraction.queries, note })
+}
+
+/// The queries of `extracted` as the rules take them, read out of `host`.
+fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
+    let note = extracted.note.map(|note| (display.clone(), note));
+    let queries = extracted
         .queries
         .into_iter()
         .map(|q| Query {
             file: display.clone(),
             sql: q.sql.into(),
             source: Source::Code(q.source),
-            place: Place::Embedded { map: q.map, host: Arc::clone(&text) },
+            place: Place::Embedded { map: q.map, host: Arc::clone(&host) },
         })
         .collect();
-    Ok((queries, note))
+    (queries, note)
 }
 
 /// "src/db.go: 2 SQL strings at database calls are built at run time and were not checked:
@@ -181,4 +200,212 @@ fn note(display: &str, extraction: &Extraction) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| format!("{display}: {}.", parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    const QUERY: &str =
+        "package store\n\nfunc Get(s *Store) {\n\ts.pool.Query(ctx, \"SELECT id FROM users WHERE id = $1\", id)\n}\n";
+    /// The same length as [`QUERY`], another table.
+    const OTHER: &str =
+        "package store\n\nfunc Get(s *Store) {\n\ts.pool.Query(ctx, \"SELECT id FROM teams WHERE id = $1\", id)\n}\n";
+    const NOTE: &str = "package store\n\nfunc Purge(s *Store, t string) {\n\ts.pool.Exec(ctx, fmt.Sprintf(\"DELETE FROM %s WHERE id = 1\", t))\n}\n";
+    const NONE: &str = "package store\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n";
+
+    struct App {
+        _root: tempfile::TempDir,
+        dir: PathBuf,
+        cache: ScanCache,
+    }
+
+    impl App {
+        fn new(files: &[(&str, &str)]) -> App {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("app");
+            std::fs::create_dir(&dir).unwrap();
+            for (name, text) in files {
+                std::fs::write(dir.join(name), text).unwrap();
+            }
+            let cache = ScanCache::in_cache_dir(Some(&root.path().join("cache")));
+            App { dir, cache, _root: root }
+        }
+
+        fn path(&self, name: &str) -> PathBuf {
+            self.dir.join(name)
+        }
+
+        /// (file, SQL) of every query, and the files with a note.
+        fn scan(&self) -> (Vec<(String, String)>, Vec<String>) {
+            let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+            let scanned = on_disk_cached(std::slice::from_ref(&self.dir), &display, &self.cache).unwrap();
+            let mut queries: Vec<_> = scanned.queries.iter().map(|q| (q.file.clone(), q.sql.to_string())).collect();
+            queries.sort();
+            let mut notes: Vec<_> = scanned.notes.iter().map(|(file, _)| file.clone()).collect();
+            notes.sort();
+            (queries, notes)
+        }
+
+        fn entries(&self) -> Entries {
+            self.cache.load(std::slice::from_ref(&self.dir))
+        }
+
+        /// As if the cache had observed every file long after it was written: metadata is
+        /// trusted from now on (the tests then wait out the file system's timestamp tick before
+        /// each change, which the racy window covers in real runs).
+        fn observed_long_after(&self) {
+            let mut entries = self.entries();
+            assert!(!entries.files.is_empty(), "the first scan filled the cache");
+            entries.observed = Stamp::of_now_plus(Duration::from_secs(3600));
+            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+        }
+
+        /// Makes the cache believe `name`'s current metadata is what it saw when it read it.
+        fn forge_metadata(&self, name: &str) {
+            let mut entries = self.entries();
+            let key = self.path(name).as_os_str().as_bytes().to_vec();
+            let stat = Stat::of(&std::fs::metadata(self.path(name)).unwrap());
+            entries.files.get_mut(&key).unwrap().stat = stat;
+            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+        }
+    }
+
+    use super::super::scan_cache::Stamp;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn query(file: &str, table: &str) -> (String, String) {
+        (file.to_string(), format!("SELECT id FROM {table} WHERE id = $1"))
+    }
+
+    fn tick() {
+        std::thread::sleep(Duration::from_millis(30));
+    }
+
+    #[test]
+    fn a_warm_scan_finds_what_a_cold_one_does() {
+        let app = App::new(&[("a.go", QUERY), ("b.go", NOTE), ("c.go", NONE)]);
+        let cold = app.scan();
+        assert_eq!(cold, (vec![query("a.go", "users")], vec!["b.go".to_string()]));
+        assert_eq!(app.entries().files.len(), 3, "every file has an entry, queries and note kept");
+        assert_eq!(app.scan(), cold, "racily clean: checked by content");
+        app.observed_long_after();
+        assert_eq!(app.scan(), cold, "served from the metadata");
+        let disabled = on_disk(std::slice::from_ref(&app.dir), &|p| p.file_name().unwrap().to_string_lossy().into());
+        assert_eq!(disabled.unwrap().queries.len(), 1);
+    }
+
+    #[test]
+    fn an_unchanged_file_is_not_read_and_one_with_queries_is_not_parsed() {
+        let app = App::new(&[("a.go", QUERY), ("c.go", NONE)]);
+        app.scan();
+        tick();
+        // c.go gains a query the cache cannot know of from metadata it is told is unchanged.
+        std::fs::write(app.path("c.go"), QUERY).unwrap();
+        app.forge_metadata("c.go");
+        // a.go's stored queries are its own only while its text is what was parsed.
+        std::fs::write(app.path("a.go"), OTHER).unwrap();
+        app.forge_metadata("a.go");
+        app.observed_long_after();
+        assert_eq!(app.scan().0, vec![query("a.go", "teams")], "a.go read and its digest checked; c.go not read");
+    }
+
+    #[test]
+    fn a_racily_clean_file_is_read_again() {
+        // git's case: written again within the timestamp tick of the read, so its metadata is
+        // what the cache recorded (forged here: the race is hard to time).
+        let app = App::new(&[("a.go", NONE)]);
+        assert_eq!(app.scan().0, vec![]);
+        std::fs::write(app.path("a.go"), QUERY).unwrap();
+        app.forge_metadata("a.go");
+        assert_eq!(app.scan().0, vec![query("a.go", "users")]);
+        // Checked by content and found unchanged, it is recorded as observed by this run, so
+        // that once its timestamps are old enough it is trusted on them again.
+        let first = app.entries().observed;
+        tick();
+        assert_eq!(app.scan().0, vec![query("a.go", "users")]);
+        assert!(app.entries().observed > first, "observed again");
+    }
+
+    /// `text` with a comment that makes it as long as [`QUERY`].
+    fn as_long_as_query(text: &str) -> String {
+        let padding = QUERY.len() - text.len() - 3;
+        format!("{text}//{}\n", "x".repeat(padding))
+    }
+
+    fn set_modified(path: &Path, to: SystemTime) {
+        std::fs::File::options().append(true).open(path).unwrap().set_modified(to).unwrap();
+    }
+
+    #[test]
+    fn a_changed_file_is_always_read_again() {
+        // The files without queries are the ones trusted on their metadata alone, so each change
+        // turns one into a file with a query, keeping its size.
+        let none = as_long_as_query(NONE);
+        assert_eq!(none.len(), QUERY.len());
+        let app = App::new(&[("a.go", &none), ("b.go", NOTE), ("c.go", &none), ("d.go", &none), ("e.go", &none)]);
+        let changed = |app: &App| {
+            app.observed_long_after();
+            tick();
+        };
+        assert_eq!(app.scan(), (vec![], vec!["b.go".to_string()]));
+        changed(&app);
+        // Edited, same size.
+        std::fs::write(app.path("a.go"), QUERY).unwrap();
+        assert_eq!(app.scan().0, vec![query("a.go", "users")]);
+        changed(&app);
+        // Edited, same size, its modification time set back (the change time tells).
+        let before = std::fs::metadata(app.path("c.go")).unwrap().modified().unwrap();
+        std::fs::write(app.path("c.go"), OTHER).unwrap();
+        set_modified(&app.path("c.go"), before);
+        assert_eq!(std::fs::metadata(app.path("c.go")).unwrap().modified().unwrap(), before);
+        assert_eq!(app.scan().0, vec![query("a.go", "users"), query("c.go", "teams")]);
+        changed(&app);
+        // Touched: read again, found the same.
+        set_modified(&app.path("d.go"), SystemTime::now());
+        assert_eq!(app.scan(), (vec![query("a.go", "users"), query("c.go", "teams")], vec!["b.go".to_string()]));
+        changed(&app);
+        // Renamed: found under its new name only.
+        std::fs::rename(app.path("a.go"), app.path("f.go")).unwrap();
+        assert_eq!(app.scan().0, vec![query("c.go", "teams"), query("f.go", "users")]);
+        changed(&app);
+        // Another file renamed over one (same size, modification time copied: the inode tells).
+        std::fs::write(app.path("new.tmp"), QUERY).unwrap();
+        set_modified(&app.path("new.tmp"), std::fs::metadata(app.path("e.go")).unwrap().modified().unwrap());
+        std::fs::rename(app.path("new.tmp"), app.path("e.go")).unwrap();
+        let found = vec![query("c.go", "teams"), query("e.go", "users"), query("f.go", "users")];
+        assert_eq!(app.scan().0, found);
+        changed(&app);
+        // Deleted: its note goes with it.
+        std::fs::remove_file(app.path("b.go")).unwrap();
+        assert_eq!(app.scan(), (found, vec![]));
+        assert_eq!(app.entries().files.len(), 4, "c.go, d.go, e.go, f.go");
+    }
+
+    #[test]
+    fn a_corrupt_cache_is_ignored_and_written_afresh() {
+        let app = App::new(&[("a.go", QUERY), ("b.go", NOTE)]);
+        let cold = app.scan();
+        let file = app.cache.file(std::slice::from_ref(&app.dir)).unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        for corrupt in [bytes[..bytes.len() / 2].to_vec(), b"garbage".to_vec(), Vec::new(), {
+            let mut flipped = bytes.clone();
+            let last = flipped.len() - 1;
+            flipped[last] ^= 0xff;
+            flipped
+        }] {
+            std::fs::write(&file, &corrupt).unwrap();
+            assert_eq!(app.scan(), cold);
+            assert_eq!(app.entries().files.len(), 2, "written afresh");
+        }
+    }
+
+    #[test]
+    fn a_disabled_cache_writes_nothing() {
+        let app = App::new(&[("a.go", QUERY)]);
+        let display = |p: &Path| p.display().to_string();
+        on_disk_cached(std::slice::from_ref(&app.dir), &display, &ScanCache::disabled()).unwrap();
+        assert!(!app.cache.file(std::slice::from_ref(&app.dir)).unwrap().exists());
+    }
 }

@@ -23,6 +23,7 @@ pub mod code_scan;
 pub mod listing;
 mod parsed;
 mod query;
+pub mod scan_cache;
 pub mod sql_files;
 pub mod sqlc;
 pub mod workload;

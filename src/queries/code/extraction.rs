@@ -1,6 +1,8 @@
 //! What a host file yields: the SQL at its database calls with a map back to the host's lines
 //! and columns, and what could not be read.
 
+use serde::{Deserialize, Serialize};
+
 /// What one host file yielded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction {
@@ -11,8 +13,9 @@ pub struct Extraction {
     pub skipped: Vec<Skipped>,
 }
 
-/// One SQL statement (or several, as the driver sends them) found in a host file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
+/// the code scan cache keeps a file's queries so that an unchanged file is not parsed again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbeddedQuery {
     /// The SQL as the driver receives it, escapes resolved and compile-time concatenations
     /// joined; placeholders as the driver's style writes them (`$1`, `?`, `:name`, `#{x}`);
@@ -27,7 +30,7 @@ pub struct EmbeddedQuery {
 }
 
 /// A 1-based line and column (in characters) in the host file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct HostPosition {
     pub line: usize,
     pub column: usize,
@@ -43,12 +46,12 @@ impl Extraction {
 /// stand one for one on the host's text from `start` on (a literal's text between escapes).
 /// A byte outside every run (an escape's result, a joined `+`) takes the position of the run
 /// before it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceMap {
     pub(super) runs: Vec<Run>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Run {
     pub(super) sql_start: usize,
     pub(super) start: HostPosition,

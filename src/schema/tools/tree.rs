@@ -339,7 +339,7 @@ fn unlocked<T>(mutex: std::sync::Mutex<T>) -> T {
 }
 
 /// Whether this process can start a thread with the default stack, as the parallel walker does.
-fn can_start_a_thread() -> bool {
+pub fn can_start_a_thread() -> bool {
     std::thread::Builder::new().spawn(|| {}).is_ok_and(|thread| thread.join().is_ok())
 }
 
