@@ -186,3 +186,155 @@ fn query_rules_agree_with_postgresql_plans() {
         server.shutdown(false).await.expect("shutdown");
     });
 }
+
+/// Runs, as hatchet's and listmonk's tables hold them: timestamptz and timestamp columns, an
+/// enum, an index led by a tenant.
+const RUNS: &str = "
+CREATE TYPE run_state AS ENUM ('on', 'off');
+CREATE TABLE runs (id bigint PRIMARY KEY, tenant_id uuid, inserted_at timestamptz, local_at timestamp,
+    state run_state, email text, heartbeat_at timestamptz);
+CREATE INDEX runs_inserted ON runs (inserted_at);
+CREATE INDEX runs_local ON runs (local_at);
+CREATE INDEX runs_state ON runs (state);
+CREATE INDEX runs_email ON runs (email);
+CREATE INDEX runs_tenant_heartbeat ON runs (tenant_id, heartbeat_at);
+";
+
+fn fact<'f>(finding: &'f Finding, name: &str) -> Option<&'f str> {
+    finding.facts.iter().find(|f| f.name == name).map(|f| f.value.as_str())
+}
+
+/// The `CREATE INDEX …;` a help suggests, if it suggests one.
+fn suggested_index(finding: &Finding) -> Option<String> {
+    let at = finding.help.find("CREATE INDEX")?;
+    let end = finding.help[at..].find(';').map(|e| at + e + 1).unwrap_or(finding.help.len());
+    Some(finding.help[at..end].to_string())
+}
+
+#[test]
+fn optional_filters_and_expression_indexes_agree_with_postgresql() {
+    require_postgres();
+    runtime().block_on(async {
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_optional", None).await.expect("create");
+        let client = server.connect("sluice_test_optional").await.expect("connect");
+        client.batch_execute(RUNS).await.expect("schema");
+        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+
+        // 1. An optional filter, `$1 IS NULL OR …`. Planned for the parameter's value (a custom
+        // plan: every unnamed statement, and a prepared one while custom plans cost less),
+        // PostgreSQL folds the test away: the bare column is an Index Cond, the wrapped one is
+        // not. A generic plan searches no index for the filter, wrapped or bare.
+        let wrapped = "SELECT id FROM runs WHERE ($1::text IS NULL OR lower(email) = $1)";
+        let bare = "SELECT id FROM runs WHERE ($1::text IS NULL OR email = $1)";
+        client
+            .batch_execute(&format!("PREPARE wrapped(text) AS {wrapped}; PREPARE bare(text) AS {bare};"))
+            .await
+            .expect("prepare");
+        client.batch_execute("SET plan_cache_mode = force_custom_plan").await.expect("custom");
+        assert!(searches(&client, "EXECUTE bare('ada')", "runs_email", "email =").await);
+        assert!(index_conditions(&client, "EXECUTE wrapped('ada')").await.is_empty());
+        client.batch_execute("SET plan_cache_mode = force_generic_plan").await.expect("generic");
+        assert!(index_conditions(&client, "EXECUTE bare('ada')").await.is_empty());
+        assert!(index_conditions(&client, "EXECUTE wrapped('ada')").await.is_empty());
+        client.batch_execute("SET plan_cache_mode = force_custom_plan").await.expect("custom");
+        // Sluice: an error (the custom plan is PostgreSQL's usual one), which says the filter is optional …
+        let found = sluice(&[RUNS], wrapped);
+        assert_eq!(errors(&found).len(), 1, "{found:#?}");
+        let finding = errors(&found)[0];
+        assert!(finding.message.contains("runs_email"), "{}", finding.message);
+        assert!(finding.message.contains("the filter is optional, `$1::TEXT IS NULL OR …`"), "{}", finding.message);
+        assert!(finding.message.contains("a generic plan uses no index"), "{}", finding.message);
+        assert_eq!(fact(finding, "optional filter"), Some("$1::TEXT IS NULL"));
+        // … and the expression index it suggests is one PostgreSQL creates and then uses.
+        let create = suggested_index(finding).expect("an expression index suggested");
+        client.batch_execute(&create).await.unwrap_or_else(|e| panic!("{create}: {e}"));
+        assert!(searches(&client, "EXECUTE wrapped('ada')", "runs_lower_idx", "lower(email) =").await);
+        assert!(sluice(&[RUNS, &create], wrapped).is_empty());
+        assert!(sluice(&[RUNS], bare).is_empty());
+
+        // hatchet's ListWorkers: a status computed with now() behind an optional filter. In a
+        // custom plan the CASE keeps heartbeat_at out of the index search the bare comparison
+        // gets; no expression index can hold now().
+        let case = "SELECT id FROM runs WHERE tenant_id = $1 AND ($2::text[] IS NULL OR CASE WHEN heartbeat_at IS NULL \
+                    OR heartbeat_at <= now() - interval '5 seconds' THEN 'INACTIVE' ELSE 'ACTIVE' END = ANY($2::text[]))";
+        let rewritten = "SELECT id FROM runs WHERE tenant_id = $1 AND ($2::text[] IS NULL OR heartbeat_at > now() - interval '5 seconds')";
+        client
+            .batch_execute(&format!("PREPARE by_case(uuid, text[]) AS {case}; PREPARE by_bound(uuid, text[]) AS {rewritten};"))
+            .await
+            .expect("prepare");
+        let args = "('6f1c1fb7-1c52-4a45-94a9-6cd9a7d0d001', ARRAY['ACTIVE'])";
+        assert!(!searches(&client, &format!("EXECUTE by_case{args}"), "runs_tenant_heartbeat", "heartbeat_at").await);
+        assert!(searches(&client, &format!("EXECUTE by_bound{args}"), "runs_tenant_heartbeat", "heartbeat_at >").await);
+        let found = sluice(&[RUNS], case);
+        let on_heartbeat: Vec<&Finding> =
+            errors(&found).into_iter().filter(|f| fact(f, "column") == Some("runs.heartbeat_at")).collect();
+        assert_eq!(on_heartbeat.len(), 1, "{found:#?}");
+        assert!(on_heartbeat[0].message.contains("the filter is optional"), "{}", on_heartbeat[0].message);
+        assert!(suggested_index(on_heartbeat[0]).is_none(), "{}", on_heartbeat[0].help);
+        assert!(on_heartbeat[0].help.contains("now()"), "{}", on_heartbeat[0].help);
+        let expression = fact(on_heartbeat[0], "expression").expect("expression");
+        let refused = client.batch_execute(&format!("CREATE INDEX ON runs (({expression}))")).await;
+        assert!(format!("{:?}", refused.expect_err(expression)).contains("must be marked IMMUTABLE"));
+
+        // 2. Never an index PostgreSQL refuses. Each expression: PostgreSQL's verdict on the
+        // index, and Sluice's help — the index when PostgreSQL takes it (and then plans with it),
+        // the bare column against converted bounds when it refuses.
+        for (query, fixed) in [
+            (
+                "SELECT id FROM runs WHERE inserted_at::date = '2024-01-01'",
+                "SELECT id FROM runs WHERE inserted_at >= '2024-01-01' AND inserted_at < '2024-01-02'",
+            ),
+            ("SELECT id FROM runs WHERE state::text = 'on'", "SELECT id FROM runs WHERE state = 'on'"),
+            (
+                "SELECT id FROM runs WHERE date_trunc('day', inserted_at) = '2024-01-01'",
+                "SELECT id FROM runs WHERE inserted_at >= '2024-01-01' AND inserted_at < '2024-01-02'",
+            ),
+            (
+                "SELECT id FROM runs WHERE inserted_at + interval '1 day' > '2024-01-01'",
+                "SELECT id FROM runs WHERE inserted_at > timestamptz '2024-01-01' - interval '1 day'",
+            ),
+        ] {
+            let found = sluice(&[RUNS], query);
+            assert_eq!(errors(&found).len(), 1, "{query}: {found:#?}");
+            let finding = errors(&found)[0];
+            assert!(suggested_index(finding).is_none(), "{query}: {}", finding.help);
+            assert!(finding.help.contains("PostgreSQL accepts only IMMUTABLE index expressions"), "{}", finding.help);
+            let expression = fact(finding, "expression").expect("expression");
+            let refused = client.batch_execute(&format!("CREATE INDEX ON runs (({expression}))")).await;
+            let error = format!("{:?}", refused.expect_err(expression));
+            assert!(error.contains("must be marked IMMUTABLE"), "{expression}: {error}");
+            // The fix the help gives: the bare column, searched by its index.
+            let column = fact(finding, "column").expect("column").trim_start_matches("runs.").to_string();
+            let conditions = index_conditions(&client, fixed).await;
+            assert!(conditions.iter().any(|(_, c)| c.contains(&column)), "{fixed}: {conditions:?}");
+            assert!(sluice(&[RUNS], fixed).is_empty(), "{fixed}");
+        }
+        for query in [
+            "SELECT id FROM runs WHERE local_at::date = '2024-01-01'",
+            "SELECT id FROM runs WHERE date_trunc('day', local_at) = '2024-01-01'",
+            "SELECT id FROM runs WHERE (inserted_at AT TIME ZONE 'UTC')::date = '2024-01-01'",
+            "SELECT id FROM runs WHERE state::text || email = 'x'",
+        ] {
+            let found = sluice(&[RUNS], query);
+            let Some(finding) = errors(&found).into_iter().next() else { panic!("{query}: {found:#?}") };
+            match suggested_index(finding) {
+                Some(create) => {
+                    client.batch_execute(&create).await.unwrap_or_else(|e| panic!("{create}: {e}"));
+                    let conditions = index_conditions(&client, query).await;
+                    assert!(!conditions.is_empty(), "{create} serves {query}: {conditions:?}");
+                    assert!(sluice(&[RUNS, &create], query).is_empty(), "{create}");
+                }
+                None => {
+                    let expression = fact(finding, "expression").expect("expression");
+                    let refused = client.batch_execute(&format!("CREATE INDEX ON runs (({expression}))")).await;
+                    assert!(refused.is_err(), "{query}: PostgreSQL takes {expression}, Sluice says {}", finding.help);
+                }
+            }
+        }
+
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}

@@ -6,7 +6,7 @@ use crate::finding::{Finding, Severity};
 use crate::policy::index_usage::{IndexScans, IndexUsage};
 use crate::queries::Source;
 use crate::schema::Index;
-use crate::sql::ddl::{AlterAction, Ddl, IndexKey, ObjectKind};
+use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, ObjectKind};
 use crate::sql::query::{canonical_expression, predicate_uses};
 
 pub struct DropIndexInUse;
@@ -18,7 +18,10 @@ pub static META: RuleMeta = RuleMeta {
     summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
-index on the table leads with it. Names the query's file and line. In `sluice check` this is the one finding \
+index on the table leads with it. An index (or a PRIMARY KEY or UNIQUE constraint) led by the same key that the \
+same file creates later, before the drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps \
+every query waiting until then (crates.io's and ente's migrations); created outside that transaction, the finding \
+stays and says so. Names the query's file and line. In `sluice check` this is the one finding \
 for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
 plan regression) is folded into it rather than reported a second time on the query. With production's \
 workload (`[queries] workload`) its entries are users too, named busiest first with their rate; with its \
@@ -73,6 +76,49 @@ fn dropped<'s>(cx: &Context<'s>) -> Vec<&'s Index> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// An index created later in the dropping file, on the same table and led by the same key.
+struct Replacement {
+    line: usize,
+    /// Created before the drop's transaction commits: PostgreSQL's lock on the dropped index
+    /// keeps every query waiting until then, so none runs without an index (crates.io's BRIN
+    /// recreation, ente's `DROP CONSTRAINT … ADD CONSTRAINT UNIQUE` in one transaction).
+    same_transaction: bool,
+}
+
+fn replacement_later(cx: &Context, dropped: &Index, leading: &IndexKey) -> Option<Replacement> {
+    let super::context::Role::Migration(state) = cx.role else { return None };
+    let mut same_transaction = state.in_transaction();
+    let after = cx.file.parsed.statements.iter().filter(|s| s.span.start >= cx.statement.span.end);
+    for statement in after {
+        let leads = match &statement.ddl {
+            Ddl::Commit | Ddl::Rollback => {
+                same_transaction = false;
+                false
+            }
+            Ddl::CreateIndex(create) => {
+                create.table == dropped.table && create.predicate.is_none() && create.keys.first() == Some(leading)
+            }
+            Ddl::AlterTable { table, actions, .. } => {
+                table == &dropped.table
+                    && actions.iter().any(|a| match a {
+                        AlterAction::AddConstraint(c) => match &c.kind {
+                            ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } => {
+                                matches!(leading, IndexKey::Column(l) if columns.first() == Some(l))
+                            }
+                            _ => false,
+                        },
+                        _ => false,
+                    })
+            }
+            _ => false,
+        };
+        if leads {
+            return Some(Replacement { line: statement.span.line, same_transaction });
+        }
+    }
+    None
 }
 
 /// Where a query or view compares the index's leading key in a way the index can serve.
@@ -173,6 +219,10 @@ impl Rule for DropIndexInUse {
             if replaced {
                 continue;
             }
+            let later = replacement_later(cx, index, leading);
+            if let Some(Replacement { same_transaction: true, .. }) = later {
+                continue;
+            }
             let users = users(cx, &index.table, leading);
             let scans = usage.and_then(|u| Some((u, u.get(&index.name)?)));
             let finding = match (users.first(), scans) {
@@ -188,6 +238,12 @@ impl Rule for DropIndexInUse {
                         leading.display(),
                         first.said(),
                     );
+                    if let Some(Replacement { line, .. }) = later {
+                        message.push_str(&format!(
+                            "; the index at line {line} replaces it, but outside the drop's transaction: until it \
+                             is built, those queries run without one"
+                        ));
+                    }
                     let mut severity = META.severity;
                     match scans {
                         Some((usage, scans)) if scans.idx_scan > 0 => {
@@ -280,6 +336,43 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
         ]);
         assert_eq!(found.len(), 1);
         assert!(found[0].message.contains("queries/daily.sql:3"), "{}", found[0].message);
+    }
+
+    #[test]
+    fn a_replacement_later_in_the_same_transaction_is_no_drop() {
+        // crates.io's BRIN recreation of a date index and ente's `DROP CONSTRAINT … ADD
+        // CONSTRAINT UNIQUE` with the same leading column, each in one transaction: no query
+        // runs between the drop and the commit without an index (the drop's lock holds them).
+        let query = ("queries/q.sql", "SELECT region FROM reports WHERE day > $1 AND code = $2;");
+        for migration in [
+            "BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX reports_day_brin ON reports USING brin (day);\nCOMMIT;",
+            "BEGIN;\nALTER TABLE reports DROP CONSTRAINT reports_code_key;\nALTER TABLE reports ADD CONSTRAINT reports_code_region UNIQUE (code, region);\nCOMMIT;",
+        ] {
+            let found = flagged(&[("001.sql", BASE), query, ("002.sql", migration)]);
+            assert!(found.is_empty(), "{migration}: {found:#?}");
+        }
+        // Outside a transaction the queries run without an index until the replacement is built.
+        let found = flagged(&[
+            ("001.sql", BASE),
+            query,
+            ("002.sql", "DROP INDEX reports_day;\nCREATE INDEX reports_day_brin ON reports USING brin (day);"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("the index at line 2 replaces it, but outside"), "{}", found[0].message);
+        // A COMMIT before the replacement ends the drop's transaction.
+        let found = flagged(&[
+            ("001.sql", BASE),
+            query,
+            ("002.sql", "BEGIN;\nDROP INDEX reports_day;\nCOMMIT;\nCREATE INDEX reports_day_2 ON reports (day);"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        // A partial index, or one led by another column, replaces nothing.
+        let found = flagged(&[
+            ("001.sql", BASE),
+            query,
+            ("002.sql", "BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX r2 ON reports (region, day);\nCREATE INDEX r3 ON reports (day) WHERE code IS NULL;\nCOMMIT;"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
     }
 
     #[test]

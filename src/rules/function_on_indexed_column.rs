@@ -1,6 +1,7 @@
 use super::{Context, Role, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
+use crate::schema::immutability::index_refusal;
 use crate::schema::Index;
 use crate::sql::ddl::{Ddl, IndexKey};
 use crate::sql::parse::parse_file;
@@ -25,15 +26,24 @@ leaves the column as it is — to its own type (`\"tenantId\"::uuid` on a uuid c
 against PostgreSQL 15's plans). A column that is not its index's leading key is an error only when the query \
 constrains the keys before it; otherwise the index could not be searched for the bare column either (PostgreSQL \
 documentation, 11.3 Multicolumn Indexes), and an info finding says so. The statement inside `PREPARE … AS` and \
-`EXPLAIN` is the one checked.",
+`EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
+`sqlc.narg(x) IS NULL OR …`) is still an error, and says so: planned for the parameter's value (a custom plan, \
+which PostgreSQL makes for every unnamed statement and for a prepared one while custom plans cost less), the test \
+folds away and the wrapper is what keeps the index out; a generic plan searches no index for such a filter, \
+wrapped or bare, which no rewrite of the wrapper changes, so that alone is not reported. The help suggests an \
+expression index only when PostgreSQL would accept it: index expressions must be IMMUTABLE (documentation, \
+CREATE INDEX), and a cast of a timestamptz to date, `date_trunc` on a timestamptz, timestamptz ± interval, an \
+enum's cast to text, `now()` or a parameter are not; then it gives the real fix, the bare column against \
+converted bounds.",
     why: "PostgreSQL can only use a B-tree index for a predicate on the indexed value itself. Wrap the column \
 and the planner falls back to scanning: in the transit incident, `convert_timezone(service_timezone, \
 departure_time) BETWEEN $1 AND $2` made the index on `stop_times (route_id, service_date, departure_time)` \
 useless for the time range. Tests ran on 12% of production data; at the morning peak a 42 ms query took 11 s, \
 pools of 40 connections emptied and 81% of requests failed.",
     fix: "Compare the bare column and move the computation to the other side (compute the UTC bounds of the \
-window first and compare `departure_time` to them), or, when the expression is what you must compare, add an \
-expression index on exactly that expression (`CREATE INDEX CONCURRENTLY … ON t ((lower(email)))`).",
+window first and compare `departure_time` to them), or, when the expression is what you must compare and it is IMMUTABLE, add an \
+expression index on exactly that expression (`CREATE INDEX CONCURRENTLY … ON t ((lower(email)))`). A cast of a \
+timestamptz to date cannot be indexed: compare `created_at >= $1 AND created_at < $2` with the day's bounds.",
     bad: "\
 -- migration: 001_stop_times.sql
 CREATE TABLE stop_times (route_id bigint, service_date date, departure_time timestamp, service_timezone text);
@@ -78,19 +88,30 @@ impl Rule for FunctionOnIndexedColumn {
             let Some(defeated) = defeated_index(cx, u, &constrained) else { continue };
             seen.push((u.position, &u.column));
             let column = format!("{}.{}", u.table, u.column);
+            let refusal = index_refusal(&wrapping.expression, &u.table, cx.schema);
             let finding = match defeated {
                 Defeated::Index(index) => {
                     let message = format!(
-                        "`{column}` is wrapped in {} (`{}`), so index {} cannot serve this predicate",
+                        "`{column}` is wrapped in {} (`{}`), so index {} cannot serve this predicate{}",
                         wrapping.kind.describe(),
                         wrapping.written,
-                        index.describe()
+                        index.describe(),
+                        optional_note(u)
                     );
-                    let help = format!(
-                        "Compare the bare column `{}` and compute the other side first (for time zones: convert the \
-                         bounds, not the column), or add an expression index: CREATE INDEX CONCURRENTLY ON {} (({}));",
-                        u.column, u.table, wrapping.expression
-                    );
+                    let help = match &refusal {
+                        None => format!(
+                            "Compare the bare column `{}` and compute the other side first (for time zones: convert \
+                             the bounds, not the column), or add an expression index: CREATE INDEX CONCURRENTLY ON {} \
+                             (({}));",
+                            u.column, u.table, wrapping.expression
+                        ),
+                        Some(why) => format!(
+                            "Compare the bare column `{}` against bounds computed first (for a cast to date or a time \
+                             zone: `{} >= <start> AND {} < <end>`, the bounds converted, not the column). No expression \
+                             index can serve `{}`: PostgreSQL accepts only IMMUTABLE index expressions, and {why}.",
+                            u.column, u.column, u.column, wrapping.expression
+                        ),
+                    };
                     cx.finding_at(&META, u.position, message).help(help).fact("index", index.describe())
                 }
                 Defeated::NotLed { index, unconstrained } => {
@@ -103,20 +124,52 @@ impl Rule for FunctionOnIndexedColumn {
                         wrapping.written,
                         index.describe()
                     );
-                    let help = format!(
-                        "An index is searched from its leading columns. Constrain {leading} in the query as well, or \
-                         give the predicate an index of its own: led by `{}` (compared bare), or on the expression \
-                         (CREATE INDEX CONCURRENTLY ON {} (({})));",
-                        u.column, u.table, wrapping.expression
-                    );
+                    let help = match &refusal {
+                        None => format!(
+                            "An index is searched from its leading columns. Constrain {leading} in the query as well, \
+                             or give the predicate an index of its own: led by `{}` (compared bare), or on the \
+                             expression (CREATE INDEX CONCURRENTLY ON {} (({})));",
+                            u.column, u.table, wrapping.expression
+                        ),
+                        Some(why) => format!(
+                            "An index is searched from its leading columns. Constrain {leading} in the query as well, \
+                             or compare the bare column `{}` against bounds computed first and give it an index led \
+                             by it. No expression index can serve `{}`: PostgreSQL accepts only IMMUTABLE index \
+                             expressions, and {why}.",
+                            u.column, wrapping.expression
+                        ),
+                    };
                     let mut finding =
                         cx.finding_at(&META, u.position, message).help(help).fact("index", index.describe());
                     finding.severity = Severity::Info;
                     finding.fact("unconstrained leading columns", leading)
                 }
             };
-            out.push(finding.fact("column", column).fact("expression", wrapping.expression.clone()));
+            let mut finding = finding.fact("column", column).fact("expression", wrapping.expression.clone());
+            if let Some(why) = refusal {
+                finding = finding.fact("no expression index", why);
+            }
+            if let Some(test) = &u.optional {
+                finding = finding.fact("optional filter", test.clone());
+            }
+            out.push(finding);
         }
+    }
+}
+
+/// For a comparison in an optional filter (`$1 IS NULL OR …`), what is true of it: PostgreSQL
+/// folds the parameter test away in a plan made for the parameter's value — a custom plan, which
+/// it makes for every unnamed statement and for a prepared one while custom plans cost less than
+/// the generic one — and there the wrapper is what keeps the index out; a generic plan can use no
+/// index for the filter, wrapped or bare (both checked on PostgreSQL 15).
+fn optional_note(u: &ColumnUse) -> String {
+    match &u.optional {
+        None => String::new(),
+        Some(test) => format!(
+            " when the parameter is given (the filter is optional, `{test} OR …`: PostgreSQL folds the test away \
+             in a plan made for the parameter's value, and there the wrapper is what keeps the index out; a generic \
+             plan uses no index for an optional filter, wrapped or not)"
+        ),
     }
 }
 
@@ -304,7 +357,13 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
     #[test]
     fn computing_on_the_other_side_is_fine() {
         assert!(flagged("SELECT id FROM users WHERE created_at > now() - interval '1 day';", "").is_empty());
-        assert_eq!(flagged("SELECT id FROM users WHERE created_at::date = $1;", "").len(), 1);
+        let cast = flagged("SELECT id FROM users WHERE created_at::date = $1;", "");
+        assert_eq!(cast.len(), 1);
+        // created_at is a timestamptz: PostgreSQL refuses `((created_at::date))` as not IMMUTABLE.
+        assert!(!cast[0].help.contains("CREATE INDEX"), "{}", cast[0].help);
+        assert!(cast[0].help.contains("from timestamptz to date is STABLE"), "{}", cast[0].help);
+        let lower = flagged("SELECT id FROM users WHERE lower(email) = $1;", "");
+        assert!(lower[0].help.contains("CREATE INDEX CONCURRENTLY ON users ((lower(email)));"), "{}", lower[0].help);
         assert_eq!(flagged("SELECT id FROM users WHERE created_at + interval '1 day' > now();", "").len(), 1);
     }
 

@@ -2,6 +2,7 @@
 
 pub mod cache;
 mod derive;
+pub mod immutability;
 pub mod migrations;
 mod model;
 pub mod naming;

@@ -711,9 +711,23 @@ impl Ddl {
     /// The statements whole-file rules read besides the one being checked, whose typed view
     /// is kept by `Statement::release`: transaction boundaries (`missing-lock-timeout` groups
     /// its findings by transaction) and views (`rename-table` looks for a compatibility view
-    /// later in the file). A rule that reads other statements of its file must add them here.
+    /// later in the file), and the indexes and keys `drop-index-in-use` looks for as a dropped
+    /// index's replacement later in the file. A rule that reads other statements of its file
+    /// must add them here.
     pub fn read_by_whole_file(&self) -> bool {
-        matches!(self, Ddl::Begin | Ddl::Commit | Ddl::Rollback | Ddl::CreateView { .. })
+        match self {
+            Ddl::Begin | Ddl::Commit | Ddl::Rollback | Ddl::CreateView { .. } | Ddl::CreateIndex(_) => true,
+            Ddl::AlterTable { actions, .. } => actions.iter().any(|a| {
+                matches!(
+                    a,
+                    AlterAction::AddConstraint(Constraint {
+                        kind: ConstraintKind::PrimaryKey { .. } | ConstraintKind::Unique { .. },
+                        ..
+                    })
+                )
+            }),
+            _ => false,
+        }
     }
 
     pub fn is_complete(&self) -> bool {

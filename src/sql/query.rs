@@ -120,6 +120,11 @@ pub struct ColumnUse {
     /// `None` when compared bare (an index can serve it).
     pub wrapped: Option<Wrapping>,
     pub position: Position,
+    /// The parameter test (`$1 IS NULL`) this comparison is an alternative to, when it sits in
+    /// an optional filter `($1 IS NULL OR …)`: PostgreSQL folds the test away in a plan made
+    /// for the parameter's value (a custom plan), and a generic plan can use no index for it.
+    #[serde(default)]
+    pub optional: Option<String>,
 }
 
 struct Relation {
@@ -163,6 +168,8 @@ struct Walker<'c> {
     /// Added to every line: the statement was parsed out of a larger text (a function body).
     line_offset: usize,
     uses: Vec<ColumnUse>,
+    /// The parameter test of the optional filter the current term sits in (see [`ColumnUse::optional`]).
+    optional: Option<String>,
 }
 
 fn position(expr: &Expr, line_offset: usize) -> Position {
@@ -249,6 +256,17 @@ fn columns_in(expr: &Expr, out: &mut Vec<Vec<String>>) {
         Expr::Tuple(items) => items.iter().for_each(|i| columns_in(i, out)),
         _ => {}
     }
+}
+
+/// `$1 IS NULL` (or `sqlc.narg(x)::text[] IS NULL`, a cast of the parameter), as written:
+/// the test of an optional filter.
+fn parameter_null_test(expr: &Expr) -> Option<String> {
+    let Expr::IsNull(tested) = strip(expr) else { return None };
+    let mut tested = strip(tested);
+    while let Expr::Cast { expr, .. } = tested {
+        tested = strip(expr);
+    }
+    matches!(tested, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_))).then(|| strip(expr).to_string())
 }
 
 fn is_arithmetic(op: &BinaryOperator) -> bool {
@@ -427,18 +445,29 @@ impl Walker<'_> {
     /// With a stack of its own, left to right: a WHERE of 50,000 terms is a tree that deep, and
     /// each term is looked at once.
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
-        let mut pending = vec![expr];
-        while let Some(expr) = pending.pop() {
+        let outer = self.optional.clone();
+        let mut pending = vec![(expr, outer.clone())];
+        while let Some((expr, optional)) = pending.pop() {
             match expr {
-                Expr::Nested(e) => pending.push(e),
-                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push(expr),
-                Expr::BinaryOp { left, op: BinaryOperator::And | BinaryOperator::Or, right } => {
-                    pending.push(right);
-                    pending.push(left);
+                Expr::Nested(e) => pending.push((e, optional)),
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional)),
+                Expr::BinaryOp { left, op: BinaryOperator::Or, right } => {
+                    let test = parameter_null_test(left).or_else(|| parameter_null_test(right));
+                    let optional = test.or(optional);
+                    pending.push((right, optional.clone()));
+                    pending.push((left, optional));
                 }
-                term => self.term(term, scope),
+                Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
+                    pending.push((right, optional.clone()));
+                    pending.push((left, optional));
+                }
+                term => {
+                    self.optional = optional;
+                    self.term(term, scope);
+                }
             }
         }
+        self.optional = outer;
     }
 
     /// One term of a predicate: a comparison, and the subqueries in it.
@@ -488,7 +517,13 @@ impl Walker<'_> {
 
         if let Some(parts) = column_parts(side) {
             if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
-                self.uses.push(ColumnUse { table, column, wrapped: None, position: position(side, self.line_offset) });
+                self.uses.push(ColumnUse {
+                    table,
+                    column,
+                    wrapped: None,
+                    position: position(side, self.line_offset),
+                    optional: self.optional.clone(),
+                });
             }
             return;
         }
@@ -509,6 +544,7 @@ impl Walker<'_> {
                     column,
                     wrapped: Some(wrapping.clone()),
                     position: position(side, self.line_offset),
+                    optional: self.optional.clone(),
                 });
             }
         }
@@ -534,7 +570,7 @@ impl Walker<'_> {
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
-    let mut walker = Walker { catalog, line_offset, uses: Vec::new() };
+    let mut walker = Walker { catalog, line_offset, uses: Vec::new(), optional: None };
     walker.statement(statement);
     walker.uses
 }
@@ -668,6 +704,22 @@ mod tests {
         assert_eq!(wrapped("PREPARE q AS SELECT 1 FROM users WHERE lower(email) = $1").len(), 1);
         assert_eq!(wrapped("EXPLAIN SELECT 1 FROM users WHERE lower(email) = $1").len(), 1);
         assert_eq!(wrapped("EXPLAIN (ANALYZE, BUFFERS) DELETE FROM users WHERE created_at::date = $1").len(), 1);
+    }
+
+    #[test]
+    fn marks_comparisons_behind_a_parameter_null_test() {
+        let optional = |sql: &str| -> Vec<(String, Option<String>)> {
+            uses(sql).into_iter().filter(|u| u.wrapped.is_some()).map(|u| (u.column, u.optional)).collect()
+        };
+        let sql = "SELECT 1 FROM users WHERE id = $1 AND ($2::text IS NULL OR lower(email) = $2)";
+        assert_eq!(optional(sql), vec![("email".to_string(), Some("$2::TEXT IS NULL".to_string()))]);
+        let sql = "SELECT 1 FROM users WHERE (lower(email) = $1 OR $1 IS NULL) AND created_at::date = $2";
+        assert_eq!(
+            optional(sql),
+            vec![("email".to_string(), Some("$1 IS NULL".to_string())), ("created_at".to_string(), None)]
+        );
+        // A column tested for NULL is not a parameter: the filter is not optional.
+        assert_eq!(optional("SELECT 1 FROM users WHERE email IS NULL OR lower(email) = $1")[0].1, None);
     }
 
     #[test]
