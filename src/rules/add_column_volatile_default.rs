@@ -58,21 +58,6 @@ UPDATE events SET public_id = gen_random_uuid() WHERE id BETWEEN 1 AND 10000 AND
     equivalents: "squawk: adding-field-with-default, adding-serial-primary-key-field; strong_migrations: add_column_default, add_column_generated_stored; eugene: E11",
 };
 
-/// SQL-standard value functions: written without parentheses, STABLE, not in `pg_proc` by these names.
-const SQL_VALUE_FUNCTIONS: &[&str] = &[
-    "current_timestamp",
-    "current_date",
-    "current_time",
-    "localtime",
-    "localtimestamp",
-    "current_user",
-    "current_role",
-    "session_user",
-    "user",
-    "current_catalog",
-    "current_schema",
-];
-
 /// Why a default is volatile — the first function it calls that is, with where that verdict
 /// comes from — or `None` when it is not.
 pub fn volatile_call(default: &Default, schema: &Schema) -> Option<String> {
@@ -98,7 +83,7 @@ pub fn volatile_call(default: &Default, schema: &Schema) -> Option<String> {
         }
         if is_builtin_volatile(function) {
             Some(format!("it calls {bare}(), which PostgreSQL marks VOLATILE"))
-        } else if catalog::volatility(bare).is_some() || SQL_VALUE_FUNCTIONS.contains(&bare) {
+        } else if catalog::volatility(bare).is_some() || catalog::SQL_VALUE_FUNCTIONS.contains(&bare) {
             None
         } else {
             Some(format!(

@@ -13,21 +13,6 @@ use crate::sql::ddl::Volatility;
 use crate::sql::names;
 use sqlparser::ast::{self, BinaryOperator, Expr};
 
-/// Written without parentheses and STABLE; not in `pg_proc` by these names.
-const SQL_VALUE_FUNCTIONS: &[&str] = &[
-    "current_timestamp",
-    "current_date",
-    "current_time",
-    "localtime",
-    "localtimestamp",
-    "current_user",
-    "current_role",
-    "session_user",
-    "user",
-    "current_catalog",
-    "current_schema",
-];
-
 const TEMPORAL: &[&str] = &["date", "time", "timetz", "timestamp", "timestamptz", "interval"];
 const TEXTUAL: &[&str] = &["text", "varchar", "bpchar", "name", "citext"];
 /// Built-in types whose text input and output functions are IMMUTABLE (PostgreSQL 15's
@@ -101,7 +86,7 @@ impl Reader<'_> {
             Expr::Interval(_) => None,
             Expr::Identifier(i) => {
                 let name = names::ident(i);
-                if SQL_VALUE_FUNCTIONS.contains(&name.as_str()) {
+                if catalog::SQL_VALUE_FUNCTIONS.contains(&name.as_str()) {
                     Some(format!("{name} is STABLE"))
                 } else if self.column_type(expr).is_some() {
                     None
@@ -177,7 +162,7 @@ impl Reader<'_> {
             (v, format!("which {}:{} creates as", origin.file, origin.line))
         } else if let Some((extension, v)) = self.schema.extension_function(&function) {
             (v, format!("which extension {extension} installs as"))
-        } else if SQL_VALUE_FUNCTIONS.contains(&bare.as_str()) {
+        } else if catalog::SQL_VALUE_FUNCTIONS.contains(&bare.as_str()) {
             (Volatility::Stable, "which is".into())
         } else if let Some(v) = catalog::volatility(&bare) {
             // date_trunc and date_part are STABLE only on timestamptz (PostgreSQL 15's pg_proc):

@@ -15,6 +15,22 @@
 use super::ddl::Volatility;
 use std::sync::OnceLock;
 
+/// SQL-standard value functions: written without parentheses, STABLE, not in `pg_proc` by
+/// these names.
+pub const SQL_VALUE_FUNCTIONS: &[&str] = &[
+    "current_timestamp",
+    "current_date",
+    "current_time",
+    "localtime",
+    "localtimestamp",
+    "current_user",
+    "current_role",
+    "session_user",
+    "user",
+    "current_catalog",
+    "current_schema",
+];
+
 const TABLE: &str = include_str!("builtin_functions.tsv");
 const EXTENSIONS: &str = include_str!("extension_functions.tsv");
 
