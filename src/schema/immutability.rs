@@ -27,12 +27,9 @@ const PLAIN: &[&str] = &[
 /// the first part of it that is not IMMUTABLE, or that an index cannot hold. `None` when
 /// PostgreSQL accepts it.
 pub fn index_refusal(expression: &str, table: &str, schema: &Schema) -> Option<String> {
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-        .try_with_sql(expression)
-        .and_then(|mut p| p.parse_expr());
-    match parsed {
-        Ok(expr) => Reader { table, schema }.refusal(&expr),
-        Err(_) => Some(format!("Sluice could not read `{expression}` to tell whether it is IMMUTABLE")),
+    match crate::sql::depth::parse_expression(expression) {
+        Some(expr) => Reader { table, schema }.refusal(&expr),
+        None => Some(format!("Sluice could not read `{expression}` to tell whether it is IMMUTABLE")),
     }
 }
 

@@ -45,10 +45,7 @@ pub fn is_transparent_cast(column_type: &str, target: &ast::DataType) -> bool {
 /// [`is_transparent_cast`]): the form in which an index expression and a query's compare
 /// equal when PostgreSQL's would (`upper(name::text)` and `upper(name)` on varchar).
 pub fn canonical_expression(expression: &str, table: &str, catalog: &dyn Catalog) -> String {
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-        .try_with_sql(expression)
-        .and_then(|mut p| p.parse_expr());
-    let Ok(mut expr) = parsed else { return expression.to_string() };
+    let Some(mut expr) = super::depth::parse_expression(expression) else { return expression.to_string() };
     let mut changed = false;
     let _ = ast::visit_expressions_mut(&mut expr, |e| {
         if let Expr::Cast { kind: ast::CastKind::Cast | ast::CastKind::DoubleColon, expr: inner, data_type, .. } = e {
