@@ -51,6 +51,12 @@ impl Postgres {
     }
 }
 
+impl Default for Postgres {
+    fn default() -> Postgres {
+        Postgres::new()
+    }
+}
+
 /// The keywords PostgreSQL does not take as a bare column label: `SELECT 1 day` and `INSERT …
 /// SELECT 1 ON CONFLICT …` read no alias (the first is an error), `SELECT 1 AS day` does. Every
 /// other word, keyword or not, may follow a select item as its alias (`SELECT m.sort sort`,
