@@ -44,8 +44,8 @@ impl Postgres {
     }
 
     /// This dialect without the shortcut through common expressions: `PostgreSqlDialect` but for
-    /// the deliberate bare-alias answer. Debug builds parse every statement with it as well and require
-    /// the same result, so the shortcut can change nothing.
+    /// the deliberate bare-alias answer. Debug builds parse every statement with it as well and
+    /// require the same result, so the shortcut can change nothing.
     pub const fn reference() -> Postgres {
         Postgres { inner: PostgreSqlDialect {}, shortcut: false }
     }
