@@ -17,13 +17,29 @@ pub static META: RuleMeta = RuleMeta {
     id: "drop-index-in-use",
     severity: Severity::Error,
     category: Category::Incident,
-    summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
+    summary: "An index is dropped while a query or view filters on its leading column and no other index serves it",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
-index on the table leads with it. An index (or a PRIMARY KEY or UNIQUE constraint) led by the same key that the \
-same file creates later, before the drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps \
-every query waiting until then (crates.io's and ente's migrations); created outside that transaction, the finding \
-stays and says so. Names the query's file and line. In `sluice check` this is the one finding \
+index can be searched for it. Another index serves the query when it has the column among its keys and the query \
+compares every key before it by equality (`=`, `IN`, `= ANY`, `IS NULL`, a join's `=`): PostgreSQL's B-tree search \
+narrows through equalities on a prefix of the keys, then the column by equality or a range; a range (or `<>`, or a \
+comparison under NOT) on a key before it leaves the column unsearched (PostgreSQL documentation, 11.3 \
+Multicolumn Indexes); a partial index counts only when the query implies its predicate (11.8) — the same \
+reasoning as `function-on-indexed-column` (crates.io's `unique_num (crate_id, num)` serves `versions.num = … AND \
+versions.crate_id = crates.id`). A join equality `t.col = other.key` is also served when `other.key` has an index \
+and the query reaches `t` through an index on a key it compares with a value (`crate_owners.crate_id = $1`): \
+the planner finds those rows first and probes the other side's index with each (a nested loop). The other side's \
+index alone is not enough: with nothing else narrowing `t`, driving the join from it reads `t` whole. An index \
+(or a PRIMARY KEY or UNIQUE constraint) that serves the query and that the same file creates later, before the \
+drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps every query waiting until then \
+(crates.io's and ente's migrations); created outside that transaction, the finding stays and says so. The queries \
+run against the schema the history ends with: in `sluice lint` (the whole history), a query that an index created \
+by a later migration serves at the end of the history does not need the dropped one (crates.io dropped `UNIQUE \
+(name)` in 2014 and indexed `name` again in 2018), unless production's index usage shows the dropped index still \
+scanned (the drop has not run there yet); in `sluice check` (the change's migrations), such a restore leaves a \
+window, from the drop until the later migration has built the index, in which the queries run without one: the \
+finding stays and names the restoring index. When Sluice cannot tell (a query it cannot read again), the finding \
+stays. Names the query's file and line. In `sluice check` this is the one finding \
 for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
 plan regression) is folded into it rather than reported a second time on the query. With production's \
 workload (`[queries] workload`) its entries are users too, named busiest first with their rate; with its \
@@ -33,8 +49,9 @@ before the snapshot unused (info) (docs/workload.md).",
     why: "The planner silently falls back to scanning the table. In the reporting incident a migration dropped an \
 index a reporting query needed; with no timeouts, the queries piled up and a 20-connection pool was gone in \
 45 seconds.",
-    fix: "Keep the index, or first create its replacement (`CREATE INDEX CONCURRENTLY` on the same leading \
-column) in an earlier migration, or change the query in the same pull request so it no longer needs it.",
+    fix: "Keep the index, or first create its replacement (`CREATE INDEX CONCURRENTLY` led by the same column, or by \
+columns the query compares by equality and then it) in an earlier migration, deployed before the drop, or change the \
+query in the same pull request so it no longer needs it.",
     bad: "\
 -- migration: 001_reports.sql
 CREATE TABLE daily_reports (id bigint PRIMARY KEY, day date NOT NULL, region text NOT NULL, total numeric);
