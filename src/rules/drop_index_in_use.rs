@@ -9,6 +9,7 @@ use crate::schema::index_search::{same_key, Constrained, IndexShape};
 use crate::schema::{Index, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, ObjectKind};
 use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 pub struct DropIndexInUse;
@@ -17,7 +18,7 @@ pub static META: RuleMeta = RuleMeta {
     id: "drop-index-in-use",
     severity: Severity::Error,
     category: Category::Incident,
-    summary: "An index is dropped while a query or view filters on its leading column and no other index serves it",
+    summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
 index can be searched for it. Another index serves the query when it has the column among its keys and the query \
@@ -35,7 +36,8 @@ drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps 
 (crates.io's and ente's migrations); created outside that transaction, the finding stays and says so. The queries \
 run against the schema the history ends with: in `sluice lint` (the whole history), a query that an index created \
 by a later migration serves at the end of the history does not need the dropped one (crates.io dropped `UNIQUE \
-(name)` in 2014 and indexed `name` again in 2018), unless production's index usage shows the dropped index still \
+(name)` in 2014 and indexed `name` again in 2018) — an index whose statement PostgreSQL or the tool refuses \
+(`concurrently-in-transaction`, `runner-rejects-migration`) restores nothing — unless production's index usage shows the dropped index still \
 scanned (the drop has not run there yet); in `sluice check` (the change's migrations), such a restore leaves a \
 window, from the drop until the later migration has built the index, in which the queries run without one: the \
 finding stays and names the restoring index. When Sluice cannot tell (a query it cannot read again), the finding \
@@ -513,12 +515,22 @@ impl Rule for DropIndexInUse {
     }
 
     fn finish_history(&self, end: &Schema, facts: &Facts, findings: &mut Vec<Finding>) {
+        // Statements PostgreSQL or the migration tool refuses create nothing: an index they
+        // build at the end of the history restores nothing (the fixtures' `CREATE INDEX
+        // CONCURRENTLY` inside a transaction).
+        let refusing = [super::concurrently_in_transaction::META.id, super::runner_rejects_migration::META.id];
+        let refused: BTreeSet<(String, usize)> = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && refusing.contains(&f.rule.as_str()))
+            .map(|f| (f.file.clone(), f.line))
+            .collect();
+        let history = History { end, facts, refused: &refused };
         let mut settled = Vec::with_capacity(findings.len());
         for mut finding in std::mem::take(findings) {
             let unsettled = finding.settle.take().and_then(|s| s.downcast::<Unsettled>().ok());
             match unsettled {
                 Some(unsettled) if finding.rule == META.id => {
-                    if let Some(finding) = settle(finding, &unsettled, end, facts) {
+                    if let Some(finding) = settle(finding, &unsettled, &history) {
                         settled.push(finding);
                     }
                 }
@@ -527,6 +539,15 @@ impl Rule for DropIndexInUse {
         }
         *findings = settled;
     }
+}
+
+/// What the end of the history says: its schema, the project's facts, and the statements
+/// (file, line) Sluice reports PostgreSQL or the tool refuses.
+#[derive(Clone, Copy)]
+struct History<'a> {
+    end: &'a Schema,
+    facts: &'a Facts<'a>,
+    refused: &'a BTreeSet<(String, usize)>,
 }
 
 /// Asks a drop's finding again against the schema the whole history (or the change) ends with,
@@ -543,13 +564,17 @@ impl Rule for DropIndexInUse {
 /// created before the drop cannot, it was there when the drop was judged) and what it no longer
 /// runs (a view dropped since) clears a user in `lint` as well. A user that cannot be asked
 /// again (a query statement without its syntax tree) stays.
-fn settle(mut finding: Finding, unsettled: &Unsettled, end: &Schema, facts: &Facts) -> Option<Finding> {
+fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Option<Finding> {
+    let History { end, facts, refused } = *history;
     let table = &unsettled.index.table;
     let leading = &unsettled.leading;
     let usage = facts.policies.index_usage.as_ref();
     let still_scanned = usage.and_then(|u| u.get(&unsettled.index.name)).is_some_and(|s| s.idx_scan > 0);
     let window = facts.under_review || still_scanned;
-    let on_table: Vec<&Index> = end.indexes_on(table).collect();
+    let on_table: Vec<&Index> = end
+        .indexes_on(table)
+        .filter(|i| !refused.contains(&(i.origin.file.clone(), i.origin.line)))
+        .collect();
     let alternatives =
         Alternatives { on_table: on_table.iter().map(|i| IndexShape::from(*i)).collect(), partners: end, gone: &[] };
     let restore_of = |at: usize| {
@@ -807,6 +832,10 @@ CREATE UNIQUE INDEX index_crates_name ON crates (lower(name));";
             let found = flagged(&[("001.sql", CRATES), query, ("002.sql", DROP_NAME_KEY), ("003.sql", restore)]);
             assert_eq!(found.len(), 1, "{restore}: {found:#?}");
         }
+        // A restore PostgreSQL refuses (CONCURRENTLY inside a transaction) builds nothing.
+        let refused = "BEGIN;\nCREATE INDEX CONCURRENTLY index_crates_name_ordering ON crates (name);\nCOMMIT;";
+        let found = flagged(&[("001.sql", CRATES), query, ("002.sql", DROP_NAME_KEY), ("003.sql", refused)]);
+        assert_eq!(found.len(), 1, "{found:#?}");
         // A change under review that drops in one migration and restores in a later one leaves
         // the queries without an index in between: reported, and said.
         let found = reviewed(&history);
