@@ -571,10 +571,8 @@ fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Opt
     let usage = facts.policies.index_usage.as_ref();
     let still_scanned = usage.and_then(|u| u.get(&unsettled.index.name)).is_some_and(|s| s.idx_scan > 0);
     let window = facts.under_review || still_scanned;
-    let on_table: Vec<&Index> = end
-        .indexes_on(table)
-        .filter(|i| !refused.contains(&(i.origin.file.clone(), i.origin.line)))
-        .collect();
+    let on_table: Vec<&Index> =
+        end.indexes_on(table).filter(|i| !refused.contains(&(i.origin.file.clone(), i.origin.line))).collect();
     let alternatives =
         Alternatives { on_table: on_table.iter().map(|i| IndexShape::from(*i)).collect(), partners: end, gone: &[] };
     let restore_of = |at: usize| {
@@ -636,7 +634,6 @@ fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Opt
             index.origin.line
         )
     });
-    let usage = facts.policies.index_usage.as_ref();
     let composed = compose(&unsettled.index, leading, &users, unsettled.replaced_at, restored.as_deref(), usage)?;
     let branch = finding.message.strip_prefix(unsettled.composed.as_str()).unwrap_or("").to_string();
     finding.message = composed.message + &branch;
