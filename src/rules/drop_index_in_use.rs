@@ -560,10 +560,11 @@ struct History<'a> {
 ///   the migration that builds the new index, in which the queries run without one: the
 ///   finding stays and says so.
 ///
-/// Only a restore is looked for: what the end of the history serves in another way (an index
-/// created before the drop cannot, it was there when the drop was judged) and what it no longer
-/// runs (a view dropped since) clears a user in `lint` as well. A user that cannot be asked
-/// again (a query statement without its syntax tree) stays.
+/// In `lint`, a view the end of the history no longer has clears its user too (nothing runs
+/// it). An index that serves a user at the end without coming from a later migration (created
+/// later in the dropping file, outside its transaction, which the finding already says) leaves
+/// the user as it was, and so does a user that cannot be asked again (a query statement without
+/// its syntax tree).
 fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Option<Finding> {
     let History { end, facts, refused } = *history;
     let table = &unsettled.index.table;
