@@ -95,6 +95,10 @@ pub struct Finding {
     /// The `sluice:ignore` directive that silenced it, for a finding reported as suppressed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppression: Option<Box<Suppression>>,
+    /// What the rule that made it needs to settle it once the whole history is replayed (its
+    /// own type, which only it reads: see `rules::Rule::finish_history`); `None` once settled.
+    #[serde(skip)]
+    pub settle: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// A `-- sluice:ignore rule -- reason` directive that silenced a finding.
@@ -152,6 +156,7 @@ impl Finding {
             snippet: None,
             evidence: None,
             suppression: None,
+            settle: None,
         }
     }
 

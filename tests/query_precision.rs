@@ -33,6 +33,11 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// What Sluice reports on `query` (a query file) after `migrations`, for the query rules.
 fn sluice(migrations: &[&str], query: &str) -> Vec<Finding> {
+    sluice_as(migrations, query, &Settings::default(), false)
+}
+
+/// [`sluice`] with `settings`, each migration in a transaction of its runner's when `in_transaction`.
+fn sluice_as(migrations: &[&str], query: &str, settings: &Settings, in_transaction: bool) -> Vec<Finding> {
     let migrations = migrations
         .iter()
         .enumerate()
@@ -44,12 +49,12 @@ fn sluice(migrations: &[&str], query: &str) -> Vec<Finding> {
                 up: PathBuf::from(&name),
                 ..Migration::default()
             };
-            MigrationSource::whole_text(migration, name, sql, false)
+            MigrationSource::whole_text(migration, name, sql, in_transaction)
         })
         .collect();
     let queries = vec![ParsedQuery::parse(Query::whole_file("queries/q.sql", query, Source::QueryFile))];
     let sources = Sources { migrations, queries, ..Sources::default() };
-    lint(&sources, &Settings::default(), &|_| true)
+    lint(&sources, settings, &|_| true)
         .findings
         .into_iter()
         .filter(|f| f.rule == "function-on-indexed-column" || f.rule == "drop-index-in-use")
@@ -333,6 +338,217 @@ fn optional_filters_and_expression_indexes_agree_with_postgresql() {
                 }
             }
         }
+
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}
+
+/// crates.io's tables as its history had them (rust-lang/crates.io `migrations/`), cut to the
+/// columns its queries compare.
+const CRATES: &str = "
+CREATE TABLE crates (id serial PRIMARY KEY, name varchar NOT NULL);
+ALTER TABLE crates ADD CONSTRAINT packages_name_key UNIQUE (name);
+CREATE TABLE versions (id serial PRIMARY KEY, crate_id integer NOT NULL, num varchar NOT NULL);
+CREATE INDEX index_version_num ON versions (num);
+CREATE UNIQUE INDEX unique_num ON versions (crate_id, num);
+CREATE TABLE temp_downloads (name text, version text, downloads integer);
+CREATE TABLE teams (id serial PRIMARY KEY, login varchar);
+CREATE TABLE users (id serial PRIMARY KEY, gh_login varchar);
+CREATE TABLE crate_owners (id serial PRIMARY KEY, crate_id integer NOT NULL, owner_id integer NOT NULL,
+    owner_kind integer NOT NULL, deleted boolean NOT NULL DEFAULT false);
+CREATE INDEX index_crate_owners_crate_id ON crate_owners (crate_id);
+ALTER TABLE crate_owners ADD CONSTRAINT crate_owners_unique_owner_per_crate UNIQUE (owner_id, crate_id, owner_kind);
+";
+
+/// `process_log.rs:316` (`save_to_version_downloads`), its join.
+const SAVE_DOWNLOADS: &str = "SELECT versions.id, temp_downloads.* FROM temp_downloads \
+    LEFT JOIN crates ON crates.name = temp_downloads.name \
+    LEFT JOIN versions ON versions.num = temp_downloads.version AND versions.crate_id = crates.id";
+
+/// `krate.rs:232` (`owner_remove`), its CTE, for crate 5.
+const OWNER_REMOVE: &str = "SELECT crate_owners.*, CASE WHEN crate_owners.owner_kind = 1 THEN teams.login \
+    ELSE users.gh_login END AS login FROM crate_owners \
+    LEFT JOIN teams ON crate_owners.owner_id = teams.id AND crate_owners.owner_kind = 1 \
+    LEFT JOIN users ON crate_owners.owner_id = users.id AND crate_owners.owner_kind = 0 \
+    WHERE crate_owners.crate_id = 5 AND crate_owners.deleted = false";
+
+/// One read of a table in a plan: a Seq Scan (`index` `None`) or a scan of an index, with the
+/// terms of its `Index Cond` as (key, operator, other side).
+struct Read {
+    table: String,
+    index: Option<String>,
+    /// The index's key names, in order (`pg_attribute` of the index).
+    keys: Vec<String>,
+    terms: Vec<(String, String, String)>,
+}
+
+impl Read {
+    /// Whether the scan is searched for `column`: it is among the index's keys, compared in the
+    /// condition, and every key before it is compared by equality there.
+    fn searches(&self, column: &str) -> bool {
+        let Some(at) = self.keys.iter().position(|k| k == column) else { return false };
+        let compared = |key: &str, equal: bool| {
+            self.terms.iter().any(|(k, op, _)| k == key && (!equal || op == "=" || op == "IS"))
+        };
+        compared(column, false) && self.keys[..at].iter().all(|k| compared(k, true))
+    }
+
+    /// Whether the scan is searched at all: its leading key compared (not the whole index read).
+    fn searched(&self) -> bool {
+        self.index.is_some() && self.keys.first().is_some_and(|k| self.terms.iter().any(|(t, _, _)| t == k))
+    }
+}
+
+/// `((num)::text = temp_downloads.version) AND (crate_id = crates.id)` → its terms.
+fn condition_terms(cond: &str) -> Vec<(String, String, String)> {
+    let flat: String = cond.chars().filter(|c| !matches!(c, '(' | ')')).collect();
+    flat.split(" AND ")
+        .filter_map(|term| {
+            let mut words = term.split_whitespace();
+            let key = words.next()?.split("::").next()?.to_string();
+            let op = words.next()?.to_string();
+            Some((key, op, words.collect::<Vec<_>>().join(" ")))
+        })
+        .collect()
+}
+
+/// Every read of a table in the plan PostgreSQL makes for `query` (sequential scans, hash and
+/// merge joins disabled: an index it can search for a join shows in a nested loop's inner scan).
+async fn reads(client: &tokio_postgres::Client, query: &str) -> Vec<Read> {
+    let messages = client.simple_query(&format!("EXPLAIN (FORMAT JSON) {query}")).await.expect("explain");
+    let text = messages
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        })
+        .expect("a plan");
+    let plan: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut out = Vec::new();
+    let mut pending = vec![plan[0]["Plan"].clone()];
+    while let Some(node) = pending.pop() {
+        if node["Node Type"] == "Seq Scan" {
+            let table = node["Relation Name"].as_str().expect("relation").to_string();
+            out.push(Read { table, index: None, keys: Vec::new(), terms: Vec::new() });
+        }
+        if let Some(index) = node["Index Name"].as_str() {
+            let row = client
+                .query_one(
+                    "SELECT i.indrelid::regclass::text, array_agg(a.attname::text ORDER BY a.attnum) \
+                     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indexrelid \
+                     WHERE i.indexrelid = $1::text::regclass GROUP BY i.indrelid",
+                    &[&index],
+                )
+                .await
+                .expect("index keys");
+            let terms = node["Index Cond"].as_str().map(condition_terms).unwrap_or_default();
+            out.push(Read { table: row.get(0), index: Some(index.to_string()), keys: row.get(1), terms });
+        }
+        pending.extend(node["Plans"].as_array().into_iter().flatten().cloned());
+    }
+    out
+}
+
+/// Whether PostgreSQL still finds the rows `table.column` is compared with through an index:
+/// an index of `table` searched for the column, or, for a join, the other table's index probed
+/// with `table.column` from rows of `table` that an index search found.
+async fn index_serves(client: &tokio_postgres::Client, query: &str, table: &str, column: &str) -> bool {
+    let reads = reads(client, query).await;
+    let of_table: Vec<&Read> = reads.iter().filter(|r| r.table == table).collect();
+    let searched = of_table.iter().any(|r| r.searches(column));
+    let qualified = format!("{table}.{column}");
+    let probed = reads.iter().any(|r| r.table != table && r.terms.iter().any(|(_, _, other)| *other == qualified))
+        && !of_table.is_empty()
+        && of_table.iter().all(|r| r.searched());
+    searched || probed
+}
+
+fn drop_findings(found: Vec<Finding>) -> Vec<Finding> {
+    found.into_iter().filter(|f| f.rule == "drop-index-in-use").collect()
+}
+
+#[test]
+fn drop_index_in_use_agrees_with_postgresql_plans() {
+    require_postgres();
+    runtime().block_on(async {
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_drops", None).await.expect("create");
+        let client = server.connect("sluice_test_drops").await.expect("connect");
+        client
+            .batch_execute("SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off")
+            .await
+            .expect("set");
+        // crates.io's migrations, as it wrote them: the 2014 drop of the unique constraint on
+        // `name` (`20141121191309…`), the 2018 index on it (`2018-10-17-203221…`), the 2017
+        // owners' key (`20170308191449…`, in diesel's transaction), the 2019 drop (`2019-06-14-195059…`).
+        let drop_name_key = "ALTER TABLE crates DROP CONSTRAINT packages_name_key;
+CREATE UNIQUE INDEX index_crates_name ON crates (lower(name));";
+        let name_ordering = "CREATE INDEX index_crates_name_ordering ON crates (name);";
+        let owners_key = "ALTER TABLE crate_owners DROP COLUMN id;
+ALTER TABLE crate_owners DROP CONSTRAINT crate_owners_unique_owner_per_crate;
+ALTER TABLE crate_owners ADD PRIMARY KEY (crate_id, owner_id, owner_kind);
+DROP INDEX index_crate_owners_crate_id;
+CREATE UNIQUE INDEX crate_owners_not_deleted ON crate_owners (crate_id, owner_id, owner_kind) WHERE NOT deleted;";
+        let drop_num = "DROP INDEX index_version_num;";
+        let drop_owner_key = "ALTER TABLE crate_owners DROP CONSTRAINT crate_owners_unique_owner_per_crate;";
+
+        // (migrations, query, the table and column the dropped index led with, whether the
+        // migrations run in a transaction each).
+        let cases: &[(&[&str], &str, &str, &str, bool)] = &[
+            // 1. Restored by a later migration: today's plan searches the 2018 index.
+            (&[CRATES, drop_name_key, name_ordering], SAVE_DOWNLOADS, "crates", "name", false),
+            // … not restored: nothing serves the join on `name`.
+            (&[CRATES, drop_name_key], SAVE_DOWNLOADS, "crates", "name", false),
+            // 5. `unique_num (crate_id, num)`, searched by the join's `crate_id = crates.id` first.
+            (&[CRATES, drop_num], SAVE_DOWNLOADS, "versions", "num", false),
+            // … with crate_id free, or only bounded by a range, it is not searched for num.
+            (&[CRATES, drop_num], "SELECT id FROM versions WHERE num = '1.0.0'", "versions", "num", false),
+            (&[CRATES, drop_num], "SELECT id FROM versions WHERE crate_id > 5 AND num = '1.0.0'", "versions", "num", false),
+            // An equality on crate_id, then a range on num: searched.
+            (&[CRATES, drop_num], "SELECT id FROM versions WHERE crate_id = 5 AND num > '1.0.0'", "versions", "num", false),
+            // 4. The owners' key, as crates.io changed it in one transaction.
+            (&[CRATES, owners_key], OWNER_REMOVE, "crate_owners", "owner_id", true),
+            // … and the unique constraint alone dropped: crate_owners found by `crate_id = 5`
+            // through index_crate_owners_crate_id, each row probing teams_pkey and users_pkey.
+            (&[CRATES, drop_owner_key], OWNER_REMOVE, "crate_owners", "owner_id", false),
+            // Nothing narrows crate_owners: it is read whole to drive the join.
+            (
+                &[CRATES, drop_owner_key],
+                "SELECT teams.login FROM crate_owners JOIN teams ON crate_owners.owner_id = teams.id WHERE crate_owners.deleted = false",
+                "crate_owners",
+                "owner_id",
+                false,
+            ),
+        ];
+        for (migrations, query, table, column, in_transaction) in cases {
+            let found = drop_findings(sluice_as(migrations, query, &Settings::default(), *in_transaction));
+            client.batch_execute("BEGIN").await.expect("begin");
+            for migration in *migrations {
+                client.batch_execute(migration).await.unwrap_or_else(|e| panic!("{migration}: {e}"));
+            }
+            let served = index_serves(&client, query, table, column).await;
+            let plan = reads(&client, query).await;
+            let shown: Vec<String> =
+                plan.iter().map(|r| format!("{} via {:?} {:?}", r.table, r.index, r.terms)).collect();
+            client.batch_execute("ROLLBACK").await.expect("rollback");
+            // Sluice is silent exactly when PostgreSQL still searches an index for the column.
+            assert_eq!(found.is_empty(), served, "{migrations:?}\n{query}\nplan: {shown:#?}\nSluice: {found:#?}");
+        }
+        // A change under review that restores the index in a later migration: reported, and
+        // said — the queries run without one from the drop until that migration has run.
+        let settings = Settings { under_review: true, ..Settings::default() };
+        let found = drop_findings(sluice_as(&[CRATES, drop_name_key, name_ordering], SAVE_DOWNLOADS, &settings, false));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("serves them at the end of the change, but only once"), "{}", found[0].message);
+        client.batch_execute("BEGIN").await.expect("begin");
+        client.batch_execute(CRATES).await.expect("schema");
+        client.batch_execute(drop_name_key).await.expect("drop");
+        assert!(!index_serves(&client, SAVE_DOWNLOADS, "crates", "name").await, "between the two migrations");
+        client.batch_execute(name_ordering).await.expect("restore");
+        assert!(index_serves(&client, SAVE_DOWNLOADS, "crates", "name").await, "after the second");
+        client.batch_execute("ROLLBACK").await.expect("rollback");
 
         drop(client);
         server.shutdown(false).await.expect("shutdown");

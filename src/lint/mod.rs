@@ -450,6 +450,9 @@ fn lint_stages(sources: &Sources, settings: &Settings, selected: Selector) -> (R
     let first_checked = migrations.iter().position(|m| selected(&m.display)).unwrap_or(migrations.len());
     let (mut snapshots, mut schema) = Snapshots::resume(sources, settings, first_checked);
     let (mut findings, coverage) = check_migrations(sources, &facts, selected, &mut snapshots, &mut schema);
+    for rule in rules::REGISTRY {
+        rule.finish_history(&schema, &facts, &mut findings);
+    }
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
     findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
     let policies = policies::check(&settings.policies, &schema);

@@ -1,13 +1,16 @@
-use super::context::Context;
+use super::context::{Context, Facts};
 use super::meta::Category;
 use super::meta::RuleMeta;
 use super::rule::Rule;
 use crate::finding::{Finding, Severity};
 use crate::policy::index_usage::{IndexScans, IndexUsage};
 use crate::queries::Source;
-use crate::schema::Index;
+use crate::schema::index_search::{same_key, Constrained, IndexShape};
+use crate::schema::{Index, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, ObjectKind};
-use crate::sql::query::{canonical_expression, predicate_uses};
+use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 pub struct DropIndexInUse;
 
@@ -18,10 +21,27 @@ pub static META: RuleMeta = RuleMeta {
     summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
-index on the table leads with it. An index (or a PRIMARY KEY or UNIQUE constraint) led by the same key that the \
-same file creates later, before the drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps \
-every query waiting until then (crates.io's and ente's migrations); created outside that transaction, the finding \
-stays and says so. Names the query's file and line. In `sluice check` this is the one finding \
+index can be searched for it. Another index serves the query when it has the column among its keys and the query \
+compares every key before it by equality (`=`, `IN`, `= ANY`, `IS NULL`, a join's `=`): PostgreSQL's B-tree search \
+narrows through equalities on a prefix of the keys, then the column by equality or a range; a range (or `<>`, or a \
+comparison under NOT) on a key before it leaves the column unsearched (PostgreSQL documentation, 11.3 \
+Multicolumn Indexes); a partial index counts only when the query implies its predicate (11.8) — the same \
+reasoning as `function-on-indexed-column` (crates.io's `unique_num (crate_id, num)` serves `versions.num = … AND \
+versions.crate_id = crates.id`). A join equality `t.col = other.key` is also served when `other.key` has an index \
+and the query reaches `t` through an index on a key it compares with a value (`crate_owners.crate_id = $1`): \
+the planner finds those rows first and probes the other side's index with each (a nested loop). The other side's \
+index alone is not enough: with nothing else narrowing `t`, driving the join from it reads `t` whole. An index \
+(or a PRIMARY KEY or UNIQUE constraint) that serves the query and that the same file creates later, before the \
+drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps every query waiting until then \
+(crates.io's and ente's migrations); created outside that transaction, the finding stays and says so. The queries \
+run against the schema the history ends with: in `sluice lint` (the whole history), a query that an index created \
+by a later migration serves at the end of the history does not need the dropped one (crates.io dropped `UNIQUE \
+(name)` in 2014 and indexed `name` again in 2018) — an index whose statement PostgreSQL or the tool refuses \
+(`concurrently-in-transaction`, `runner-rejects-migration`) restores nothing — unless production's index usage shows the dropped index still \
+scanned (the drop has not run there yet); in `sluice check` (the change's migrations), such a restore leaves a \
+window, from the drop until the later migration has built the index, in which the queries run without one: the \
+finding stays and names the restoring index. When Sluice cannot tell (a query it cannot read again), the finding \
+stays. Names the query's file and line. In `sluice check` this is the one finding \
 for the problem: what the unchanged query shows because of the drop (a `function-on-indexed-column` finding, a \
 plan regression) is folded into it rather than reported a second time on the query. With production's \
 workload (`[queries] workload`) its entries are users too, named busiest first with their rate; with its \
@@ -31,8 +51,9 @@ before the snapshot unused (info) (docs/workload.md).",
     why: "The planner silently falls back to scanning the table. In the reporting incident a migration dropped an \
 index a reporting query needed; with no timeouts, the queries piled up and a 20-connection pool was gone in \
 45 seconds.",
-    fix: "Keep the index, or first create its replacement (`CREATE INDEX CONCURRENTLY` on the same leading \
-column) in an earlier migration, or change the query in the same pull request so it no longer needs it.",
+    fix: "Keep the index, or first create its replacement (`CREATE INDEX CONCURRENTLY` led by the same column, or by \
+columns the query compares by equality and then it) in an earlier migration, deployed before the drop, or change the \
+query in the same pull request so it no longer needs it.",
     bad: "\
 -- migration: 001_reports.sql
 CREATE TABLE daily_reports (id bigint PRIMARY KEY, day date NOT NULL, region text NOT NULL, total numeric);
@@ -78,50 +99,72 @@ fn dropped<'s>(cx: &Context<'s>) -> Vec<&'s Index> {
     }
 }
 
-/// An index created later in the dropping file, on the same table and led by the same key.
-struct Replacement {
+/// An index a later statement of the dropping file creates on the dropped index's table.
+struct Later {
     line: usize,
     /// Created before the drop's transaction commits: PostgreSQL's lock on the dropped index
     /// keeps every query waiting until then, so none runs without an index (crates.io's BRIN
     /// recreation, ente's `DROP CONSTRAINT … ADD CONSTRAINT UNIQUE` in one transaction).
     same_transaction: bool,
+    keys: Vec<IndexKey>,
+    predicate: Option<String>,
 }
 
-fn replacement_later(cx: &Context, dropped: &Index, leading: &IndexKey) -> Option<Replacement> {
-    let super::context::Role::Migration(state) = cx.role else { return None };
+impl Later {
+    fn shape<'a>(&'a self, table: &'a str) -> IndexShape<'a> {
+        IndexShape { table, keys: &self.keys, predicate: self.predicate.as_deref() }
+    }
+}
+
+/// The indexes (and PRIMARY KEY and UNIQUE constraints) the dropping file creates after the
+/// drop on its table.
+fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
+    let super::context::Role::Migration(state) = cx.role else { return Vec::new() };
     let mut same_transaction = state.in_transaction();
+    let mut out = Vec::new();
     let after = cx.file.parsed.statements.iter().filter(|s| s.span.start >= cx.statement.span.end);
     for statement in after {
-        let leads = match &statement.ddl {
-            Ddl::Commit | Ddl::Rollback => {
-                same_transaction = false;
-                false
+        let line = statement.span.line;
+        match &statement.ddl {
+            Ddl::Commit | Ddl::Rollback => same_transaction = false,
+            Ddl::CreateIndex(create) if create.table == dropped.table => out.push(Later {
+                line,
+                same_transaction,
+                keys: create.keys.clone(),
+                predicate: create.predicate.clone(),
+            }),
+            Ddl::AlterTable { table, actions, .. } if table == &dropped.table => {
+                for action in actions {
+                    if let AlterAction::AddConstraint(c) = action {
+                        if let ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } = &c.kind
+                        {
+                            let keys = columns.iter().cloned().map(IndexKey::Column).collect();
+                            out.push(Later { line, same_transaction, keys, predicate: None });
+                        }
+                    }
+                }
             }
-            Ddl::CreateIndex(create) => {
-                create.table == dropped.table && create.predicate.is_none() && create.keys.first() == Some(leading)
-            }
-            Ddl::AlterTable { table, actions, .. } => {
-                table == &dropped.table
-                    && actions.iter().any(|a| match a {
-                        AlterAction::AddConstraint(c) => match &c.kind {
-                            ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } => {
-                                matches!(leading, IndexKey::Column(l) if columns.first() == Some(l))
-                            }
-                            _ => false,
-                        },
-                        _ => false,
-                    })
-            }
-            _ => false,
-        };
-        if leads {
-            return Some(Replacement { line: statement.span.line, same_transaction });
+            _ => {}
         }
     }
-    None
+    out
 }
 
-/// Where a query or view compares the index's leading key in a way the index can serve.
+/// Where a user of the dropped index is, to be asked again against the schema at the end of
+/// the history.
+#[derive(Debug, Clone)]
+enum UserAt {
+    /// Statement `statement` of `Facts::queries[query]`.
+    Query {
+        query: usize,
+        statement: usize,
+    },
+    View(String),
+}
+
+/// Where a query or view compares the index's leading key in a way the index can serve, and
+/// no remaining index does.
+#[derive(Debug, Clone)]
 struct User {
     place: String,
     what: String,
@@ -129,6 +172,7 @@ struct User {
     traffic: Option<f64>,
     /// A workload entry's SQL, shown as production runs it.
     sql: Option<String>,
+    at: UserAt,
 }
 
 impl User {
@@ -141,42 +185,166 @@ impl User {
     }
 }
 
-fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
-    let serves = |u: &crate::sql::query::ColumnUse| {
-        u.table == table
-            && match leading {
-                IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,
-                IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| {
-                    canonical_expression(&w.expression, table, cx.schema) == canonical_expression(e, table, cx.schema)
-                }),
+/// The indexes a statement's use of the dropped key could go through instead: those of the
+/// dropped index's table, and those of the tables its join partners are in.
+struct Alternatives<'a> {
+    on_table: Vec<IndexShape<'a>>,
+    /// Every index of the schema asked: a join partner's table may be any.
+    partners: &'a Schema,
+    /// Indexes of `partners` not to count (dropped by the same statement).
+    gone: &'a [&'a str],
+}
+
+impl Alternatives<'_> {
+    /// Which of `on_table` still lets PostgreSQL reach the rows the statement's uses of `key`
+    /// (`uses`, all of them on `table`) compare, with no search of the dropped index:
+    /// - an index with `key` among its keys, every key before it compared by equality (an index
+    ///   led by it is one): the search goes on to `key` (documentation, 11.3);
+    /// - for a join equality `table.key = other.column`: an index of the other table searchable
+    ///   for its column, and one of `table` led by a key the statement compares by equality with a
+    ///   value. The planner finds this table's rows through the second and probes the first with
+    ///   each (a nested loop; crates.io's `crate_owners.crate_id = $1` then `teams_pkey` by
+    ///   `owner_id`). The other side's index alone is not enough: with nothing narrowing this
+    ///   table, driving the join from it reads it whole.
+    ///
+    /// Every use must be served; `None` when one is not.
+    fn serving(
+        &self,
+        uses: &[&ColumnUse],
+        key: &IndexKey,
+        constrained: &Constrained,
+        catalog: &Schema,
+    ) -> Option<usize> {
+        let mut serving = None;
+        for u in uses {
+            let direct = self.on_table.iter().position(|i| constrained.searchable_at(*i, key, catalog).is_some());
+            let through_partner = || {
+                let (other, column) = u.joined_to.as_ref()?;
+                let column = IndexKey::Column(column.clone());
+                let partner_searchable = self
+                    .partners
+                    .indexes_on(other)
+                    .filter(|i| !self.gone.contains(&i.name.as_str()))
+                    .any(|i| constrained.searchable_at(IndexShape::from(i), &column, catalog).is_some());
+                if !partner_searchable {
+                    return None;
+                }
+                self.on_table.iter().position(|i| {
+                    constrained.usable(*i)
+                        && i.keys.first().is_some_and(|k| constrained.equal_to_value(i.table, k, catalog))
+                })
+            };
+            serving = Some(direct.or_else(through_partner)?);
+        }
+        serving
+    }
+}
+
+/// A statement's uses of `key` of `table`, compared the way an index on it can serve.
+fn uses_of<'u>(uses: &'u [ColumnUse], table: &str, key: &IndexKey, catalog: &Schema) -> Vec<&'u ColumnUse> {
+    uses.iter()
+        .filter(|u| {
+            u.table == table
+                && match key {
+                    IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,
+                    IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| {
+                        canonical_expression(&w.expression, table, catalog) == canonical_expression(e, table, catalog)
+                    }),
+                }
+        })
+        .collect()
+}
+
+/// A statement whose predicates `uses` use `key` of `table`, asked what serves them.
+fn served_by(
+    uses: &[ColumnUse],
+    text: &str,
+    table: &str,
+    key: &IndexKey,
+    alternatives: &Alternatives,
+    catalog: &Schema,
+) -> Served {
+    let of_key = uses_of(uses, table, key, catalog);
+    if of_key.is_empty() {
+        return Served::NotUsed;
+    }
+    let constrained = Constrained::of(uses, text, catalog);
+    match alternatives.serving(&of_key, key, &constrained, catalog) {
+        Some(at) => Served::By(at),
+        None => Served::Not,
+    }
+}
+
+enum Served {
+    /// The statement does not compare the key.
+    NotUsed,
+    /// It does, and the alternative at this position serves it.
+    By(usize),
+    Not,
+}
+
+/// The queries and views that need the dropped index: they compare its leading key and neither
+/// a remaining index nor one the drop's transaction creates serves them. With the later
+/// indexes created outside that transaction (`outside`), the line of the first that serves one.
+fn users(
+    cx: &Context,
+    dropped: &[&Index],
+    table: &str,
+    leading: &IndexKey,
+    later: &[Later],
+) -> (Vec<User>, Option<usize>) {
+    let gone: Vec<&str> = dropped.iter().map(|d| d.name.as_str()).collect();
+    let remaining = cx.schema.indexes_on(table).filter(|i| !gone.contains(&i.name.as_str())).map(IndexShape::from);
+    let in_transaction = later.iter().filter(|l| l.same_transaction).map(|l| l.shape(table));
+    let now = Alternatives { on_table: remaining.chain(in_transaction).collect(), partners: cx.schema, gone: &gone };
+    let outside: Vec<&Later> = later.iter().filter(|l| !l.same_transaction).collect();
+    let afterwards =
+        Alternatives { on_table: outside.iter().map(|l| l.shape(table)).collect(), partners: cx.schema, gone: &gone };
+    let mut replaced_at = None;
+    let mut needs = |uses: &[ColumnUse], text: &str| match served_by(uses, text, table, leading, &now, cx.schema) {
+        Served::Not => {
+            if let Served::By(at) = served_by(uses, text, table, leading, &afterwards, cx.schema) {
+                let line = outside[at].line;
+                replaced_at = Some(replaced_at.map_or(line, |l: usize| l.min(line)));
             }
+            true
+        }
+        Served::NotUsed | Served::By(_) => false,
     };
     let mut out = Vec::new();
-    for query in cx.facts.queries {
-        for statement in &query.file.parsed.statements {
+    for (q, query) in cx.facts.queries.iter().enumerate() {
+        for (s, statement) in query.file.parsed.statements.iter().enumerate() {
             let Some(ast) = &statement.ast else { continue };
-            if let Some(u) = predicate_uses(ast, cx.schema, 0).into_iter().find(|u| serves(u)) {
-                let line = query.host_line(u.position.line, u.position.column);
-                let what = query.describe(statement).unwrap_or_else(|| "query".into());
-                let (traffic, sql) = match &query.query.source {
-                    Source::Workload(origin) => {
-                        (Some(origin.weight()), Some(query.file.parsed.statement_text(statement).to_string()))
-                    }
-                    _ => (None, None),
-                };
-                out.push(User { place: format!("{}:{line}", query.query.file), what, traffic, sql });
+            let uses = predicate_uses(ast, cx.schema, 0);
+            if !needs(&uses, query.file.parsed.statement_text(statement)) {
+                continue;
             }
+            let Some(u) = uses_of(&uses, table, leading, cx.schema).into_iter().next() else { continue };
+            let line = query.host_line(u.position.line, u.position.column);
+            let what = query.describe(statement).unwrap_or_else(|| "query".into());
+            let (traffic, sql) = match &query.query.source {
+                Source::Workload(origin) => {
+                    (Some(origin.weight()), Some(query.file.parsed.statement_text(statement).to_string()))
+                }
+                _ => (None, None),
+            };
+            let at = UserAt::Query { query: q, statement: s };
+            out.push(User { place: format!("{}:{line}", query.query.file), what, traffic, sql, at });
         }
     }
     for view in cx.schema.views.values() {
-        if let Some(u) = view.uses.iter().find(|u| serves(u)) {
-            out.push(User {
-                place: format!("{}:{}", view.origin.file, u.position.line),
-                what: format!("view {}", view.name),
-                traffic: None,
-                sql: None,
-            });
+        // A view's text is not kept: no partial index is taken to serve it.
+        if !needs(&view.uses, "") {
+            continue;
         }
+        let Some(u) = uses_of(&view.uses, table, leading, cx.schema).into_iter().next() else { continue };
+        out.push(User {
+            place: format!("{}:{}", view.origin.file, u.position.line),
+            what: format!("view {}", view.name),
+            traffic: None,
+            sql: None,
+            at: UserAt::View(view.name.clone()),
+        });
     }
     // What production runs first, busiest first; then what the repository shows, in order.
     out.sort_by(|a, b| match (a.traffic, b.traffic) {
@@ -185,7 +353,7 @@ fn users(cx: &Context, table: &str, leading: &IndexKey) -> Vec<User> {
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    out
+    (out, replaced_at)
 }
 
 /// What production's index usage says about an index: `scanned 5.1 k times since …
@@ -200,104 +368,285 @@ fn production_scans(usage: &IndexUsage, scans: &IndexScans) -> String {
     )
 }
 
+/// A drop's finding, before the end of the history is known: what settles it then
+/// ([`settle`]).
+#[derive(Debug, Clone)]
+struct Unsettled {
+    /// The dropping migration's position in replay order.
+    migration: usize,
+    index: Index,
+    leading: IndexKey,
+    users: Vec<User>,
+    /// The line of a later index of the same file, outside the drop's transaction, that serves them.
+    replaced_at: Option<usize>,
+    /// The message as the rule composed it (a DO block's branch may follow it).
+    composed: String,
+}
+
+/// What a drop's finding says: its message, severity and facts; `None` when there is nothing to
+/// report.
+struct Composed {
+    message: String,
+    severity: Severity,
+    facts: Vec<(&'static str, String)>,
+}
+
+/// The finding for dropping `index` that `users` need, with production's `usage`; `restored`:
+/// what the end of the history (or the change) says restores an index serving them.
+fn compose(
+    index: &Index,
+    leading: &IndexKey,
+    users: &[User],
+    replaced_at: Option<usize>,
+    restored: Option<&str>,
+    usage: Option<&IndexUsage>,
+) -> Option<Composed> {
+    let scans = usage.and_then(|u| Some((u, u.get(&index.name)?)));
+    let index_fact = ("index", index.describe());
+    match (users.first(), scans) {
+        (Some(first), _) => {
+            let more = match users.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            let mut message = format!(
+                "dropping index {} leaves no index serving {}.{}, which {} filters on{more}",
+                index.describe(),
+                index.table,
+                leading.display(),
+                first.said(),
+            );
+            if let Some(line) = replaced_at {
+                message.push_str(&format!(
+                    "; the index at line {line} replaces it, but outside the drop's transaction: until it \
+                     is built, those queries run without one"
+                ));
+            }
+            if let Some(restored) = restored {
+                message.push_str(&format!("; {restored}"));
+            }
+            let mut severity = META.severity;
+            match scans {
+                Some((usage, scans)) if scans.idx_scan > 0 => {
+                    message.push_str(&format!("; {}", production_scans(usage, scans)));
+                }
+                Some((usage, scans)) if usage.covers_long() => {
+                    // What the repository shows, production contradicts: the planner
+                    // serves those queries another way.
+                    message.push_str(&format!("; but {}", production_scans(usage, scans)));
+                    severity = Severity::Warning;
+                }
+                _ => {}
+            }
+            let mut facts =
+                vec![index_fact, ("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", "))];
+            if let Some(sql) = users.iter().find_map(|u| u.sql.as_deref()) {
+                facts.push(("production query", excerpt(sql)));
+            }
+            Some(Composed { message, severity, facts })
+        }
+        (None, Some((usage, scans))) if scans.idx_scan > 0 => Some(Composed {
+            message: format!(
+                "dropping index {}: {}, though no query Sluice reads filters on {}.{}",
+                index.describe(),
+                production_scans(usage, scans),
+                index.table,
+                leading.display()
+            ),
+            severity: META.severity,
+            facts: vec![index_fact],
+        }),
+        (None, Some((usage, scans))) if usage.covers_long() => Some(Composed {
+            message: format!(
+                "index {} is unused: {}; dropping it is safe",
+                index.describe(),
+                production_scans(usage, scans).replace("scanned it 0 times", "has not scanned it")
+            ),
+            severity: Severity::Info,
+            facts: vec![index_fact],
+        }),
+        (None, _) => None,
+    }
+}
+
 impl Rule for DropIndexInUse {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
 
     fn check(&self, cx: &Context, out: &mut Vec<Finding>) {
-        if cx.migration().is_none() {
-            return;
-        }
+        let (Some(_), super::context::Role::Migration(state)) = (cx.migration(), cx.role) else { return };
         let dropped = dropped(cx);
         let usage = cx.facts.policies.index_usage.as_ref();
         for index in &dropped {
             let Some(leading) = index.keys.first() else { continue };
-            let replaced = cx.schema.indexes_on(&index.table).any(|i| {
-                !dropped.iter().any(|d| d.name == i.name) && i.keys.first() == Some(leading) && i.predicate.is_none()
-            });
-            if replaced {
-                continue;
-            }
-            let later = replacement_later(cx, index, leading);
-            if let Some(Replacement { same_transaction: true, .. }) = later {
-                continue;
-            }
-            let users = users(cx, &index.table, leading);
-            let scans = usage.and_then(|u| Some((u, u.get(&index.name)?)));
-            let finding = match (users.first(), scans) {
-                (Some(first), _) => {
-                    let more = match users.len() {
-                        1 => String::new(),
-                        n => format!(" (and {} more)", n - 1),
-                    };
-                    let mut message = format!(
-                        "dropping index {} leaves no index leading with {}.{}, which {} filters on{more}",
-                        index.describe(),
-                        index.table,
-                        leading.display(),
-                        first.said(),
-                    );
-                    if let Some(Replacement { line, .. }) = later {
-                        message.push_str(&format!(
-                            "; the index at line {line} replaces it, but outside the drop's transaction: until it \
-                             is built, those queries run without one"
-                        ));
-                    }
-                    let mut severity = META.severity;
-                    match scans {
-                        Some((usage, scans)) if scans.idx_scan > 0 => {
-                            message.push_str(&format!("; {}", production_scans(usage, scans)));
-                        }
-                        Some((usage, scans)) if usage.covers_long() => {
-                            // What the repository shows, production contradicts: the planner
-                            // serves those queries another way.
-                            message.push_str(&format!("; but {}", production_scans(usage, scans)));
-                            severity = Severity::Warning;
-                        }
-                        _ => {}
-                    }
-                    let mut finding = cx
-                        .finding(&META, message)
-                        .fact("index", index.describe())
-                        .fact("used by", users.iter().map(|u| u.place.clone()).collect::<Vec<_>>().join(", "));
-                    if let Some(sql) = users.iter().find_map(|u| u.sql.as_deref()) {
-                        finding = finding.fact("production query", excerpt(sql));
-                    }
-                    finding.severity = severity;
-                    finding
-                }
-                (None, Some((usage, scans))) if scans.idx_scan > 0 => cx
-                    .finding(
-                        &META,
-                        format!(
-                            "dropping index {}: {}, though no query Sluice reads filters on {}.{}",
-                            index.describe(),
-                            production_scans(usage, scans),
-                            index.table,
-                            leading.display()
-                        ),
-                    )
-                    .fact("index", index.describe()),
-                (None, Some((usage, scans))) if usage.covers_long() => {
-                    let mut finding = cx
-                        .finding(
-                            &META,
-                            format!(
-                                "index {} is unused: {}; dropping it is safe",
-                                index.describe(),
-                                production_scans(usage, scans).replace("scanned it 0 times", "has not scanned it")
-                            ),
-                        )
-                        .fact("index", index.describe());
-                    finding.severity = Severity::Info;
-                    finding
-                }
-                (None, _) => continue,
+            let leads = |shape: IndexShape| {
+                shape.predicate.is_none()
+                    && shape.keys.first().is_some_and(|k| same_key(k, leading, &index.table, cx.schema))
             };
+            // Another index led by the same key serves whatever this one did.
+            let replaced = cx
+                .schema
+                .indexes_on(&index.table)
+                .any(|i| !dropped.iter().any(|d| d.name == i.name) && leads(IndexShape::from(i)));
+            let later = created_later(cx, index);
+            if replaced || later.iter().any(|l| l.same_transaction && leads(l.shape(&index.table))) {
+                continue;
+            }
+            let (users, replaced_at) = users(cx, &dropped, &index.table, leading, &later);
+            let Some(composed) = compose(index, leading, &users, replaced_at, None, usage) else { continue };
+            let mut finding = cx.finding(&META, composed.message.clone());
+            for (name, value) in composed.facts {
+                finding = finding.fact(name, value);
+            }
+            finding.severity = composed.severity;
+            if !users.is_empty() {
+                finding.settle = Some(Arc::new(Unsettled {
+                    migration: state.index,
+                    index: (*index).clone(),
+                    leading: leading.clone(),
+                    users,
+                    replaced_at,
+                    composed: composed.message,
+                }));
+            }
             out.push(finding);
         }
     }
+
+    fn finish_history(&self, end: &Schema, facts: &Facts, findings: &mut Vec<Finding>) {
+        // Statements PostgreSQL or the migration tool refuses create nothing: an index they
+        // build at the end of the history restores nothing (the fixtures' `CREATE INDEX
+        // CONCURRENTLY` inside a transaction).
+        let refusing = [super::concurrently_in_transaction::META.id, super::runner_rejects_migration::META.id];
+        let refused: BTreeSet<(String, usize)> = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && refusing.contains(&f.rule.as_str()))
+            .map(|f| (f.file.clone(), f.line))
+            .collect();
+        let history = History { end, facts, refused: &refused };
+        let mut settled = Vec::with_capacity(findings.len());
+        for mut finding in std::mem::take(findings) {
+            let unsettled = finding.settle.take().and_then(|s| s.downcast::<Unsettled>().ok());
+            match unsettled {
+                Some(unsettled) if finding.rule == META.id => {
+                    if let Some(finding) = settle(finding, &unsettled, &history) {
+                        settled.push(finding);
+                    }
+                }
+                _ => settled.push(finding),
+            }
+        }
+        *findings = settled;
+    }
+}
+
+/// What the end of the history says: its schema, the project's facts, and the statements
+/// (file, line) Sluice reports PostgreSQL or the tool refuses.
+#[derive(Clone, Copy)]
+struct History<'a> {
+    end: &'a Schema,
+    facts: &'a Facts<'a>,
+    refused: &'a BTreeSet<(String, usize)>,
+}
+
+/// Asks a drop's finding again against the schema the whole history (or the change) ends with,
+/// which is what the queries run against once every migration has run:
+/// - `sluice lint` (the whole history): a user an index created by a later migration serves
+///   needs the dropped index no more — unless production's index usage shows the index still
+///   scanned, which means the drop has not run there yet and the window between the two
+///   migrations is to come;
+/// - `sluice check` (the change's migrations): such a restore leaves a window, from the drop to
+///   the migration that builds the new index, in which the queries run without one: the
+///   finding stays and says so.
+///
+/// In `lint`, a view the end of the history no longer has clears its user too (nothing runs
+/// it). An index that serves a user at the end without coming from a later migration (created
+/// later in the dropping file, outside its transaction, which the finding already says) leaves
+/// the user as it was, and so does a user that cannot be asked again (a query statement without
+/// its syntax tree).
+fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Option<Finding> {
+    let History { end, facts, refused } = *history;
+    let table = &unsettled.index.table;
+    let leading = &unsettled.leading;
+    let usage = facts.policies.index_usage.as_ref();
+    let still_scanned = usage.and_then(|u| u.get(&unsettled.index.name)).is_some_and(|s| s.idx_scan > 0);
+    let window = facts.under_review || still_scanned;
+    let on_table: Vec<&Index> =
+        end.indexes_on(table).filter(|i| !refused.contains(&(i.origin.file.clone(), i.origin.line))).collect();
+    let alternatives =
+        Alternatives { on_table: on_table.iter().map(|i| IndexShape::from(*i)).collect(), partners: end, gone: &[] };
+    let restore_of = |at: usize| {
+        let index = on_table[at];
+        index.origin.migration.is_some_and(|m| m > unsettled.migration).then_some(index)
+    };
+    let mut users = Vec::new();
+    let mut restore: Option<&Index> = None;
+    for user in &unsettled.users {
+        let served = match &user.at {
+            UserAt::Query { query, statement } => {
+                let query = facts.queries.get(*query);
+                let statement = query.and_then(|q| q.file.parsed.statements.get(*statement));
+                match (query, statement.and_then(|s| s.ast.as_deref().map(|ast| (s, ast)))) {
+                    (Some(query), Some((statement, ast))) => {
+                        let uses = predicate_uses(ast, end, 0);
+                        served_by(
+                            &uses,
+                            query.file.parsed.statement_text(statement),
+                            table,
+                            leading,
+                            &alternatives,
+                            end,
+                        )
+                    }
+                    _ => Served::Not,
+                }
+            }
+            UserAt::View(name) => match end.views.get(name.as_str()) {
+                Some(view) => served_by(&view.uses, "", table, leading, &alternatives, end),
+                // The view is gone: nothing runs its query at the end of the history.
+                None if !window => continue,
+                None => Served::Not,
+            },
+        };
+        match served {
+            Served::NotUsed if !window => continue,
+            Served::By(at) => match restore_of(at) {
+                Some(_) if !window => continue,
+                Some(index) => {
+                    restore.get_or_insert(index);
+                    users.push(user.clone());
+                }
+                None => users.push(user.clone()),
+            },
+            _ => users.push(user.clone()),
+        }
+    }
+    if users.len() == unsettled.users.len() && restore.is_none() {
+        return Some(finding);
+    }
+    let restored = restore.map(|index| {
+        let end_of = if facts.under_review { "the change" } else { "the history" };
+        format!(
+            "index {} ({}:{}) serves them at the end of {end_of}, but only once that migration has run: from \
+             the drop until then, those queries run without one",
+            index.describe(),
+            index.origin.file,
+            index.origin.line
+        )
+    });
+    let composed = compose(&unsettled.index, leading, &users, unsettled.replaced_at, restored.as_deref(), usage)?;
+    let branch = finding.message.strip_prefix(unsettled.composed.as_str()).unwrap_or("").to_string();
+    finding.message = composed.message + &branch;
+    finding.severity = composed.severity;
+    finding.facts.retain(|f| !matches!(f.name.as_str(), "index" | "used by" | "production query"));
+    let facts: Vec<crate::finding::Fact> = composed
+        .facts
+        .into_iter()
+        .map(|(name, value)| crate::finding::Fact { name: name.to_string(), value })
+        .collect();
+    finding.facts.splice(0..0, facts);
+    Some(finding)
 }
 
 /// A query's text on one line, at most 300 characters.
@@ -413,6 +762,176 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
             ("002.sql", "DROP INDEX reports_day;"),
         ])
         .is_empty());
+    }
+
+    /// crates.io's tables as its history had them (`migrations/`), cut to the columns its
+    /// queries compare.
+    const CRATES: &str = "CREATE TABLE crates (id serial PRIMARY KEY, name varchar NOT NULL);
+ALTER TABLE crates ADD CONSTRAINT packages_name_key UNIQUE (name);
+CREATE TABLE versions (id serial PRIMARY KEY, crate_id integer NOT NULL, num varchar NOT NULL);
+CREATE INDEX index_version_num ON versions (num);
+CREATE UNIQUE INDEX unique_num ON versions (crate_id, num);
+CREATE TABLE temp_downloads (name text, version text, downloads integer);
+CREATE TABLE teams (id serial PRIMARY KEY, login varchar);
+CREATE TABLE users (id serial PRIMARY KEY, gh_login varchar);
+CREATE TABLE crate_owners (id serial PRIMARY KEY, crate_id integer NOT NULL, owner_id integer NOT NULL,
+    owner_kind integer NOT NULL, deleted boolean NOT NULL DEFAULT false);
+CREATE INDEX index_crate_owners_crate_id ON crate_owners (crate_id);
+ALTER TABLE crate_owners ADD CONSTRAINT crate_owners_unique_owner_per_crate UNIQUE (owner_id, crate_id, owner_kind);";
+
+    /// `process_log.rs:316` (`save_to_version_downloads`), as diesel sends it.
+    const SAVE_DOWNLOADS: &str = "SELECT versions.id, temp_downloads.*
+FROM temp_downloads
+LEFT JOIN crates ON crates.name = temp_downloads.name
+LEFT JOIN versions ON versions.num = temp_downloads.version AND versions.crate_id = crates.id;";
+
+    /// `krate.rs:232` (`owner_remove`), its CTE.
+    const OWNER_REMOVE: &str =
+        "SELECT crate_owners.*, CASE WHEN crate_owners.owner_kind = 1 THEN teams.login ELSE users.gh_login END AS login
+FROM crate_owners
+LEFT JOIN teams ON crate_owners.owner_id = teams.id AND crate_owners.owner_kind = 1
+LEFT JOIN users ON crate_owners.owner_id = users.id AND crate_owners.owner_kind = 0
+WHERE crate_owners.crate_id = $1 AND crate_owners.deleted = false;";
+
+    /// crates.io's `20141121191309…/up.sql`: the unique constraint on `name` for one on `lower(name)`.
+    const DROP_NAME_KEY: &str = "ALTER TABLE crates DROP CONSTRAINT packages_name_key;
+CREATE UNIQUE INDEX index_crates_name ON crates (lower(name));";
+    /// crates.io's `2018-10-17-203221…/up.sql`, four years later.
+    const NAME_ORDERING: &str = "CREATE INDEX index_crates_name_ordering ON crates (name);";
+
+    fn reviewed(files: &[(&str, &str)]) -> Vec<Finding> {
+        let setup = Setup { under_review: true, ..Setup::default() };
+        lint_with(files, &setup).into_iter().filter(|f| f.rule == META.id).collect()
+    }
+
+    #[test]
+    fn a_past_drop_whose_index_a_later_migration_restores_is_judged_by_the_end_of_the_history() {
+        // crates.io 1: `lint` over the whole history blamed the 2014 drop for a query that today
+        // runs on the 2018 index.
+        let query = ("queries/save.sql", SAVE_DOWNLOADS);
+        let history = [("001.sql", CRATES), query, ("002.sql", DROP_NAME_KEY), ("003.sql", NAME_ORDERING)];
+        assert!(flagged(&history).is_empty(), "{:#?}", flagged(&history));
+        // Nothing restores it: the queries run without one today.
+        let found = flagged(&history[..3]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].message.starts_with(
+                "dropping index packages_name_key (name) leaves no index serving crates.name, which the query at \
+                 queries/save.sql:3 filters on"
+            ),
+            "{}",
+            found[0].message
+        );
+        // A restore that serves another column, or a partial one the query does not imply, restores nothing.
+        for restore in [
+            "CREATE INDEX crates_lower_name ON crates (lower(name));",
+            "CREATE INDEX crates_name_live ON crates (name) WHERE id > 0;",
+        ] {
+            let found = flagged(&[("001.sql", CRATES), query, ("002.sql", DROP_NAME_KEY), ("003.sql", restore)]);
+            assert_eq!(found.len(), 1, "{restore}: {found:#?}");
+        }
+        // A restore PostgreSQL refuses (CONCURRENTLY inside a transaction) builds nothing.
+        let refused = "BEGIN;\nCREATE INDEX CONCURRENTLY index_crates_name_ordering ON crates (name);\nCOMMIT;";
+        let found = flagged(&[("001.sql", CRATES), query, ("002.sql", DROP_NAME_KEY), ("003.sql", refused)]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        // A change under review that drops in one migration and restores in a later one leaves
+        // the queries without an index in between: reported, and said.
+        let found = reviewed(&history);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].message.contains(
+                "index index_crates_name_ordering (name) (003.sql:1) serves them at the end of the change, but only \
+                 once that migration has run: from the drop until then, those queries run without one"
+            ),
+            "{}",
+            found[0].message
+        );
+        // A restore later in the same file but outside the drop's transaction stays reported in
+        // `lint` too: the file itself leaves the window, whenever it runs.
+        let same_file = format!("{DROP_NAME_KEY}\n{NAME_ORDERING}");
+        let found = flagged(&[("001.sql", CRATES), query, ("002.sql", &same_file)]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("the index at line 3 replaces it, but outside"), "{}", found[0].message);
+        // A view dropped since runs nothing at the end of the history.
+        let view = "CREATE VIEW by_name AS SELECT * FROM crates WHERE name = 'serde';";
+        let found = flagged(&[
+            ("001.sql", CRATES),
+            ("002.sql", view),
+            ("003.sql", DROP_NAME_KEY),
+            ("004.sql", "DROP VIEW by_name;"),
+        ]);
+        assert!(found.is_empty(), "{found:#?}");
+        assert_eq!(flagged(&[("001.sql", CRATES), ("002.sql", view), ("003.sql", DROP_NAME_KEY)]).len(), 1);
+    }
+
+    #[test]
+    fn another_index_serves_through_leading_keys_the_query_compares_by_equality() {
+        // crates.io 5: `index_version_num (num)` dropped; the join compares `versions.crate_id =
+        // crates.id` as well, which `unique_num (crate_id, num)` is searched by first.
+        let drop_num = ("002.sql", "DROP INDEX path_categories_idx;\nDROP INDEX index_version_num;");
+        let categories = "CREATE TABLE categories (id serial PRIMARY KEY, path text);
+CREATE INDEX path_categories_idx ON categories (path);";
+        let found =
+            flagged(&[("001.sql", CRATES), ("001b.sql", categories), ("queries/save.sql", SAVE_DOWNLOADS), drop_num]);
+        assert!(found.iter().all(|f| !f.message.contains("index_version_num")), "{found:#?}");
+        // Without the equality on crate_id, the index cannot be searched for num: reported. And
+        // a range on the leading key bounds the search by it alone.
+        for query in [
+            "SELECT id FROM versions WHERE num = $1;",
+            "SELECT id FROM versions WHERE crate_id > $1 AND num = $2;",
+            "SELECT id FROM versions WHERE NOT (crate_id = $1) AND num = $2;",
+            "SELECT id FROM versions WHERE crate_id <> $1 AND num = $2;",
+        ] {
+            let found =
+                flagged(&[("001.sql", CRATES), ("queries/q.sql", query), ("002.sql", "DROP INDEX index_version_num;")]);
+            assert_eq!(found.len(), 1, "{query}: {found:#?}");
+        }
+        // An equality on the prefix, then the column compared by a range or IN: served.
+        for query in [
+            "SELECT id FROM versions WHERE crate_id = $1 AND num > $2;",
+            "SELECT id FROM versions WHERE crate_id IN (1, 2) AND num = $1;",
+            "SELECT id FROM versions WHERE crate_id = ANY($1) AND num BETWEEN $2 AND $3;",
+        ] {
+            let found =
+                flagged(&[("001.sql", CRATES), ("queries/q.sql", query), ("002.sql", "DROP INDEX index_version_num;")]);
+            assert!(found.is_empty(), "{query}: {found:#?}");
+        }
+    }
+
+    #[test]
+    fn a_join_equality_is_served_from_the_other_side_only_when_this_table_is_reached_by_an_index() {
+        // crates.io 4, `20170308191449…/up.sql`: the unique constraint led by owner_id goes, and the
+        // primary key added in the same (diesel's) transaction is led by crate_id, which the
+        // query compares with `$1`.
+        let migration = "ALTER TABLE crate_owners DROP COLUMN id;
+ALTER TABLE crate_owners DROP CONSTRAINT crate_owners_unique_owner_per_crate;
+ALTER TABLE crate_owners ADD PRIMARY KEY (crate_id, owner_id, owner_kind);
+DROP INDEX index_crate_owners_crate_id;
+CREATE UNIQUE INDEX crate_owners_not_deleted ON crate_owners (crate_id, owner_id, owner_kind) WHERE NOT deleted;";
+        let query = ("queries/owners.sql", OWNER_REMOVE);
+        let setup = Setup { in_transaction: true, ..Setup::default() };
+        let found: Vec<Finding> = lint_with(&[("001.sql", CRATES), query, ("002.sql", migration)], &setup)
+            .into_iter()
+            .filter(|f| f.rule == META.id)
+            .collect();
+        assert!(found.is_empty(), "{found:#?}");
+        // Without any new index: crate_owners is found by `crate_id = $1` through
+        // index_crate_owners_crate_id, and each row probes teams_pkey and users_pkey by owner_id.
+        let drop = ("002.sql", "ALTER TABLE crate_owners DROP CONSTRAINT crate_owners_unique_owner_per_crate;");
+        assert!(
+            flagged(&[("001.sql", CRATES), query, drop]).is_empty(),
+            "{:#?}",
+            flagged(&[("001.sql", CRATES), query, drop])
+        );
+        // Nothing narrows crate_owners: driving the join from it reads it whole. Reported.
+        let unnarrowed = "SELECT teams.login FROM crate_owners JOIN teams ON crate_owners.owner_id = teams.id WHERE crate_owners.deleted = false;";
+        assert_eq!(flagged(&[("001.sql", CRATES), ("queries/q.sql", unnarrowed), drop]).len(), 1);
+        // Narrowed by a join to another table's rows, not a value: still reported.
+        let chained = "SELECT teams.login FROM crate_owners JOIN teams ON crate_owners.owner_id = teams.id JOIN crates ON crate_owners.crate_id = crates.id;";
+        assert_eq!(flagged(&[("001.sql", CRATES), ("queries/q.sql", chained), drop]).len(), 1);
+        // The other side has no index on its column: reported.
+        let unindexed = "SELECT 1 FROM crate_owners JOIN temp_downloads t ON crate_owners.owner_id = t.downloads WHERE crate_owners.crate_id = $1;";
+        assert_eq!(flagged(&[("001.sql", CRATES), ("queries/q.sql", unindexed), drop]).len(), 1);
     }
 
     const WORKLOAD_HEADER: &str =

@@ -2,11 +2,11 @@ use super::{Context, Role, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::schema::immutability::index_refusal;
+use crate::schema::index_search::{Constrained, IndexShape, Prefix};
 use crate::schema::Index;
 use crate::sql::ddl::{Ddl, IndexKey};
 use crate::sql::parse::parse_file;
 use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
-use std::collections::BTreeSet;
 
 pub struct FunctionOnIndexedColumn;
 
@@ -76,7 +76,7 @@ impl Rule for FunctionOnIndexedColumn {
             (Role::Migration(_), Ddl::CreateFunction { sql_body: Some(body), .. }) => function_body_uses(cx, body),
             _ => return,
         };
-        let constrained = Constrained::of(cx, &uses);
+        let constrained = Constrained::of(&uses, cx.statement_text(), cx.schema);
         let mut seen = Vec::new();
         for u in &uses {
             let Some(wrapping) = u.wrapped.as_ref() else {
@@ -173,37 +173,6 @@ fn optional_note(u: &ColumnUse) -> String {
     }
 }
 
-/// What a statement's predicates constrain, as an index's leading keys need it: columns
-/// compared bare, and expressions compared (canonical, see [`canonical_expression`]).
-struct Constrained {
-    columns: BTreeSet<(String, String)>,
-    expressions: BTreeSet<(String, String)>,
-}
-
-impl Constrained {
-    fn of(cx: &Context, uses: &[ColumnUse]) -> Constrained {
-        let mut constrained = Constrained { columns: BTreeSet::new(), expressions: BTreeSet::new() };
-        for u in uses {
-            match &u.wrapped {
-                None => constrained.columns.insert((u.table.clone(), u.column.clone())),
-                Some(w) => constrained
-                    .expressions
-                    .insert((u.table.clone(), canonical_expression(&w.expression, &u.table, cx.schema))),
-            };
-        }
-        constrained
-    }
-
-    fn key(&self, cx: &Context, table: &str, key: &IndexKey) -> bool {
-        match key {
-            IndexKey::Column(c) => self.columns.contains(&(table.to_string(), c.clone())),
-            IndexKey::Expression(e) => {
-                self.expressions.contains(&(table.to_string(), canonical_expression(e, table, cx.schema)))
-            }
-        }
-    }
-}
-
 /// What the wrapping costs: the index it defeats, or, when no index on the column could be
 /// searched for this query anyway, the index and the leading columns the query leaves free.
 enum Defeated<'s> {
@@ -217,9 +186,8 @@ enum Defeated<'s> {
 fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained) -> Option<Defeated<'s>> {
     let wrapping = u.wrapped.as_ref()?;
     let schema: &'s crate::schema::Schema = cx.schema;
-    let statement = comparable(cx.statement_text());
     let on_table: Vec<&'s Index> =
-        schema.indexes.values().filter(|i| i.table == u.table && usable_partial(i, &statement)).collect();
+        schema.indexes.values().filter(|i| i.table == u.table && constrained.usable(IndexShape::from(*i))).collect();
     let wanted = canonical_expression(&wrapping.expression, &u.table, cx.schema);
     let served = on_table.iter().any(|i| {
         i.keys
@@ -233,39 +201,22 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
         .into_iter()
         .filter_map(|i| Some((i, i.keys.iter().position(|k| k.column() == Some(u.column.as_str()))?)))
         .collect();
+    // Any comparison of the keys before the column counts here: with them compared, the bare
+    // column would have been part of the index condition, so the wrapper is what keeps it out.
     let searchable =
-        |(index, at): &(&'s Index, usize)| index.keys[..*at].iter().all(|k| constrained.key(cx, &u.table, k));
+        |(index, at): &(&'s Index, usize)| constrained.reaches(IndexShape::from(*index), *at, schema, Prefix::Compared);
     if let Some((index, _)) =
         candidates.iter().find(|(_, at)| *at == 0).or_else(|| candidates.iter().find(|c| searchable(c)))
     {
         return Some(Defeated::Index(index));
     }
     let (index, at) = candidates.first()?;
-    let unconstrained =
-        index.keys[..*at].iter().filter(|k| !constrained.key(cx, &u.table, k)).map(IndexKey::display).collect();
+    let unconstrained = index.keys[..*at]
+        .iter()
+        .filter(|k| !constrained.key(&u.table, k, schema, Prefix::Compared))
+        .map(IndexKey::display)
+        .collect();
     Some(Defeated::NotLed { index, unconstrained })
-}
-
-/// Whether `index` can serve the statement as far as its predicate goes: a partial index is one
-/// PostgreSQL uses only when the query implies its `WHERE` (documentation, 11.8 "Partial
-/// Indexes"). Implied is read here as written in the query (`deleted_at IS NULL` in both), so a
-/// partial index the query says nothing about is not blamed: the wrapper is not what keeps it
-/// from serving (hatchet's `v1_task_event_event_key_unique_idx … WHERE event_key IS NOT NULL`).
-fn usable_partial(index: &Index, statement: &str) -> bool {
-    match &index.predicate {
-        None => true,
-        Some(predicate) => {
-            let predicate = comparable(predicate);
-            !predicate.is_empty() && statement.contains(&predicate)
-        }
-    }
-}
-
-/// Text compared for [`usable_partial`]: lowercase, without parentheses or double quotes, one
-/// space between words.
-fn comparable(text: &str) -> String {
-    let kept: String = text.chars().filter(|c| !matches!(c, '(' | ')' | '"')).collect();
-    kept.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.

@@ -1,8 +1,9 @@
 //! What a rule is to the engine: its metadata, a check per statement, a fold per file.
 
-use super::context::{Context, SourceFile};
+use super::context::{Context, Facts, SourceFile};
 use super::meta::RuleMeta;
 use crate::finding::Finding;
+use crate::schema::Schema;
 
 /// A rule. SQL rules implement [`Rule::check`]; rules whose findings come from elsewhere
 /// (git history, plans, the freeze calendar) carry only their metadata.
@@ -22,4 +23,11 @@ pub trait Rule: Sync + Send {
     /// findings: a rule whose problem belongs to the file, a transaction or a held lock folds its
     /// per-statement findings into one here ([`super::grouping::fold`]).
     fn finish_file(&self, _file: &SourceFile, _findings: &mut Vec<Finding>) {}
+
+    /// Called once after the whole history was replayed, with the migrations' findings and the
+    /// schema it ends with (what the queries run against): a rule whose verdict on a statement
+    /// depends on what later migrations do settles its findings here (those it marked with
+    /// `Finding::settle`). Not called for a lone file (`lint --down`): its findings stand as
+    /// they were made.
+    fn finish_history(&self, _end: &Schema, _facts: &Facts, _findings: &mut Vec<Finding>) {}
 }

@@ -3,6 +3,7 @@
 pub mod cache;
 mod derive;
 pub mod immutability;
+pub mod index_search;
 pub mod migrations;
 mod model;
 pub mod naming;

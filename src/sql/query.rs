@@ -122,6 +122,32 @@ pub struct ColumnUse {
     /// for the parameter's value (a custom plan), and a generic plan can use no index for it.
     #[serde(default)]
     pub optional: Option<String>,
+    /// How the predicate compares it: what a B-tree search can do with it.
+    #[serde(default)]
+    pub comparison: Comparison,
+    /// The other side of `column = other.column`, resolved: the join partner a planner can
+    /// drive a nested loop from (and probe this column's index with each of its rows).
+    #[serde(default)]
+    pub joined_to: Option<(String, String)>,
+    /// The other side reads a column (of a table, a CTE, a subquery's rows: `IN (SELECT …)`):
+    /// the comparison's values come from other rows, not from a parameter or a literal.
+    #[serde(default)]
+    pub against_columns: bool,
+}
+
+/// How a predicate compares a column, as a B-tree index search sees it (PostgreSQL
+/// documentation, 11.2 and 11.3): equalities on a prefix of an index's keys, then one range,
+/// bound the part of the index read; anything else is at best checked on each entry read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Comparison {
+    /// `=`, `IN (…)`, `= ANY (…)`, `IS NULL`: each value is one place in the index.
+    Equality,
+    /// `<`, `<=`, `>`, `>=`, `BETWEEN`: a run of the index.
+    Range,
+    /// Anything else (`<>`, `LIKE`, `@>`, `IS NOT NULL` …), and what is not known (a use read
+    /// from an older cache): never counted as narrowing a search.
+    #[default]
+    Other,
 }
 
 struct Relation {
@@ -167,6 +193,8 @@ struct Walker<'c> {
     uses: Vec<ColumnUse>,
     /// The parameter test of the optional filter the current term sits in (see [`ColumnUse::optional`]).
     optional: Option<String>,
+    /// The current term sits under a NOT: `NOT (a = 1)` searches no index for `a`.
+    negated: bool,
 }
 
 fn position(expr: &Expr, line_offset: usize) -> Position {
@@ -342,6 +370,13 @@ impl Walker<'_> {
     }
 
     fn query(&mut self, query: &Query, outer: &Scope) {
+        // A subquery's own predicates are not under the NOT around it (`NOT EXISTS (…)`).
+        let negated = std::mem::replace(&mut self.negated, false);
+        self.query_body(query, outer);
+        self.negated = negated;
+    }
+
+    fn query_body(&mut self, query: &Query, outer: &Scope) {
         let mut ctes = Vec::new();
         if let Some(with) = &query.with {
             for cte in &with.cte_tables {
@@ -443,49 +478,82 @@ impl Walker<'_> {
     /// each term is looked at once.
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
         let outer = self.optional.clone();
-        let mut pending = vec![(expr, outer.clone())];
-        while let Some((expr, optional)) = pending.pop() {
+        let outer_negated = self.negated;
+        let mut pending = vec![(expr, outer.clone(), outer_negated)];
+        while let Some((expr, optional, negated)) = pending.pop() {
             match expr {
-                Expr::Nested(e) => pending.push((e, optional)),
-                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional)),
+                Expr::Nested(e) => pending.push((e, optional, negated)),
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional, !negated)),
                 Expr::BinaryOp { left, op: BinaryOperator::Or, right } => {
                     let test = parameter_null_test(left).or_else(|| parameter_null_test(right));
                     let optional = test.or(optional);
-                    pending.push((right, optional.clone()));
-                    pending.push((left, optional));
+                    pending.push((right, optional.clone(), negated));
+                    pending.push((left, optional, negated));
                 }
                 Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
-                    pending.push((right, optional.clone()));
-                    pending.push((left, optional));
+                    pending.push((right, optional.clone(), negated));
+                    pending.push((left, optional, negated));
                 }
                 term => {
                     self.optional = optional;
+                    self.negated = negated;
                     self.term(term, scope);
                 }
             }
         }
         self.optional = outer;
+        self.negated = outer_negated;
     }
 
     /// One term of a predicate: a comparison, and the subqueries in it.
     fn term(&mut self, expr: &Expr, scope: &Scope) {
+        use Comparison::{Equality, Other, Range};
+        // Under NOT the columns are still compared (the query needs them), but no comparison of
+        // them narrows an index search: `NOT (a = 1)`.
+        let negated = self.negated;
+        let narrowing = |comparison| if negated { Other } else { comparison };
         match expr {
             Expr::BinaryOp { left, op, right } if is_comparison(op) => {
-                self.side(left, scope);
-                self.side(right, scope);
-            }
-            Expr::Between { expr, .. } => self.side(expr, scope),
-            Expr::In { expr, target, .. } => match target {
-                ast::InTarget::List(_) => self.side(expr, scope),
-                ast::InTarget::Subquery(subquery) => {
-                    self.side(expr, scope);
-                    self.query(subquery, scope);
+                let comparison = narrowing(match op {
+                    BinaryOperator::Eq => Equality,
+                    BinaryOperator::Lt | BinaryOperator::LtEq | BinaryOperator::Gt | BinaryOperator::GtEq => Range,
+                    _ => Other,
+                });
+                let first = self.uses.len();
+                self.side(left, scope, comparison);
+                let middle = self.uses.len();
+                self.side(right, scope, comparison);
+                self.against(first..middle, right);
+                self.against(middle..self.uses.len(), left);
+                if comparison == Equality {
+                    self.join_partners(first, middle);
                 }
-                _ => self.side(expr, scope),
-            },
-            Expr::Like { expr, .. } | Expr::ILike { expr, .. } | Expr::SimilarTo { expr, .. } => self.side(expr, scope),
-            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope),
-            Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope),
+            }
+            Expr::Between { expr, negated: false, .. } => self.side(expr, scope, narrowing(Range)),
+            Expr::In { expr, target, negated: not_in, .. } => {
+                let comparison = if *not_in { Other } else { narrowing(Equality) };
+                match target {
+                    ast::InTarget::Subquery(subquery) => {
+                        let first = self.uses.len();
+                        self.side(expr, scope, comparison);
+                        self.uses[first..].iter_mut().for_each(|u| u.against_columns = true);
+                        self.query(subquery, scope);
+                    }
+                    _ => self.side(expr, scope, comparison),
+                }
+            }
+            Expr::Between { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::ILike { expr, .. }
+            | Expr::SimilarTo { expr, .. } => self.side(expr, scope, Other),
+            Expr::IsNull(e) => self.side(e, scope, narrowing(Equality)),
+            Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope, Other),
+            Expr::AnyOp { left, compare_op: BinaryOperator::Eq, right, .. } => {
+                let first = self.uses.len();
+                self.side(left, scope, narrowing(Equality));
+                self.against(first..self.uses.len(), right);
+            }
+            Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope, Other),
             Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => self.query(subquery, scope),
             _ => {}
         }
@@ -503,11 +571,36 @@ impl Walker<'_> {
         }
     }
 
-    fn side(&mut self, side: &Expr, scope: &Scope) {
+    /// Marks `uses[range]` as compared against `other` when it reads a column or is a subquery.
+    fn against(&mut self, range: std::ops::Range<usize>, other: &Expr) {
+        let mut refs = Vec::new();
+        columns_in(other, &mut refs);
+        if !refs.is_empty() || matches!(strip(other), Expr::Subquery(_)) {
+            self.uses[range].iter_mut().for_each(|u| u.against_columns = true);
+        }
+    }
+
+    /// `left = right` with one bare column on each side (`uses[first..middle]` and
+    /// `uses[middle..]`): each is the other's join partner.
+    fn join_partners(&mut self, first: usize, middle: usize) {
+        let bare = |uses: &[ColumnUse]| match uses {
+            [only] if only.wrapped.is_none() => Some((only.table.clone(), only.column.clone())),
+            _ => None,
+        };
+        if let (Some(left), Some(right)) = (bare(&self.uses[first..middle]), bare(&self.uses[middle..])) {
+            self.uses[first].joined_to = Some(right);
+            self.uses[middle].joined_to = Some(left);
+        }
+    }
+
+    fn side(&mut self, side: &Expr, scope: &Scope, comparison: Comparison) {
         let side = self.without_transparent_casts(strip(side), scope);
         if let Expr::Tuple(items) = side {
+            // A row comparison `(a, b) = (…)` is one per item for an equality; a row range
+            // bounds only its first item.
+            let each = if comparison == Comparison::Equality { comparison } else { Comparison::Other };
             for item in items {
-                self.side(item, scope);
+                self.side(item, scope, each);
             }
             return;
         }
@@ -520,6 +613,9 @@ impl Walker<'_> {
                     wrapped: None,
                     position: position(side, self.line_offset),
                     optional: self.optional.clone(),
+                    comparison,
+                    joined_to: None,
+                    against_columns: false,
                 });
             }
             return;
@@ -542,6 +638,9 @@ impl Walker<'_> {
                     wrapped: Some(wrapping.clone()),
                     position: position(side, self.line_offset),
                     optional: self.optional.clone(),
+                    comparison,
+                    joined_to: None,
+                    against_columns: false,
                 });
             }
         }
@@ -567,7 +666,7 @@ impl Walker<'_> {
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
-    let mut walker = Walker { catalog, line_offset, uses: Vec::new(), optional: None };
+    let mut walker = Walker { catalog, line_offset, uses: Vec::new(), optional: None, negated: false };
     walker.statement(statement);
     walker.uses
 }
