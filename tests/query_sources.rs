@@ -200,3 +200,60 @@ fn the_code_scan_cache_serves_unchanged_files_and_never_hides_a_change() {
     }
     assert_eq!(lint_with(&app, &cached), after);
 }
+
+#[test]
+fn other_databases_code_is_counted_never_checked() {
+    let dir = fixture("other_database");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings: Vec<(String, String)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["file"].as_str().unwrap().ends_with(".sql"))
+        .map(|f| (f["file"].as_str().unwrap().to_string(), f["rule"].as_str().unwrap().to_string()))
+        .collect();
+    // The PostgreSQL package is checked; the package importing both drivers is read as
+    // PostgreSQL (it parses, so no finding); nothing of the SQLite or MySQL code is.
+    assert_eq!(
+        findings,
+        vec![(
+            "fixtures/queries/other_database/store/db/postgres/memo.go".to_string(),
+            "function-on-indexed-column".to_string()
+        )]
+    );
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let on = |file: &str| {
+        notes.iter().filter(|n| n.starts_with(&format!("fixtures/queries/other_database/{file}:"))).count()
+    };
+    assert!(
+        notes.contains(
+            &"fixtures/queries/other_database/store/db/sqlite/memo.go: SQLite code (the package imports modernc.org/sqlite): 4 statement(s) not checked."
+        ),
+        "{notes:#?}"
+    );
+    assert!(
+        notes.contains(&"fixtures/queries/other_database/client/src/history.rs: SQLite code (the file uses sqlx::sqlite): 2 statement(s) not checked."),
+        "{notes:#?}"
+    );
+    for file in ["store/db/sqlite/memo.go", "store/db/mysql/memo.go", "scripts/export.py", "web/db.ts"] {
+        assert_eq!(on(file), 1, "one note for {file}: {notes:#?}");
+    }
+    // The file that imports the driver holds no SQL: no note.
+    assert_eq!(on("store/db/sqlite/functions.go"), 0);
+
+    let listed = run(&dir, &["queries", "--format", "json", "."]);
+    let json: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(json["totals"]["queries"], 2, "{listed}");
+    assert_eq!(json["totals"]["other_database"], 9, "{listed}");
+    let mysql = json["files"].as_array().unwrap().iter().find(|f| f["path"] == "./store/db/mysql/memo.go").unwrap();
+    assert_eq!(mysql["other_database"][0]["database"], "MySQL");
+    assert_eq!(mysql["other_database"][0]["shown_by"], "the package imports github.com/go-sql-driver/mysql");
+    assert!(run(&dir, &["queries", "."])
+        .contains("2 queries in 2 files (2 parsed by Sluice), 0 unreadable, 0 skipped, 9 for another database"));
+}

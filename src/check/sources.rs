@@ -15,7 +15,7 @@ use crate::git::{self, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::queries::changes::{self, QueryChange};
 use crate::queries::code_scan::{FileNote, FileScan};
-use crate::queries::{code_scan, sqlc, ParsedQuery, Query, Source};
+use crate::queries::{code, code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
 use crate::schema::tools::{self, Tree};
@@ -199,14 +199,13 @@ fn read_queries(
 
 /// The queries of code files on `side`, and their notes.
 fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, Vec<FileNote>)> {
-    let texts: Vec<(String, String)> = paths
+    let texts: Vec<(String, std::sync::Arc<str>)> = paths
         .iter()
-        .filter_map(|path| git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t))))
+        .filter_map(|path| {
+            git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t.into())))
+        })
         .collect::<Result<_>>()?;
-    let scanned: Vec<FileScan> = texts
-        .into_par_iter()
-        .map(|(path, text)| code_scan::scan(path.clone(), Path::new(&path), text.into()))
-        .collect::<Result<_>>()?;
+    let scanned: Vec<FileScan> = code_scan::scan(texts, &go_package_siblings(repo, side, paths)?)?;
     let mut queries = Vec::new();
     let mut notes = Vec::new();
     for (found, note) in scanned {
@@ -214,6 +213,27 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, 
         notes.extend(note);
     }
     Ok((queries, notes))
+}
+
+/// The other `.go` files of the directories of the Go files among `paths`, with what each shows
+/// of its database: a Go file's SQL is its package's database's (the driver is imported once,
+/// in the file that opens the connection).
+fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec<(String, Vec<code::Evidence>)>> {
+    let directory = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let scanned: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+    let dirs: BTreeSet<String> = paths.iter().filter(|p| p.ends_with(".go")).map(|p| directory(p)).collect();
+    let mut siblings = Vec::new();
+    for dir in dirs {
+        for path in git::list_files(repo, side, Path::new(&dir))? {
+            if !path.ends_with(".go") || directory(&path) != dir || scanned.contains(path.as_str()) {
+                continue;
+            }
+            if let Some(text) = git::read_file(repo, side, &path)? {
+                siblings.push((path.clone(), code_scan::evidence(&path, &text)));
+            }
+        }
+    }
+    Ok(siblings)
 }
 
 impl ChangeSources {
@@ -261,8 +281,8 @@ impl ChangeSources {
             let Some(text) = git::read_file(repo, &base, file)? else { continue };
             let source = head.iter().find(|q| &q.query.file == file).map(|q| q.query.source.clone());
             match source {
-                Some(Source::Code(_)) | None if crate::queries::code::language_of(Path::new(file)).is_some() => {
-                    base_queries.extend(code_scan::scan(file.clone(), Path::new(file), text.into())?.0)
+                Some(Source::Code(_)) | None if code::language_of(Path::new(file)).is_some() => {
+                    base_queries.extend(scan_code(repo, &base, std::slice::from_ref(file))?.0)
                 }
                 Some(source) => base_queries.push(Query::whole_file(file.clone(), text, source)),
                 None => base_queries.push(Query::whole_file(file.clone(), text, Source::QueryFile)),

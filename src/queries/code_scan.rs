@@ -101,7 +101,7 @@ pub fn on_disk_cached(
     let mut observed = Entries::starting_now();
     let files = list(dirs)?;
     let known = if cache.is_enabled() { cache.load(dirs) } else { Entries::default() };
-    let each: Vec<(FileScan, Option<Entry>, bool)> = files
+    let each: Vec<(Extracted, Option<Arc<str>>, Option<Entry>, bool)> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
@@ -109,8 +109,7 @@ pub fn on_disk_cached(
             let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
             let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
                 Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
-                    let scan = (Vec::new(), entry.extracted.note.clone().map(|note| (shown, note)));
-                    return Ok((scan, Some(entry.clone()), false));
+                    return Ok((entry.extracted.clone(), None, Some(entry.clone()), false));
                 }
                 Known::Unchanged(entry) => (Some(entry), true),
                 Known::Suspect(entry) => (Some(entry), false),
@@ -125,13 +124,19 @@ pub fn on_disk_cached(
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
             let fresh = !trusted || entry.is_none_or(|e| e.digest != digest);
-            let kept = stat.map(|stat| Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() });
-            Ok((to_scan(shown, extracted, text), kept, fresh))
+            let kept = stat.map(|stat| Entry { display: shown, stat, digest, extracted: extracted.clone() });
+            Ok((extracted, Some(text), kept, fresh))
         })
         .collect::<Result<_>>()?;
+    let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.0.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut changed = false;
-    for (path, ((queries, note), kept, fresh)) in files.iter().zip(each) {
+    for ((path, (extracted, text, kept, fresh)), other) in files.iter().zip(each).zip(decided) {
+        let extracted = match other {
+            Some(other) => set_aside(&display(path), extracted, other),
+            None => extracted,
+        };
+        let (queries, note) = to_scan(display(path), extracted, text.unwrap_or_else(|| Arc::from("")));
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
         changed |= fresh;
@@ -145,20 +150,61 @@ pub fn on_disk_cached(
     Ok(scanned)
 }
 
-/// The queries of one host file (`display` names it, `path` gives its language), and its note.
-pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<FileScan> {
-    let extracted = extract(&display, path, &text)?;
-    Ok(to_scan(display, extracted, text))
+/// The queries of host files (`display` names each, and gives its language), and their notes:
+/// a Go file is judged with its package, the other files of its directory given by `siblings`
+/// (each with what [`evidence`] found in it) when they are not among `files`.
+pub fn scan(files: Vec<(String, Arc<str>)>, siblings: &[(String, Vec<code::Evidence>)]) -> Result<Vec<FileScan>> {
+    let extracted: Vec<Extracted> =
+        files.par_iter().map(|(display, text)| extract(display, Path::new(display), text)).collect::<Result<_>>()?;
+    let all = files
+        .iter()
+        .zip(&extracted)
+        .map(|((display, _), e)| (Path::new(display.as_str()), e.databases.as_slice()))
+        .chain(siblings.iter().map(|(display, evidence)| (Path::new(display.as_str()), evidence.as_slice())));
+    let decided = code::other_databases(all);
+    Ok(files
+        .into_iter()
+        .zip(extracted)
+        .zip(decided)
+        .map(|(((display, text), extracted), other)| {
+            let extracted = match other {
+                Some(other) => set_aside(&display, extracted, other),
+                None => extracted,
+            };
+            to_scan(display, extracted, text)
+        })
+        .collect())
 }
 
-/// What one host file's extraction keeps: its queries and its note.
+/// What a file shows of the database its SQL is for (for a sibling of a scanned Go file).
+pub fn evidence(display: &str, text: &str) -> Vec<code::Evidence> {
+    code::language_of(Path::new(display)).map_or_else(Vec::new, |language| code::database_evidence(language, text))
+}
+
+/// What one host file's extraction keeps: its queries, its note and its signs of a database.
 fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
     let extraction = code::extract(path, text).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
     })?;
     let note = note(display, &extraction);
-    Ok(Extracted { queries: extraction.queries, note })
+    Ok(Extracted {
+        statements: extraction.queries.len() + extraction.unreadable.len(),
+        queries: extraction.queries,
+        note,
+        databases: extraction.databases,
+    })
+}
+
+/// A file whose code is another database's: no query, and one note that says so.
+fn set_aside(display: &str, extracted: Extracted, other: code::OtherDatabase) -> Extracted {
+    let note = (extracted.statements > 0).then(|| {
+        format!(
+            "{display}: {} code ({}): {} statement(s) not checked.",
+            other.database, other.shown_by, extracted.statements
+        )
+    });
+    Extracted { queries: Vec::new(), note, statements: 0, databases: extracted.databases }
 }
 
 /// The queries of `extracted` as the rules take them, read out of `host`.
@@ -188,6 +234,12 @@ fn note(display: &str, extraction: &Extraction) -> Option<String> {
             "{} SQL string(s) at database calls are built at run time and were not checked: {}",
             extraction.unreadable.len(),
             lines.join(", ")
+        ));
+    }
+    for other in &extraction.other_database {
+        parts.push(format!(
+            "{} statement(s) for {} ({}) were not checked",
+            other.statements, other.database, other.shown_by
         ));
     }
     if !extraction.skipped.is_empty() {

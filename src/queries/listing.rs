@@ -51,6 +51,11 @@ impl Listing {
     pub fn skipped(&self) -> usize {
         self.files.iter().map(|f| f.extraction.skipped.len()).sum()
     }
+
+    /// Statements for another database (MySQL, SQLite code; MyBatis `databaseId`), not checked.
+    pub fn other_database(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.other_database_statements()).sum()
+    }
 }
 
 /// Finds the files under `paths` (files or directories) and extracts their SQL; `no_ignore`
@@ -98,14 +103,24 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
                 Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
                 Err(other) => return Err(other),
             };
-            if extraction.is_empty() {
+            if extraction.is_empty() && extraction.databases.is_empty() {
                 return Ok(None);
             }
-            let parsed = extraction.queries.iter().map(|q| parses(&q.sql)).collect();
-            Ok(Some(FileListing { path, language, extraction, parsed }))
+            Ok(Some(FileListing { path, language, extraction, parsed: Vec::new() }))
         })
         .collect::<Result<_>>()?;
-    Ok(Listing { files: files.into_iter().flatten().collect(), scanned })
+    let mut files: Vec<FileListing> = files.into_iter().flatten().collect();
+    let decided = code::other_databases(files.iter().map(|f| (f.path.as_path(), f.extraction.databases.as_slice())));
+    for (file, other) in files.iter_mut().zip(decided) {
+        if let Some(other) = other {
+            file.extraction.set_aside(other);
+        }
+    }
+    files.retain(|f| !f.extraction.is_empty());
+    files
+        .par_iter_mut()
+        .for_each(|file| file.parsed = file.extraction.queries.iter().map(|q| parses(&q.sql)).collect());
+    Ok(Listing { files, scanned })
 }
 
 /// The files under `dir` that its git repository tracks (none outside a repository), skipping
@@ -181,8 +196,8 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{location:width$}  {source:source_width$}  {parsed}{sql}")?;
     }
     for file in &listing.files {
-        let Extraction { unreadable, skipped, .. } = &file.extraction;
-        if unreadable.is_empty() && skipped.is_empty() {
+        let Extraction { unreadable, skipped, other_database, .. } = &file.extraction;
+        if unreadable.is_empty() && skipped.is_empty() && other_database.is_empty() {
             continue;
         }
         let lines =
@@ -198,6 +213,9 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         if !skipped.is_empty() {
             notes.push(format!("{} skipped (line {})", skipped.len(), lines(skipped.iter().map(|s| s.at).collect())));
         }
+        for other in other_database {
+            notes.push(format!("{} for {} ({}), not checked", other.statements, other.database, other.shown_by));
+        }
         writeln!(out, "{}: {}", file.path.display(), notes.join(", "))?;
         for note in unreadable {
             writeln!(out, "  {}:{} {}: {}", note.at.line, note.at.column, note.source, note.reason)?;
@@ -206,18 +224,20 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let files_with_queries = listing.files.iter().filter(|f| !f.extraction.queries.is_empty()).count();
     writeln!(
         out,
-        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped; {} files scanned",
+        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database; {} files scanned",
         listing.queries(),
         files_with_queries,
         listing.parsed(),
         listing.unreadable(),
         listing.skipped(),
+        listing.other_database(),
         listing.scanned
     )
 }
 
 /// The listing as one JSON document: `files` (each with its `queries`, `unreadable` and
-/// `skipped`, positions 1-based) and `totals`.
+/// `skipped`, positions 1-based, and `other_database`: statements for another database, by
+/// database and what showed it) and `totals`.
 pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let position = |at: HostPosition| serde_json::json!({ "line": at.line, "column": at.column });
     let files: Vec<serde_json::Value> = listing
@@ -248,12 +268,19 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|s| serde_json::json!({ "at": position(s.at), "reason": s.reason }))
                 .collect();
+            let other_database: Vec<_> = file
+                .extraction
+                .other_database
+                .iter()
+                .map(|o| serde_json::json!({ "database": o.database, "shown_by": o.shown_by, "statements": o.statements }))
+                .collect();
             serde_json::json!({
                 "path": file.path.display().to_string(),
                 "language": file.language.name(),
                 "queries": queries,
                 "unreadable": unreadable,
                 "skipped": skipped,
+                "other_database": other_database,
             })
         })
         .collect();
@@ -265,6 +292,7 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
             "parsed": listing.parsed(),
             "unreadable": listing.unreadable(),
             "skipped": listing.skipped(),
+            "other_database": listing.other_database(),
         },
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;

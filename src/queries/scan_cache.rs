@@ -14,7 +14,7 @@
 //! One cache file per set of code directories and build ([`crate::cache::build_id`]); a file
 //! that does not decode (torn, another version's layout) is a miss, never an error.
 
-use super::code::EmbeddedQuery;
+use super::code::{EmbeddedQuery, Evidence};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -29,6 +29,12 @@ use std::time::{Duration, SystemTime};
 pub struct Extracted {
     pub queries: Vec<EmbeddedQuery>,
     pub note: Option<String>,
+    /// Its queries and the SQL it could not read: what is counted when its code turns out to be
+    /// another database's.
+    pub statements: usize,
+    /// Its signs of the database its SQL is for (a Go file is judged with its package's, so
+    /// they are kept for files whose text is not read again).
+    pub databases: Vec<Evidence>,
 }
 
 /// A time as the file system records it: seconds and nanoseconds since the epoch.

@@ -11,6 +11,7 @@
 //! given the whole text and returns what it found in it; none reads another file (a Go constant
 //! of another file of the package is reported as not read, never guessed).
 
+mod database;
 mod extraction;
 mod go;
 mod java;
@@ -26,6 +27,7 @@ mod syntax;
 mod testing;
 mod typescript;
 
+pub use database::{decide as other_databases, evidence as database_evidence, Evidence, OtherDatabase};
 pub use extraction::{EmbeddedQuery, Extraction, HostPosition, Skipped, SourceMap, Unreadable};
 pub use language::Language;
 pub use sql_like::looks_like_sql;
@@ -81,6 +83,7 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     found.queries.sort_by_key(|q| q.map.start());
     found.unreadable.sort_by_key(|u| u.at);
     found.skipped.sort_by_key(|s| s.at);
+    found.databases = database::evidence(language, text);
     Ok(found)
 }
 
