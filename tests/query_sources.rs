@@ -255,5 +255,29 @@ fn other_databases_code_is_counted_never_checked() {
     assert_eq!(mysql["other_database"][0]["database"], "MySQL");
     assert_eq!(mysql["other_database"][0]["shown_by"], "the package imports github.com/go-sql-driver/mysql");
     assert!(run(&dir, &["queries", "."])
-        .contains("2 queries in 2 files (2 parsed by Sluice), 0 unreadable, 0 skipped, 9 for another database"));
+        .contains("2 queries in 2 files (2 parsed by Sluice), 0 unreadable, 0 skipped, 9 for another database, 0 in migration code"));
+}
+
+#[test]
+fn migration_code_is_counted_never_checked() {
+    let dir = fixture("migration_code");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    // The same predicate in the application's code is a finding; in the migrations it is not.
+    assert_eq!(files, ["fixtures/queries/migration_code/internal/store/views.go"]);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    for note in [
+        "fixtures/queries/migration_code/internal/migrations/v3.0.0.go: migration code (in a `migrations` directory): 1 statement(s) not checked.",
+        "fixtures/queries/migration_code/db/goose/20240101_add_views.go: migration code (it registers a goose migration with goose.AddMigrationContext): 1 statement(s) not checked.",
+    ] {
+        assert!(notes.contains(&note), "{notes:#?}");
+    }
+    let listed: Value = serde_json::from_str(&run(&dir, &["queries", "--format", "json", "."])).unwrap();
+    assert_eq!((listed["totals"]["queries"].as_u64(), listed["totals"]["migration"].as_u64()), (Some(1), Some(2)));
 }

@@ -205,7 +205,7 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, 
             git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t.into())))
         })
         .collect::<Result<_>>()?;
-    let scanned: Vec<FileScan> = code_scan::scan(texts, &go_package_siblings(repo, side, paths)?)?;
+    let scanned: Vec<FileScan> = code_scan::scan(texts, &go_package_siblings(repo, side, paths)?, None)?;
     let mut queries = Vec::new();
     let mut notes = Vec::new();
     for (found, note) in scanned {

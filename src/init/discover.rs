@@ -269,8 +269,12 @@ pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
         let entry = entry.map_err(|e| Error::io(root, e))?;
         let name = entry.file_name().to_string_lossy().to_string();
         let relative = PathBuf::from(&name);
-        let skipped =
-            name.starts_with('.') || NOT_SOURCES.contains(&name.as_str()) || migrations.starts_with(&relative);
+        // A directory of migration code is not application code (its SQL is a past migration's).
+        let migration_code = crate::queries::code::migration_code::by_path(&relative.join("x")).is_some();
+        let skipped = name.starts_with('.')
+            || NOT_SOURCES.contains(&name.as_str())
+            || migrations.starts_with(&relative)
+            || migration_code;
         if !skipped && entry.file_type().is_ok_and(|t| t.is_dir()) {
             candidates.push(relative);
         }

@@ -129,7 +129,13 @@ pub fn load_with(
         .into_par_iter()
         .map(|(path, source)| sql_files::read(&path, display_path(&path, root), source))
         .collect::<Result<Vec<_>>>()?;
-    let code = code_scan::on_disk_cached(&loaded.code_dirs(), &|path| display_path(path, root), scan_cache)?;
+    let migrations_dir = loaded.migrations_dir();
+    let code = code_scan::on_disk_cached(
+        &loaded.code_dirs(),
+        Some(&migrations_dir),
+        &|path| display_path(path, root),
+        scan_cache,
+    )?;
     queries.extend(code.queries);
     let mut query_notes = code.notes;
     let workload = read_workload(loaded, root, &mut query_notes)?;

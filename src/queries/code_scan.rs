@@ -86,7 +86,7 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
 /// findings show it.
 pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> Result<Scanned> {
-    on_disk_cached(dirs, display, &ScanCache::disabled())
+    on_disk_cached(dirs, None, display, &ScanCache::disabled())
 }
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
@@ -95,6 +95,7 @@ pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> 
 /// any other is read, and parsed unless its text is what the cache read.
 pub fn on_disk_cached(
     dirs: &[PathBuf],
+    migrations: Option<&Path>,
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
@@ -132,8 +133,13 @@ pub fn on_disk_cached(
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut changed = false;
     for ((path, (extracted, text, kept, fresh)), other) in files.iter().zip(each).zip(decided) {
-        let extracted = match other {
-            Some(other) => set_aside(&display(path), extracted, other),
+        // Below the directories scanned (a `migrations` directory under `internal`), or, when
+        // findings name files from the project's root, below that (`code = ["migrations"]`).
+        let shown = display(path);
+        let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
+        let relative = if Path::new(&shown).is_relative() { Path::new(&shown) } else { below_dir };
+        let extracted = match set_aside_as(path, relative, migrations, &extracted, other) {
+            Some(what) => set_aside(&display(path), extracted, what),
             None => extracted,
         };
         let (queries, note) = to_scan(display(path), extracted, text.unwrap_or_else(|| Arc::from("")));
@@ -153,7 +159,11 @@ pub fn on_disk_cached(
 /// The queries of host files (`display` names each, and gives its language), and their notes:
 /// a Go file is judged with its package, the other files of its directory given by `siblings`
 /// (each with what [`evidence`] found in it) when they are not among `files`.
-pub fn scan(files: Vec<(String, Arc<str>)>, siblings: &[(String, Vec<code::Evidence>)]) -> Result<Vec<FileScan>> {
+pub fn scan(
+    files: Vec<(String, Arc<str>)>,
+    siblings: &[(String, Vec<code::Evidence>)],
+    migrations: Option<&Path>,
+) -> Result<Vec<FileScan>> {
     let extracted: Vec<Extracted> =
         files.par_iter().map(|(display, text)| extract(display, Path::new(display), text)).collect::<Result<_>>()?;
     let all = files
@@ -167,8 +177,9 @@ pub fn scan(files: Vec<(String, Arc<str>)>, siblings: &[(String, Vec<code::Evide
         .zip(extracted)
         .zip(decided)
         .map(|(((display, text), extracted), other)| {
-            let extracted = match other {
-                Some(other) => set_aside(&display, extracted, other),
+            let path = Path::new(&display);
+            let extracted = match set_aside_as(path, path, migrations, &extracted, other) {
+                Some(what) => set_aside(&display, extracted, what),
                 None => extracted,
             };
             to_scan(display, extracted, text)
@@ -193,18 +204,36 @@ fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
         queries: extraction.queries,
         note,
         databases: extraction.databases,
+        migration: extraction.migration,
     })
 }
 
-/// A file whose code is another database's: no query, and one note that says so.
-fn set_aside(display: &str, extracted: Extracted, other: code::OtherDatabase) -> Extracted {
-    let note = (extracted.statements > 0).then(|| {
-        format!(
-            "{display}: {} code ({}): {} statement(s) not checked.",
-            other.database, other.shown_by, extracted.statements
-        )
-    });
-    Extracted { queries: Vec::new(), note, statements: 0, databases: extracted.databases }
+/// A file whose code is another database's or a migration's (`what`: "SQLite code (the package
+/// imports modernc.org/sqlite)"): no query, and one note that says so.
+fn set_aside(display: &str, extracted: Extracted, what: String) -> Extracted {
+    let note = (extracted.statements > 0)
+        .then(|| format!("{display}: {what}: {} statement(s) not checked.", extracted.statements));
+    Extracted { queries: Vec::new(), note, statements: 0, ..extracted }
+}
+
+/// What sets a file's code aside, if anything: it is migration code (`relative` is its path below
+/// the directory scanned; `migrations` the configured migrations directory), or its package's or
+/// its own code is another database's.
+fn set_aside_as(
+    path: &Path,
+    relative: &Path,
+    migrations: Option<&Path>,
+    extracted: &Extracted,
+    other: Option<code::OtherDatabase>,
+) -> Option<String> {
+    let under_migrations = migrations.is_some_and(|dir| path.starts_with(dir));
+    let migration = code::migration_code::by_path(relative)
+        .or_else(|| under_migrations.then(|| "under the migrations directory".to_string()))
+        .or_else(|| extracted.migration.clone());
+    if let Some(why) = migration {
+        return Some(format!("migration code ({why})"));
+    }
+    other.map(|other| format!("{} code ({})", other.database, other.shown_by))
 }
 
 /// The queries of `extracted` as the rules take them, read out of `host`.
@@ -292,7 +321,7 @@ mod tests {
         /// (file, SQL) of every query, and the files with a note.
         fn scan(&self) -> (Vec<(String, String)>, Vec<String>) {
             let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
-            let scanned = on_disk_cached(std::slice::from_ref(&self.dir), &display, &self.cache).unwrap();
+            let scanned = on_disk_cached(std::slice::from_ref(&self.dir), None, &display, &self.cache).unwrap();
             let mut queries: Vec<_> = scanned.queries.iter().map(|q| (q.file.clone(), q.sql.to_string())).collect();
             queries.sort();
             let mut notes: Vec<_> = scanned.notes.iter().map(|(file, _)| file.clone()).collect();
@@ -457,7 +486,7 @@ mod tests {
     fn a_disabled_cache_writes_nothing() {
         let app = App::new(&[("a.go", QUERY)]);
         let display = |p: &Path| p.display().to_string();
-        on_disk_cached(std::slice::from_ref(&app.dir), &display, &ScanCache::disabled()).unwrap();
+        on_disk_cached(std::slice::from_ref(&app.dir), None, &display, &ScanCache::disabled()).unwrap();
         assert!(!app.cache.file(std::slice::from_ref(&app.dir)).unwrap().exists());
     }
 }

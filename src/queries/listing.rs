@@ -52,6 +52,11 @@ impl Listing {
         self.files.iter().map(|f| f.extraction.skipped.len()).sum()
     }
 
+    /// Statements of migration code (see [`code::migration_code`]), not checked.
+    pub fn migration(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.migration_statements).sum()
+    }
+
     /// Statements for another database (MySQL, SQLite code; MyBatis `databaseId`), not checked.
     pub fn other_database(&self) -> usize {
         self.files.iter().map(|f| f.extraction.other_database_statements()).sum()
@@ -112,8 +117,12 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
     let mut files: Vec<FileListing> = files.into_iter().flatten().collect();
     let decided = code::other_databases(files.iter().map(|f| (f.path.as_path(), f.extraction.databases.as_slice())));
     for (file, other) in files.iter_mut().zip(decided) {
-        if let Some(other) = other {
-            file.extraction.set_aside(other);
+        let relative = paths.iter().find_map(|p| file.path.strip_prefix(p).ok()).unwrap_or(&file.path);
+        let migration = code::migration_code::by_path(relative).or_else(|| file.extraction.migration.clone());
+        match (migration, other) {
+            (Some(why), _) => file.extraction.set_aside_as_migration(why),
+            (None, Some(other)) => file.extraction.set_aside(other),
+            (None, None) => {}
         }
     }
     files.retain(|f| !f.extraction.is_empty());
@@ -197,7 +206,11 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     }
     for file in &listing.files {
         let Extraction { unreadable, skipped, other_database, .. } = &file.extraction;
-        if unreadable.is_empty() && skipped.is_empty() && other_database.is_empty() {
+        if unreadable.is_empty()
+            && skipped.is_empty()
+            && other_database.is_empty()
+            && file.extraction.migration_statements == 0
+        {
             continue;
         }
         let lines =
@@ -216,6 +229,9 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         for other in other_database {
             notes.push(format!("{} for {} ({}), not checked", other.statements, other.database, other.shown_by));
         }
+        if let Some(why) = file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0) {
+            notes.push(format!("{} in migration code ({why}), not checked", file.extraction.migration_statements));
+        }
         writeln!(out, "{}: {}", file.path.display(), notes.join(", "))?;
         for note in unreadable {
             writeln!(out, "  {}:{} {}: {}", note.at.line, note.at.column, note.source, note.reason)?;
@@ -224,13 +240,14 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let files_with_queries = listing.files.iter().filter(|f| !f.extraction.queries.is_empty()).count();
     writeln!(
         out,
-        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database; {} files scanned",
+        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database, {} in migration code; {} files scanned",
         listing.queries(),
         files_with_queries,
         listing.parsed(),
         listing.unreadable(),
         listing.skipped(),
         listing.other_database(),
+        listing.migration(),
         listing.scanned
     )
 }
@@ -281,6 +298,8 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 "unreadable": unreadable,
                 "skipped": skipped,
                 "other_database": other_database,
+                "migration": file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0)
+                    .map(|why| serde_json::json!({ "shown_by": why, "statements": file.extraction.migration_statements })),
             })
         })
         .collect();
@@ -293,6 +312,7 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
             "unreadable": listing.unreadable(),
             "skipped": listing.skipped(),
             "other_database": listing.other_database(),
+            "migration": listing.migration(),
         },
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;

@@ -35,6 +35,8 @@ pub struct Extracted {
     /// Its signs of the database its SQL is for (a Go file is judged with its package's, so
     /// they are kept for files whose text is not read again).
     pub databases: Vec<Evidence>,
+    /// Why it is migration code, when its text shows it (a goose Go migration).
+    pub migration: Option<String>,
 }
 
 /// A time as the file system records it: seconds and nanoseconds since the epoch.

@@ -18,6 +18,11 @@ pub struct Extraction {
     /// What the file shows of the database its SQL is for (the drivers it imports): decides,
     /// alone or with its Go package, whether the file is set aside.
     pub databases: Vec<Evidence>,
+    /// Why the file is migration code, when its text shows it (a goose Go migration), or, once
+    /// [`Extraction::set_aside_as_migration`] has set it aside, why it was.
+    pub migration: Option<String>,
+    /// The statements of migration code, not checked.
+    pub migration_statements: usize,
 }
 
 /// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
@@ -49,6 +54,7 @@ impl Extraction {
             && self.unreadable.is_empty()
             && self.skipped.is_empty()
             && self.other_database.is_empty()
+            && self.migration_statements == 0
     }
 
     /// Sets the file's SQL aside as `other`'s (its queries, and the SQL it could not read):
@@ -60,6 +66,14 @@ impl Extraction {
         if other.statements > 0 {
             self.other_database.push(other);
         }
+    }
+
+    /// Sets the file's SQL aside as migration code (`why`: "in a `migrations` directory").
+    pub fn set_aside_as_migration(&mut self, why: String) {
+        self.migration_statements = self.queries.len() + self.unreadable.len();
+        self.queries.clear();
+        self.unreadable.clear();
+        self.migration = Some(why);
     }
 
     /// Counts one statement for `database` (shown by `shown_by`), set aside where it stands.

@@ -17,6 +17,7 @@ mod go;
 mod java;
 mod kotlin;
 mod language;
+pub mod migration_code;
 mod mybatis;
 mod python;
 mod rust;
@@ -84,6 +85,9 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     found.unreadable.sort_by_key(|u| u.at);
     found.skipped.sort_by_key(|s| s.at);
     found.databases = database::evidence(language, text);
+    if language == Language::Go {
+        found.migration = migration_code::goose(text);
+    }
     Ok(found)
 }
 
