@@ -86,7 +86,15 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
 /// findings show it.
 pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> Result<Scanned> {
-    on_disk_cached(dirs, None, display, &ScanCache::disabled())
+    on_disk_cached(dirs, &Project::default(), display, &ScanCache::disabled())
+}
+
+/// What the project's configuration adds to the scan: its migrations directory (code under it is
+/// migration code) and its own functions that take SQL (`[queries] calls`).
+#[derive(Debug, Default)]
+pub struct Project<'a> {
+    pub migrations: Option<&'a Path>,
+    pub calls: code::ProjectCalls,
 }
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
@@ -95,13 +103,13 @@ pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> 
 /// any other is read, and parsed unless its text is what the cache read.
 pub fn on_disk_cached(
     dirs: &[PathBuf],
-    migrations: Option<&Path>,
+    project: &Project,
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
     let mut observed = Entries::starting_now();
     let files = list(dirs)?;
-    let known = if cache.is_enabled() { cache.load(dirs) } else { Entries::default() };
+    let known = if cache.is_enabled() { cache.load(dirs, &project.calls) } else { Entries::default() };
     let each: Vec<(Extracted, Option<Arc<str>>, Option<Entry>, bool)> = files
         .par_iter()
         .map(|path| {
@@ -120,7 +128,7 @@ pub fn on_disk_cached(
             let digest = text_digest(&text);
             let extracted = match entry.filter(|e| e.digest == digest) {
                 Some(entry) => entry.extracted.clone(),
-                None => extract(&shown, path, &text)?,
+                None => extract(&shown, path, &text, &project.calls)?,
             };
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
@@ -138,7 +146,7 @@ pub fn on_disk_cached(
         let shown = display(path);
         let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
         let relative = if Path::new(&shown).is_relative() { Path::new(&shown) } else { below_dir };
-        let extracted = match set_aside_as(path, relative, migrations, &extracted, other) {
+        let extracted = match set_aside_as(path, relative, project.migrations, &extracted, other) {
             Some(what) => set_aside(&display(path), extracted, what),
             None => extracted,
         };
@@ -151,7 +159,7 @@ pub fn on_disk_cached(
         }
     }
     if cache.is_enabled() && (changed || observed.files.len() != known.files.len()) {
-        cache.save(dirs, &observed);
+        cache.save(dirs, &project.calls, &observed);
     }
     Ok(scanned)
 }
@@ -162,10 +170,12 @@ pub fn on_disk_cached(
 pub fn scan(
     files: Vec<(String, Arc<str>)>,
     siblings: &[(String, Vec<code::Evidence>)],
-    migrations: Option<&Path>,
+    project: &Project,
 ) -> Result<Vec<FileScan>> {
-    let extracted: Vec<Extracted> =
-        files.par_iter().map(|(display, text)| extract(display, Path::new(display), text)).collect::<Result<_>>()?;
+    let extracted: Vec<Extracted> = files
+        .par_iter()
+        .map(|(display, text)| extract(display, Path::new(display), text, &project.calls))
+        .collect::<Result<_>>()?;
     let all = files
         .iter()
         .zip(&extracted)
@@ -178,7 +188,7 @@ pub fn scan(
         .zip(decided)
         .map(|(((display, text), extracted), other)| {
             let path = Path::new(&display);
-            let extracted = match set_aside_as(path, path, migrations, &extracted, other) {
+            let extracted = match set_aside_as(path, path, project.migrations, &extracted, other) {
                 Some(what) => set_aside(&display, extracted, what),
                 None => extracted,
             };
@@ -193,8 +203,8 @@ pub fn evidence(display: &str, text: &str) -> Vec<code::Evidence> {
 }
 
 /// What one host file's extraction keeps: its queries, its note and its signs of a database.
-fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
-    let extraction = code::extract(path, text).map_err(|e| match e {
+fn extract(display: &str, path: &Path, text: &str, calls: &code::ProjectCalls) -> Result<Extracted> {
+    let extraction = code::extract_with(path, text, calls).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
     })?;
@@ -321,7 +331,8 @@ mod tests {
         /// (file, SQL) of every query, and the files with a note.
         fn scan(&self) -> (Vec<(String, String)>, Vec<String>) {
             let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
-            let scanned = on_disk_cached(std::slice::from_ref(&self.dir), None, &display, &self.cache).unwrap();
+            let scanned =
+                on_disk_cached(std::slice::from_ref(&self.dir), &Project::default(), &display, &self.cache).unwrap();
             let mut queries: Vec<_> = scanned.queries.iter().map(|q| (q.file.clone(), q.sql.to_string())).collect();
             queries.sort();
             let mut notes: Vec<_> = scanned.notes.iter().map(|(file, _)| file.clone()).collect();
@@ -330,7 +341,7 @@ mod tests {
         }
 
         fn entries(&self) -> Entries {
-            self.cache.load(std::slice::from_ref(&self.dir))
+            self.cache.load(std::slice::from_ref(&self.dir), &code::ProjectCalls::default())
         }
 
         /// As if the cache had observed every file long after it was written: metadata is
@@ -340,7 +351,7 @@ mod tests {
             let mut entries = self.entries();
             assert!(!entries.files.is_empty(), "the first scan filled the cache");
             entries.observed = Stamp::of_now_plus(Duration::from_secs(3600));
-            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+            self.cache.save(std::slice::from_ref(&self.dir), &code::ProjectCalls::default(), &entries);
         }
 
         /// Makes the cache believe `name`'s current metadata is what it saw when it read it.
@@ -349,7 +360,7 @@ mod tests {
             let key = self.path(name).as_os_str().as_bytes().to_vec();
             let stat = Stat::of(&std::fs::metadata(self.path(name)).unwrap());
             entries.files.get_mut(&key).unwrap().stat = stat;
-            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+            self.cache.save(std::slice::from_ref(&self.dir), &code::ProjectCalls::default(), &entries);
         }
     }
 
@@ -468,7 +479,7 @@ mod tests {
     fn a_corrupt_cache_is_ignored_and_written_afresh() {
         let app = App::new(&[("a.go", QUERY), ("b.go", NOTE)]);
         let cold = app.scan();
-        let file = app.cache.file(std::slice::from_ref(&app.dir)).unwrap();
+        let file = app.cache.file(std::slice::from_ref(&app.dir), &code::ProjectCalls::default()).unwrap();
         let bytes = std::fs::read(&file).unwrap();
         for corrupt in [bytes[..bytes.len() / 2].to_vec(), b"garbage".to_vec(), Vec::new(), {
             let mut flipped = bytes.clone();
@@ -486,7 +497,7 @@ mod tests {
     fn a_disabled_cache_writes_nothing() {
         let app = App::new(&[("a.go", QUERY)]);
         let display = |p: &Path| p.display().to_string();
-        on_disk_cached(std::slice::from_ref(&app.dir), None, &display, &ScanCache::disabled()).unwrap();
-        assert!(!app.cache.file(std::slice::from_ref(&app.dir)).unwrap().exists());
+        on_disk_cached(std::slice::from_ref(&app.dir), &Project::default(), &display, &ScanCache::disabled()).unwrap();
+        assert!(!app.cache.file(std::slice::from_ref(&app.dir), &code::ProjectCalls::default()).unwrap().exists());
     }
 }

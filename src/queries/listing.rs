@@ -64,8 +64,8 @@ impl Listing {
 }
 
 /// Finds the files under `paths` (files or directories) and extracts their SQL; `no_ignore`
-/// reads the files `.gitignore` names too.
-pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
+/// reads the files `.gitignore` names too; `calls` are the project's own functions that take SQL.
+pub fn scan(paths: &[PathBuf], no_ignore: bool, calls: &code::ProjectCalls) -> Result<Listing> {
     let mut candidates = Vec::new();
     for path in paths {
         if path.is_file() {
@@ -104,7 +104,7 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
                 return Ok(None);
             }
             let extraction = match text_from_bytes(&path, bytes) {
-                Ok(text) => code::extract(&path, &text)?,
+                Ok(text) => code::extract_with(&path, &text, calls)?,
                 Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
                 Err(other) => return Err(other),
             };

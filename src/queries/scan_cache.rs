@@ -14,7 +14,7 @@
 //! One cache file per set of code directories and build ([`crate::cache::build_id`]); a file
 //! that does not decode (torn, another version's layout) is a miss, never an error.
 
-use super::code::{EmbeddedQuery, Evidence};
+use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -192,28 +192,34 @@ impl ScanCache {
         self.store.is_some()
     }
 
-    fn key(dirs: &[PathBuf]) -> Key {
+    /// One cache per build, set of directories and `[queries] calls` (which decide what a file
+    /// yields).
+    fn key(dirs: &[PathBuf], calls: &ProjectCalls) -> Key {
         let absolute: Vec<PathBuf> =
             dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())).collect();
         let mut parts: Vec<&[u8]> = vec![cache::build_id(), FORMAT];
         parts.extend(absolute.iter().map(|d| d.as_os_str().as_bytes()));
+        if !calls.names().is_empty() {
+            parts.push(b"\0calls");
+            parts.extend(calls.names().iter().map(|c| c.as_bytes()));
+        }
         cache::digest(&parts)
     }
 
     /// The entries kept for `dirs`; none when there are none or they do not read back.
-    pub fn load(&self, dirs: &[PathBuf]) -> Entries {
-        self.store.as_ref().and_then(|store| store.load::<Entries>(&Self::key(dirs))).unwrap_or_default()
+    pub fn load(&self, dirs: &[PathBuf], calls: &ProjectCalls) -> Entries {
+        self.store.as_ref().and_then(|store| store.load::<Entries>(&Self::key(dirs, calls))).unwrap_or_default()
     }
 
-    pub fn save(&self, dirs: &[PathBuf], entries: &Entries) {
+    pub fn save(&self, dirs: &[PathBuf], calls: &ProjectCalls, entries: &Entries) {
         if let Some(store) = &self.store {
-            store.save(&Self::key(dirs), entries);
+            store.save(&Self::key(dirs, calls), entries);
         }
     }
 
     #[cfg(test)]
-    pub(super) fn file(&self, dirs: &[PathBuf]) -> Option<PathBuf> {
-        self.store.as_ref().map(|store| store.path(&Self::key(dirs)))
+    pub(super) fn file(&self, dirs: &[PathBuf], calls: &ProjectCalls) -> Option<PathBuf> {
+        self.store.as_ref().map(|store| store.path(&Self::key(dirs, calls)))
     }
 }
 
