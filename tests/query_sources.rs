@@ -281,3 +281,57 @@ fn migration_code_is_counted_never_checked() {
     let listed: Value = serde_json::from_str(&run(&dir, &["queries", "--format", "json", "."])).unwrap();
     assert_eq!((listed["totals"]["queries"].as_u64(), listed["totals"]["migration"].as_u64()), (Some(1), Some(2)));
 }
+
+#[test]
+fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
+    let dir = fixture("project_calls");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings: Vec<(u64, String, String)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().ends_with(".ts"))
+        .map(|f| {
+            let message = f["message"].as_str().unwrap();
+            (f["line"].as_u64().unwrap(), f["rule"].as_str().unwrap().to_string(), message.to_string())
+        })
+        .collect();
+    // prisma's rawQuery is checked where it is written; clickhouse's is not read at all.
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!((findings[0].0, findings[0].1.as_str()), (7, "function-on-indexed-column"));
+    assert!(findings[0].2.ends_with("(in prisma.rawQuery (sluice.toml calls))"), "{}", findings[0].2);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("fixtures/queries/project_calls/src/queries/getPageviews.ts: 1 SQL string(s)")
+                && n.contains("line 14 (prisma.rawQuery (sluice.toml calls):")),
+        "{notes:#?}"
+    );
+
+    // Without the setting the wrapper reads nothing.
+    let work = tempfile::tempdir().unwrap();
+    let copied = std::process::Command::new("cp").arg("-r").arg(&dir).arg(work.path()).status().unwrap();
+    assert!(copied.success());
+    let copy = work.path().join("project_calls");
+    let config = std::fs::read_to_string(copy.join("sluice.toml")).unwrap();
+    std::fs::write(copy.join("sluice.toml"), config.replace("  \"prisma.rawQuery\",\n", "")).unwrap();
+    let listed = run(&copy, &["lint", "--format", "json", "--no-cache"]);
+    assert!(!listed.contains("sluice.toml calls"), "{listed}");
+
+    // An entry that is not a name is exit 2, naming sluice.toml's line.
+    std::fs::write(copy.join("sluice.toml"), config.replace("\"prisma.rawQuery\"", "\"prisma.rawQuery()\"")).unwrap();
+    let output = Command::cargo_bin("sluice").unwrap().current_dir(&copy).args(["lint"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("sluice.toml:9: [queries] calls: `prisma.rawQuery()` is not a function or method name"),
+        "{stderr}"
+    );
+}
