@@ -97,6 +97,10 @@ pub struct Project<'a> {
     pub calls: code::ProjectCalls,
 }
 
+/// One file as the scan read it: its extraction, its text (unless the cache vouched for a file
+/// without queries), the cache entry to keep, and whether that entry is fresh.
+type Read = (Extracted, Option<Arc<str>>, Option<Entry>, bool);
+
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
 /// metadata is what it was is neither read nor parsed (most of an application's code, which
 /// holds no SQL); one that holds queries is read but not parsed (a finding quotes its text);
@@ -110,7 +114,7 @@ pub fn on_disk_cached(
     let mut observed = Entries::starting_now();
     let files = list(dirs)?;
     let known = if cache.is_enabled() { cache.load(dirs, &project.calls) } else { Entries::default() };
-    let each: Vec<(Extracted, Option<Arc<str>>, Option<Entry>, bool)> = files
+    let each: Vec<Read> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
