@@ -17,7 +17,7 @@ pub struct QueriesArgs {
     pub no_ignore: bool,
     /// A function or method of the project's own whose first argument is SQL (`rawQuery`,
     /// `db.rawQuery`), as `[queries] calls` names them; repeatable.
-    #[arg(long = "call", value_name = "NAME")]
+    #[arg(long = "call", value_name = "FUNCTION")]
     pub calls: Vec<String>,
 }
 
