@@ -12,39 +12,15 @@
 
 use super::language::Language;
 use super::syntax::{parse, walk, Host};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
 use tree_sitter::Node;
 
-pub const POSTGRESQL: &str = "PostgreSQL";
+use super::signs::POSTGRESQL;
+pub use super::signs::{Evidence, OtherDatabase};
 const MYSQL: &str = "MySQL";
 const SQLITE: &str = "SQLite";
 const SQL_SERVER: &str = "SQL Server";
-
-/// One sign of the database a file's SQL is for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    /// "PostgreSQL", "MySQL", "SQLite", or a MyBatis `databaseId` as written.
-    pub database: String,
-    /// What showed it, as a verb phrase: "imports modernc.org/sqlite", "uses sqlx's SqlitePool".
-    pub shown_by: String,
-}
-
-impl Evidence {
-    fn new(database: &str, shown_by: String) -> Evidence {
-        Evidence { database: database.to_string(), shown_by }
-    }
-}
-
-/// Statements of a file that are for another database, not checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OtherDatabase {
-    pub database: String,
-    /// Why: "the package imports modernc.org/sqlite", "MyBatis databaseId=\"mysql\"".
-    pub shown_by: String,
-    pub statements: usize,
-}
 
 /// The signs `text`, a file of `language`, gives of its database (none for a file that names
 /// no driver: most files).

@@ -1,7 +1,7 @@
 //! What a host file yields: the SQL at its database calls with a map back to the host's lines
 //! and columns, and what could not be read.
 
-use super::database::{Evidence, OtherDatabase};
+use super::signs::{Evidence, OtherDatabase};
 use serde::{Deserialize, Serialize};
 
 /// What one host file yielded.

@@ -22,6 +22,7 @@ mod mybatis;
 mod project_calls;
 mod python;
 mod rust;
+mod signs;
 mod sql_like;
 mod sqlx_offline;
 mod syntax;
