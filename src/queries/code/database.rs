@@ -21,6 +21,7 @@ pub use super::signs::{Evidence, OtherDatabase};
 const MYSQL: &str = "MySQL";
 const SQLITE: &str = "SQLite";
 const SQL_SERVER: &str = "SQL Server";
+const CASSANDRA: &str = "Cassandra";
 
 /// The signs `text`, a file of `language`, gives of its database (none for a file that names
 /// no driver: most files).
@@ -80,7 +81,7 @@ pub fn decide<'a>(files: impl IntoIterator<Item = (&'a Path, &'a [Evidence])>) -
 
 /// Go: the import paths of the file's drivers (database/sql's and GORM's, pgx and the like).
 fn go(text: &str) -> Vec<Evidence> {
-    if !["sqlite", "mysql", "mssql", "pq", "pgx", "postgres", "go-pg"].iter().any(|m| text.contains(m)) {
+    if !["sqlite", "mysql", "mssql", "pq", "pgx", "postgres", "go-pg", "gocql"].iter().any(|m| text.contains(m)) {
         return Vec::new();
     }
     let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
@@ -139,6 +140,10 @@ fn go_driver(path: &str) -> Option<&'static str> {
             .any(|p| under(p)) =>
         {
             SQL_SERVER
+        }
+        // CQL, not SQL: temporal's Cassandra store beside its SQL plugins.
+        _ if ["github.com/gocql/gocql", "github.com/apache/cassandra-gocql-driver"].iter().any(|p| under(p)) => {
+            CASSANDRA
         }
         _ => return None,
     })
@@ -345,6 +350,8 @@ mod tests {
         assert_eq!(databases(Language::Go, mysql), one(MYSQL, "imports github.com/go-sql-driver/mysql"));
         let pgx = "package db\n\nimport \"github.com/jackc/pgx/v5/pgxpool\"\n";
         assert_eq!(databases(Language::Go, pgx), one(POSTGRESQL, "imports github.com/jackc/pgx/v5/pgxpool"));
+        let cql = "package cassandra\n\nimport \"github.com/gocql/gocql\"\n";
+        assert_eq!(databases(Language::Go, cql), one(CASSANDRA, "imports github.com/gocql/gocql"));
         // A string that names a driver is not an import.
         let mention = "package doc\n\nconst Driver = \"github.com/go-sql-driver/mysql\"\n";
         assert!(databases(Language::Go, mention).is_empty());
