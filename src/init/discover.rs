@@ -303,6 +303,25 @@ pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn migration_code_is_not_proposed_as_application_code() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let full = root.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        let query =
+            |table: &str| format!("package x\n\nfunc f() {{ db.Exec(\"DELETE FROM {table} WHERE id = $1\", 1) }}\n");
+        // listmonk's layout: Go migrations below the application code, and a top-level one.
+        write("internal/store/store.go", &query("subscribers"));
+        write("internal/migrations/v3.0.0.go", &query("old_views"));
+        write("migrate/v1.go", &query("older_views"));
+        let found = code_dirs(root.path(), Path::new("db/migrations")).unwrap();
+        let found: Vec<(String, usize)> = found.iter().map(|f| (f.path.display().to_string(), f.queries)).collect();
+        assert_eq!(found, vec![("internal".to_string(), 1)], "the migrations below internal are not counted");
+    }
+
     /// Issue 37: a Maven multi-module project keeps Flyway's scripts deep down.
     #[test]
     fn a_flyway_directory_deep_in_a_maven_module_is_found() {
