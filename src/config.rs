@@ -137,6 +137,11 @@ pub struct QueriesConfig {
     /// Directories of application code scanned for SQL at known database calls.
     #[serde(default)]
     pub code: Vec<PathBuf>,
+    /// The project's own functions that take SQL (`rawQuery`, `db.rawQuery`): the first
+    /// argument of their calls in the code directories is read as a query (Go, TypeScript,
+    /// JavaScript; see `queries::code::ProjectCalls`).
+    #[serde(default)]
+    pub calls: Vec<String>,
     /// Exports of production's `pg_stat_statements` (`sluice stats workload`): one snapshot, or
     /// two taken some time apart for rates. Policy data: `sluice check` reads them from the base.
     #[serde(default)]
@@ -157,6 +162,7 @@ impl Default for QueriesConfig {
             dirs: default_query_dirs(),
             sqlc: None,
             code: Vec::new(),
+            calls: Vec::new(),
             workload: Vec::new(),
             workload_interval: None,
         }
@@ -397,6 +403,7 @@ struct DirSection {
     sqlc: Option<Vec<toml::Spanned<PathBuf>>>,
     workload: Option<Vec<toml::Spanned<PathBuf>>>,
     index_usage: Option<toml::Spanned<PathBuf>>,
+    calls: Option<Vec<toml::Spanned<String>>>,
 }
 
 /// The files sluice.toml names (`[queries] sqlc` and `workload`, `[policies] index_usage`),
@@ -429,6 +436,35 @@ fn named_dirs(path: &Path, text: &str) -> Result<Vec<NamedDir>> {
     Ok(out)
 }
 
+/// Every `[queries] calls` entry is a function or method name, named once; else the entry's line.
+fn check_calls(path: &Path, text: &str) -> Result<()> {
+    let keys: DirKeys = parse_toml(path, text)?;
+    let mut seen = std::collections::HashSet::new();
+    for entry in keys.queries.calls.into_iter().flatten() {
+        let line = Some(line_of_offset(text, entry.span().start));
+        let name = entry.get_ref();
+        let problem =
+            call_problem(name).or_else(|| (!seen.insert(name.clone())).then(|| format!("`{name}` is named twice")));
+        if let Some(problem) = problem {
+            return Err(Error::invalid(path, line, format!("[queries] calls: {problem}")));
+        }
+    }
+    Ok(())
+}
+
+/// What is wrong with a `[queries] calls` entry, if anything: it must be a name, or names joined
+/// by dots.
+pub fn call_problem(entry: &str) -> Option<String> {
+    let valid_name = |name: &str| {
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+            && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    (!entry.split('.').all(valid_name)).then(|| {
+        format!("`{entry}` is not a function or method name (`rawQuery`, `db.rawQuery`) whose first argument is SQL")
+    })
+}
+
 /// What is wrong with a `[rules]` entry (`id = level`), if anything. The configuration keeps
 /// rule ids as data: the caller asks the rule registry (`lint::rule_level_problem`).
 pub type RuleCheck<'a> = &'a dyn Fn(&str, &RuleLevel) -> Option<String>;
@@ -445,6 +481,7 @@ pub fn parse(path: &Path, text: &str, rules: RuleCheck) -> Result<Config> {
             return Err(Error::invalid(path, line, problem));
         }
     }
+    check_calls(path, text)?;
     if let Some(percent) = config.migrations.max_not_understood_percent.filter(|p| *p > 100) {
         return Err(Error::invalid(
             path,
@@ -496,6 +533,28 @@ mod tests {
     fn loaded(text: &str, root: &Path) -> Loaded {
         let file = root.join(CONFIG_FILE);
         Loaded { config: parse(&file, text, &rule_level_problem).unwrap(), root: root.to_path_buf(), file: Some(file) }
+    }
+
+    #[test]
+    fn project_calls_are_names_and_a_bad_one_is_its_line() {
+        let path = Path::new("sluice.toml");
+        let good = "[queries]\ncode = [\"src\"]\ncalls = [\"rawQuery\", \"prisma.$queryRawUnsafe\"]\n";
+        let config = parse(path, good, &rule_level_problem).unwrap();
+        assert_eq!(config.queries.calls, ["rawQuery", "prisma.$queryRawUnsafe"]);
+        for (text, problem) in [
+            (
+                "[queries]\ncalls = [\n  \"rawQuery\",\n  \"raw query\",\n]\n",
+                "sluice.toml:4: [queries] calls: `raw query` is not a function or method name",
+            ),
+            ("[queries]\ncalls = [\"rawQuery()\"]\n", "sluice.toml:2: [queries] calls: `rawQuery()` is not"),
+            ("[queries]\ncalls = [\"a..b\"]\n", "sluice.toml:2: [queries] calls: `a..b` is not"),
+            ("[queries]\ncalls = [\"q\",\n\"q\"]\n", "sluice.toml:3: [queries] calls: `q` is named twice"),
+        ] {
+            let err = parse(path, text, &rule_level_problem).unwrap_err();
+            assert!(err.to_string().starts_with(problem), "{err}");
+            assert!(matches!(err, Error::Invalid { .. }), "exit 2: {err:?}");
+        }
+        assert!(parse(path, "[queries]\ncalls = \"rawQuery\"\n", &rule_level_problem).is_err(), "a list");
     }
 
     #[test]

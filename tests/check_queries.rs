@@ -260,3 +260,47 @@ fn a_code_directory_that_does_not_exist_or_is_outside_the_repository_is_exit_2()
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("the application code directory is outside the repository"), "{stderr}");
 }
+
+#[test]
+fn a_changed_file_of_a_sqlite_package_is_judged_with_the_files_it_did_not_change() {
+    let repo = TestRepo::new();
+    repo.write("sluice.toml", CONFIG);
+    repo.write("db/migrations/0010_init.sql", SCHEMA);
+    // memos' layout: the driver is imported in one file, the SQL is in another.
+    repo.write("internal/sqlite/functions.go", "package sqlite\n\nimport _ \"modernc.org/sqlite\"\n\nfunc init() {}\n");
+    repo.write("internal/sqlite/memo.go", "package sqlite\n\nfunc (d *DB) Memo() {}\n");
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "internal/sqlite/memo.go",
+        "package sqlite\n\nfunc (d *DB) Memo(ctx context.Context) error {\n\t_, err := d.db.ExecContext(ctx, \"INSERT OR IGNORE INTO `riders` (`email`) VALUES (lower(?))\")\n\treturn err\n}\n",
+    );
+    repo.commit("insert a memo");
+    let report = json(repo.check().env("CI", "true"), 0);
+    assert_eq!(found(&report), Vec::<(String, String)>::new());
+    assert!(
+        notes(&report).iter().any(|n| n
+            == "internal/sqlite/memo.go: SQLite code (the package imports modernc.org/sqlite): 1 statement(s) not checked."),
+        "{:?}",
+        notes(&report)
+    );
+}
+
+#[test]
+fn a_project_wrapper_named_in_calls_is_checked_in_a_change() {
+    let repo = TestRepo::new();
+    // The gate's configuration is the base revision's: the wrapper is named there.
+    repo.write("sluice.toml", &format!("{CONFIG}calls = [\"store.run\"]\n"));
+    repo.write("db/migrations/0010_init.sql", SCHEMA);
+    repo.commit("base");
+    repo.checkout_new_branch("feature");
+    repo.write(
+        "internal/store/run.go",
+        "package store\n\nfunc Find(email string) error {\n\treturn store.run(\"SELECT id FROM riders WHERE lower(email) = $1\", email)\n}\n",
+    );
+    repo.commit("a query through the project's wrapper");
+    let report = json(repo.check().env("CI", "true"), 1);
+    assert_eq!(found(&report), [pair("function-on-indexed-column", "internal/store/run.go")]);
+    let message = finding(&report, "function-on-indexed-column")["message"].as_str().unwrap();
+    assert!(message.ends_with("(in store.run (sluice.toml calls))"), "{message}");
+}

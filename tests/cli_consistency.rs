@@ -50,6 +50,7 @@ const VALUE_NAMES: &[&str] = &[
     "SHELL",
     "PATHS",
     "KIND",
+    "FUNCTION",
 ];
 
 #[test]

@@ -200,3 +200,138 @@ fn the_code_scan_cache_serves_unchanged_files_and_never_hides_a_change() {
     }
     assert_eq!(lint_with(&app, &cached), after);
 }
+
+#[test]
+fn other_databases_code_is_counted_never_checked() {
+    let dir = fixture("other_database");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings: Vec<(String, String)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["file"].as_str().unwrap().ends_with(".sql"))
+        .map(|f| (f["file"].as_str().unwrap().to_string(), f["rule"].as_str().unwrap().to_string()))
+        .collect();
+    // The PostgreSQL package is checked; the package importing both drivers is read as
+    // PostgreSQL (it parses, so no finding); nothing of the SQLite or MySQL code is.
+    assert_eq!(
+        findings,
+        vec![(
+            "fixtures/queries/other_database/store/db/postgres/memo.go".to_string(),
+            "function-on-indexed-column".to_string()
+        )]
+    );
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let on = |file: &str| {
+        notes.iter().filter(|n| n.starts_with(&format!("fixtures/queries/other_database/{file}:"))).count()
+    };
+    assert!(
+        notes.contains(
+            &"fixtures/queries/other_database/store/db/sqlite/memo.go: SQLite code (the package imports modernc.org/sqlite): 4 statement(s) not checked."
+        ),
+        "{notes:#?}"
+    );
+    assert!(
+        notes.contains(&"fixtures/queries/other_database/client/src/history.rs: SQLite code (the file uses sqlx::sqlite): 2 statement(s) not checked."),
+        "{notes:#?}"
+    );
+    for file in ["store/db/sqlite/memo.go", "store/db/mysql/memo.go", "scripts/export.py", "web/db.ts"] {
+        assert_eq!(on(file), 1, "one note for {file}: {notes:#?}");
+    }
+    // The file that imports the driver holds no SQL: no note.
+    assert_eq!(on("store/db/sqlite/functions.go"), 0);
+
+    let listed = run(&dir, &["queries", "--format", "json", "."]);
+    let json: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(json["totals"]["queries"], 2, "{listed}");
+    assert_eq!(json["totals"]["other_database"], 9, "{listed}");
+    let mysql = json["files"].as_array().unwrap().iter().find(|f| f["path"] == "./store/db/mysql/memo.go").unwrap();
+    assert_eq!(mysql["other_database"][0]["database"], "MySQL");
+    assert_eq!(mysql["other_database"][0]["shown_by"], "the package imports github.com/go-sql-driver/mysql");
+    assert!(run(&dir, &["queries", "."])
+        .contains("2 queries in 2 files (2 parsed by Sluice), 0 unreadable, 0 skipped, 9 for another database, 0 in migration code"));
+}
+
+#[test]
+fn migration_code_is_counted_never_checked() {
+    let dir = fixture("migration_code");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    // The same predicate in the application's code is a finding; in the migrations it is not.
+    assert_eq!(files, ["fixtures/queries/migration_code/internal/store/views.go"]);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    for note in [
+        "fixtures/queries/migration_code/internal/migrations/v3.0.0.go: migration code (in a `migrations` directory): 1 statement(s) not checked.",
+        "fixtures/queries/migration_code/db/goose/20240101_add_views.go: migration code (it registers a goose migration with goose.AddMigrationContext): 1 statement(s) not checked.",
+    ] {
+        assert!(notes.contains(&note), "{notes:#?}");
+    }
+    let listed: Value = serde_json::from_str(&run(&dir, &["queries", "--format", "json", "."])).unwrap();
+    assert_eq!((listed["totals"]["queries"].as_u64(), listed["totals"]["migration"].as_u64()), (Some(1), Some(2)));
+}
+
+#[test]
+fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
+    let dir = fixture("project_calls");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings: Vec<(u64, String, String)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"].as_str().unwrap().ends_with(".ts"))
+        .map(|f| {
+            let message = f["message"].as_str().unwrap();
+            (f["line"].as_u64().unwrap(), f["rule"].as_str().unwrap().to_string(), message.to_string())
+        })
+        .collect();
+    // prisma's rawQuery is checked where it is written; clickhouse's is not read at all.
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!((findings[0].0, findings[0].1.as_str()), (7, "function-on-indexed-column"));
+    assert!(findings[0].2.ends_with("(in prisma.rawQuery (sluice.toml calls))"), "{}", findings[0].2);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("fixtures/queries/project_calls/src/queries/getPageviews.ts: 1 SQL string(s)")
+                && n.contains("line 14 (prisma.rawQuery (sluice.toml calls):")),
+        "{notes:#?}"
+    );
+
+    // Without the setting the wrapper reads nothing.
+    let work = tempfile::tempdir().unwrap();
+    let copied = std::process::Command::new("cp").arg("-r").arg(&dir).arg(work.path()).status().unwrap();
+    assert!(copied.success());
+    let copy = work.path().join("project_calls");
+    let config = std::fs::read_to_string(copy.join("sluice.toml")).unwrap();
+    std::fs::write(copy.join("sluice.toml"), config.replace("  \"prisma.rawQuery\",\n", "")).unwrap();
+    let listed = run(&copy, &["lint", "--format", "json", "--no-cache"]);
+    assert!(!listed.contains("sluice.toml calls"), "{listed}");
+
+    // An entry that is not a name is exit 2, naming sluice.toml's line.
+    std::fs::write(copy.join("sluice.toml"), config.replace("\"prisma.rawQuery\"", "\"prisma.rawQuery()\"")).unwrap();
+    let output = Command::cargo_bin("sluice").unwrap().current_dir(&copy).args(["lint"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("sluice.toml:9: [queries] calls: `prisma.rawQuery()` is not a function or method name"),
+        "{stderr}"
+    );
+}

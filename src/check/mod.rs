@@ -154,6 +154,12 @@ fn report(revisions: &Revisions, review: Review, options: &Options) -> Report {
         let by = by.iter().cloned().collect::<Vec<_>>().join(", ");
         report.notes.push(format!("{query} re-checked: affected by {by}."));
     }
+    // What the checked code files could not read, or set aside (another database's code,
+    // migration code): the gate says what it did not check, as `lint` does.
+    let checked = |file: &str| queries.changed.contains(file) || queries.affected.contains_key(file);
+    report.notes.extend(
+        linted.sources.sources.query_notes.iter().filter(|(file, _)| checked(file)).map(|(_, note)| note.clone()),
+    );
     report.notes.extend(production.notes);
     report.notes.extend(plans.notes);
     report.notes.extend(freeze.notes);

@@ -14,8 +14,9 @@ use crate::git::tree::GitTree;
 use crate::git::{self, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::queries::changes::{self, QueryChange};
+use crate::queries::code::ProjectCalls;
 use crate::queries::code_scan::{FileNote, FileScan};
-use crate::queries::{code_scan, sqlc, ParsedQuery, Query, Source};
+use crate::queries::{code, code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
 use crate::schema::tools::{self, Tree};
@@ -41,6 +42,8 @@ pub(super) struct ChangeSources {
     replay: Settings,
     /// The head side's code files the change does not touch, not read yet.
     unchanged_code: Vec<String>,
+    /// The project's own functions that take SQL (`[queries] calls`).
+    calls: ProjectCalls,
 }
 
 impl ChangeSources {
@@ -95,7 +98,8 @@ impl ChangeSources {
             cache: options.cache.clone(),
             ..Settings::default()
         };
-        Ok(ChangeSources { sources, base_count, added, added_paths, tool_notices, replay, unchanged_code })
+        let calls = project_calls(loaded);
+        Ok(ChangeSources { sources, base_count, added, added_paths, tool_notices, replay, unchanged_code, calls })
     }
 
     /// The tables the base history builds, for policies that name a table: from the schema
@@ -192,21 +196,26 @@ fn read_queries(
             }
         }
     }
-    let (code, notes) = scan_code(repo, head, &changed_code)?;
+    let (code, notes) = scan_code(repo, head, &changed_code, &project_calls(loaded))?;
     queries.extend(code);
     Ok((queries.into_par_iter().map(ParsedQuery::parse).collect(), notes, unchanged_code))
 }
 
-/// The queries of code files on `side`, and their notes.
-fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, Vec<FileNote>)> {
-    let texts: Vec<(String, String)> = paths
+fn project_calls(loaded: &Loaded) -> ProjectCalls {
+    ProjectCalls::new(loaded.config.queries.calls.iter().cloned())
+}
+
+/// The queries of code files on `side`, and their notes. The paths are the repository's: a
+/// `migrations` directory on one makes it migration code.
+fn scan_code(repo: &Repo, side: &Side, paths: &[String], calls: &ProjectCalls) -> Result<(Vec<Query>, Vec<FileNote>)> {
+    let texts: Vec<(String, std::sync::Arc<str>)> = paths
         .iter()
-        .filter_map(|path| git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t))))
+        .filter_map(|path| {
+            git::read_file(repo, side, path).transpose().map(|text| text.map(|t| (path.clone(), t.into())))
+        })
         .collect::<Result<_>>()?;
-    let scanned: Vec<FileScan> = texts
-        .into_par_iter()
-        .map(|(path, text)| code_scan::scan(path.clone(), Path::new(&path), text.into()))
-        .collect::<Result<_>>()?;
+    let project = code_scan::Project { migrations: None, calls: calls.clone() };
+    let scanned: Vec<FileScan> = code_scan::scan(texts, &go_package_siblings(repo, side, paths)?, &project)?;
     let mut queries = Vec::new();
     let mut notes = Vec::new();
     for (found, note) in scanned {
@@ -214,6 +223,27 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String]) -> Result<(Vec<Query>, 
         notes.extend(note);
     }
     Ok((queries, notes))
+}
+
+/// The other `.go` files of the directories of the Go files among `paths`, with what each shows
+/// of its database: a Go file's SQL is its package's database's (the driver is imported once,
+/// in the file that opens the connection).
+fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec<(String, Vec<code::Evidence>)>> {
+    let directory = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let scanned: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+    let dirs: BTreeSet<String> = paths.iter().filter(|p| p.ends_with(".go")).map(|p| directory(p)).collect();
+    let mut siblings = Vec::new();
+    for dir in dirs {
+        for path in git::list_files(repo, side, Path::new(&dir))? {
+            if !path.ends_with(".go") || directory(&path) != dir || scanned.contains(path.as_str()) {
+                continue;
+            }
+            if let Some(text) = git::read_file(repo, side, &path)? {
+                siblings.push((path.clone(), code_scan::evidence(&path, &text)));
+            }
+        }
+    }
+    Ok(siblings)
 }
 
 impl ChangeSources {
@@ -236,7 +266,7 @@ impl ChangeSources {
                 }
             }
         }
-        let (queries, notes) = scan_code(repo, head, &mentioning)?;
+        let (queries, notes) = scan_code(repo, head, &mentioning, &self.calls)?;
         self.sources.queries.extend(queries.into_par_iter().map(ParsedQuery::parse).collect::<Vec<_>>());
         self.sources.query_notes.extend(notes);
         Ok(())
@@ -261,8 +291,8 @@ impl ChangeSources {
             let Some(text) = git::read_file(repo, &base, file)? else { continue };
             let source = head.iter().find(|q| &q.query.file == file).map(|q| q.query.source.clone());
             match source {
-                Some(Source::Code(_)) | None if crate::queries::code::language_of(Path::new(file)).is_some() => {
-                    base_queries.extend(code_scan::scan(file.clone(), Path::new(file), text.into())?.0)
+                Some(Source::Code(_)) | None if code::language_of(Path::new(file)).is_some() => {
+                    base_queries.extend(scan_code(repo, &base, std::slice::from_ref(file), &self.calls)?.0)
                 }
                 Some(source) => base_queries.push(Query::whole_file(file.clone(), text, source)),
                 None => base_queries.push(Query::whole_file(file.clone(), text, Source::QueryFile)),

@@ -15,6 +15,10 @@ pub struct QueriesArgs {
     /// Also read the files .gitignore names (a repository's tracked files are always read).
     #[arg(long)]
     pub no_ignore: bool,
+    /// A function or method of the project's own whose first argument is SQL (`rawQuery`,
+    /// `db.rawQuery`), as `[queries] calls` names them; repeatable.
+    #[arg(long = "call", value_name = "FUNCTION")]
+    pub calls: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +29,10 @@ pub enum ListFormat {
 
 pub fn run(args: QueriesArgs) -> Result<ExitCode> {
     let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths };
-    let found = listing::scan(&paths, args.no_ignore)?;
+    if let Some(problem) = args.calls.iter().find_map(|c| crate::config::call_problem(c)) {
+        return Err(crate::error::Error::Usage(format!("--call: {problem}")));
+    }
+    let found = listing::scan(&paths, args.no_ignore, &crate::queries::code::ProjectCalls::new(args.calls))?;
     super::write_stdout(|out| match args.format {
         ListFormat::Table => listing::write_table(&found, out),
         ListFormat::Json => listing::write_json(&found, out),

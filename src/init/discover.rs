@@ -269,8 +269,12 @@ pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
         let entry = entry.map_err(|e| Error::io(root, e))?;
         let name = entry.file_name().to_string_lossy().to_string();
         let relative = PathBuf::from(&name);
-        let skipped =
-            name.starts_with('.') || NOT_SOURCES.contains(&name.as_str()) || migrations.starts_with(&relative);
+        // A directory of migration code is not application code (its SQL is a past migration's).
+        let migration_code = crate::queries::code::migration_code::by_path(&relative.join("x")).is_some();
+        let skipped = name.starts_with('.')
+            || NOT_SOURCES.contains(&name.as_str())
+            || migrations.starts_with(&relative)
+            || migration_code;
         if !skipped && entry.file_type().is_ok_and(|t| t.is_dir()) {
             candidates.push(relative);
         }
@@ -298,6 +302,25 @@ pub fn code_dirs(root: &Path, migrations: &Path) -> Result<Vec<FoundSource>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn migration_code_is_not_proposed_as_application_code() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let full = root.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        let query =
+            |table: &str| format!("package x\n\nfunc f() {{ db.Exec(\"DELETE FROM {table} WHERE id = $1\", 1) }}\n");
+        // listmonk's layout: Go migrations below the application code, and a top-level one.
+        write("internal/store/store.go", &query("subscribers"));
+        write("internal/migrations/v3.0.0.go", &query("old_views"));
+        write("migrate/v1.go", &query("older_views"));
+        let found = code_dirs(root.path(), Path::new("db/migrations")).unwrap();
+        let found: Vec<(String, usize)> = found.iter().map(|f| (f.path.display().to_string(), f.queries)).collect();
+        assert_eq!(found, vec![("internal".to_string(), 1)], "the migrations below internal are not counted");
+    }
 
     /// Issue 37: a Maven multi-module project keeps Flyway's scripts deep down.
     #[test]

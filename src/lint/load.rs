@@ -129,7 +129,12 @@ pub fn load_with(
         .into_par_iter()
         .map(|(path, source)| sql_files::read(&path, display_path(&path, root), source))
         .collect::<Result<Vec<_>>>()?;
-    let code = code_scan::on_disk_cached(&loaded.code_dirs(), &|path| display_path(path, root), scan_cache)?;
+    let migrations_dir = loaded.migrations_dir();
+    let project = code_scan::Project {
+        migrations: Some(&migrations_dir),
+        calls: crate::queries::code::ProjectCalls::new(loaded.config.queries.calls.iter().cloned()),
+    };
+    let code = code_scan::on_disk_cached(&loaded.code_dirs(), &project, &|path| display_path(path, root), scan_cache)?;
     queries.extend(code.queries);
     let mut query_notes = code.notes;
     let workload = read_workload(loaded, root, &mut query_notes)?;

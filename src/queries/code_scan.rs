@@ -86,8 +86,20 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
 /// findings show it.
 pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> Result<Scanned> {
-    on_disk_cached(dirs, display, &ScanCache::disabled())
+    on_disk_cached(dirs, &Project::default(), display, &ScanCache::disabled())
 }
+
+/// What the project's configuration adds to the scan: its migrations directory (code under it is
+/// migration code) and its own functions that take SQL (`[queries] calls`).
+#[derive(Debug, Default)]
+pub struct Project<'a> {
+    pub migrations: Option<&'a Path>,
+    pub calls: code::ProjectCalls,
+}
+
+/// One file as the scan read it: its extraction, its text (unless the cache vouched for a file
+/// without queries), the cache entry to keep, and whether that entry is fresh.
+type Read = (Extracted, Option<Arc<str>>, Option<Entry>, bool);
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
 /// metadata is what it was is neither read nor parsed (most of an application's code, which
@@ -95,13 +107,14 @@ pub fn on_disk(dirs: &[PathBuf], display: &(dyn Fn(&Path) -> String + Sync)) -> 
 /// any other is read, and parsed unless its text is what the cache read.
 pub fn on_disk_cached(
     dirs: &[PathBuf],
+    project: &Project,
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
     let mut observed = Entries::starting_now();
     let files = list(dirs)?;
-    let known = if cache.is_enabled() { cache.load(dirs) } else { Entries::default() };
-    let each: Vec<(FileScan, Option<Entry>, bool)> = files
+    let known = if cache.is_enabled() { cache.load(dirs, &project.calls) } else { Entries::default() };
+    let each: Vec<Read> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
@@ -109,8 +122,7 @@ pub fn on_disk_cached(
             let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
             let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
                 Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
-                    let scan = (Vec::new(), entry.extracted.note.clone().map(|note| (shown, note)));
-                    return Ok((scan, Some(entry.clone()), false));
+                    return Ok((entry.extracted.clone(), None, Some(entry.clone()), false));
                 }
                 Known::Unchanged(entry) => (Some(entry), true),
                 Known::Suspect(entry) => (Some(entry), false),
@@ -120,18 +132,29 @@ pub fn on_disk_cached(
             let digest = text_digest(&text);
             let extracted = match entry.filter(|e| e.digest == digest) {
                 Some(entry) => entry.extracted.clone(),
-                None => extract(&shown, path, &text)?,
+                None => extract(&shown, path, &text, &project.calls)?,
             };
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
             let fresh = !trusted || entry.is_none_or(|e| e.digest != digest);
-            let kept = stat.map(|stat| Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() });
-            Ok((to_scan(shown, extracted, text), kept, fresh))
+            let kept = stat.map(|stat| Entry { display: shown, stat, digest, extracted: extracted.clone() });
+            Ok((extracted, Some(text), kept, fresh))
         })
         .collect::<Result<_>>()?;
+    let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.0.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut changed = false;
-    for (path, ((queries, note), kept, fresh)) in files.iter().zip(each) {
+    for ((path, (extracted, text, kept, fresh)), other) in files.iter().zip(each).zip(decided) {
+        // Below the directories scanned (a `migrations` directory under `internal`), or, when
+        // findings name files from the project's root, below that (`code = ["migrations"]`).
+        let shown = display(path);
+        let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
+        let relative = if Path::new(&shown).is_relative() { Path::new(&shown) } else { below_dir };
+        let extracted = match set_aside_as(path, relative, project.migrations, &extracted, other) {
+            Some(what) => set_aside(&display(path), extracted, what),
+            None => extracted,
+        };
+        let (queries, note) = to_scan(display(path), extracted, text.unwrap_or_else(|| Arc::from("")));
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
         changed |= fresh;
@@ -140,25 +163,91 @@ pub fn on_disk_cached(
         }
     }
     if cache.is_enabled() && (changed || observed.files.len() != known.files.len()) {
-        cache.save(dirs, &observed);
+        cache.save(dirs, &project.calls, &observed);
     }
     Ok(scanned)
 }
 
-/// The queries of one host file (`display` names it, `path` gives its language), and its note.
-pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<FileScan> {
-    let extracted = extract(&display, path, &text)?;
-    Ok(to_scan(display, extracted, text))
+/// The queries of host files (`display` names each, and gives its language), and their notes:
+/// a Go file is judged with its package, the other files of its directory given by `siblings`
+/// (each with what [`evidence`] found in it) when they are not among `files`.
+pub fn scan(
+    files: Vec<(String, Arc<str>)>,
+    siblings: &[(String, Vec<code::Evidence>)],
+    project: &Project,
+) -> Result<Vec<FileScan>> {
+    let extracted: Vec<Extracted> = files
+        .par_iter()
+        .map(|(display, text)| extract(display, Path::new(display), text, &project.calls))
+        .collect::<Result<_>>()?;
+    let all = files
+        .iter()
+        .zip(&extracted)
+        .map(|((display, _), e)| (Path::new(display.as_str()), e.databases.as_slice()))
+        .chain(siblings.iter().map(|(display, evidence)| (Path::new(display.as_str()), evidence.as_slice())));
+    let decided = code::other_databases(all);
+    Ok(files
+        .into_iter()
+        .zip(extracted)
+        .zip(decided)
+        .map(|(((display, text), extracted), other)| {
+            let path = Path::new(&display);
+            let extracted = match set_aside_as(path, path, project.migrations, &extracted, other) {
+                Some(what) => set_aside(&display, extracted, what),
+                None => extracted,
+            };
+            to_scan(display, extracted, text)
+        })
+        .collect())
 }
 
-/// What one host file's extraction keeps: its queries and its note.
-fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
-    let extraction = code::extract(path, text).map_err(|e| match e {
+/// What a file shows of the database its SQL is for (for a sibling of a scanned Go file).
+pub fn evidence(display: &str, text: &str) -> Vec<code::Evidence> {
+    code::language_of(Path::new(display)).map_or_else(Vec::new, |language| code::database_evidence(language, text))
+}
+
+/// What one host file's extraction keeps: its queries, its note and its signs of a database.
+fn extract(display: &str, path: &Path, text: &str, calls: &code::ProjectCalls) -> Result<Extracted> {
+    let extraction = code::extract_with(path, text, calls).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
     })?;
     let note = note(display, &extraction);
-    Ok(Extracted { queries: extraction.queries, note })
+    Ok(Extracted {
+        statements: extraction.queries.len() + extraction.unreadable.len(),
+        queries: extraction.queries,
+        note,
+        databases: extraction.databases,
+        migration: extraction.migration,
+    })
+}
+
+/// A file whose code is another database's or a migration's (`what`: "SQLite code (the package
+/// imports modernc.org/sqlite)"): no query, and one note that says so.
+fn set_aside(display: &str, extracted: Extracted, what: String) -> Extracted {
+    let note = (extracted.statements > 0)
+        .then(|| format!("{display}: {what}: {} statement(s) not checked.", extracted.statements));
+    Extracted { queries: Vec::new(), note, statements: 0, ..extracted }
+}
+
+/// What sets a file's code aside, if anything: it is migration code (`relative` is its path below
+/// the directory scanned; `migrations` the configured migrations directory), or its package's or
+/// its own code is another database's.
+fn set_aside_as(
+    path: &Path,
+    relative: &Path,
+    migrations: Option<&Path>,
+    extracted: &Extracted,
+    other: Option<code::OtherDatabase>,
+) -> Option<String> {
+    let under_migrations = migrations.is_some_and(|dir| path.starts_with(dir));
+    let migration = code::migration_code::by_path(relative)
+        .or_else(|| under_migrations.then(|| "under the migrations directory".to_string()))
+        .or_else(|| extracted.migration.clone());
+    if let Some(why) = migration {
+        return Some(format!("migration code ({why})"));
+    }
+    other.map(|other| format!("{} code ({})", other.database, other.shown_by))
 }
 
 /// The queries of `extracted` as the rules take them, read out of `host`.
@@ -188,6 +277,12 @@ fn note(display: &str, extraction: &Extraction) -> Option<String> {
             "{} SQL string(s) at database calls are built at run time and were not checked: {}",
             extraction.unreadable.len(),
             lines.join(", ")
+        ));
+    }
+    for other in &extraction.other_database {
+        parts.push(format!(
+            "{} statement(s) for {} ({}) were not checked",
+            other.statements, other.database, other.shown_by
         ));
     }
     if !extraction.skipped.is_empty() {
@@ -240,7 +335,8 @@ mod tests {
         /// (file, SQL) of every query, and the files with a note.
         fn scan(&self) -> (Vec<(String, String)>, Vec<String>) {
             let display = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
-            let scanned = on_disk_cached(std::slice::from_ref(&self.dir), &display, &self.cache).unwrap();
+            let scanned =
+                on_disk_cached(std::slice::from_ref(&self.dir), &Project::default(), &display, &self.cache).unwrap();
             let mut queries: Vec<_> = scanned.queries.iter().map(|q| (q.file.clone(), q.sql.to_string())).collect();
             queries.sort();
             let mut notes: Vec<_> = scanned.notes.iter().map(|(file, _)| file.clone()).collect();
@@ -249,7 +345,7 @@ mod tests {
         }
 
         fn entries(&self) -> Entries {
-            self.cache.load(std::slice::from_ref(&self.dir))
+            self.cache.load(std::slice::from_ref(&self.dir), &code::ProjectCalls::default())
         }
 
         /// As if the cache had observed every file long after it was written: metadata is
@@ -259,7 +355,7 @@ mod tests {
             let mut entries = self.entries();
             assert!(!entries.files.is_empty(), "the first scan filled the cache");
             entries.observed = Stamp::of_now_plus(Duration::from_secs(3600));
-            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+            self.cache.save(std::slice::from_ref(&self.dir), &code::ProjectCalls::default(), &entries);
         }
 
         /// Makes the cache believe `name`'s current metadata is what it saw when it read it.
@@ -268,7 +364,7 @@ mod tests {
             let key = self.path(name).as_os_str().as_bytes().to_vec();
             let stat = Stat::of(&std::fs::metadata(self.path(name)).unwrap());
             entries.files.get_mut(&key).unwrap().stat = stat;
-            self.cache.save(std::slice::from_ref(&self.dir), &entries);
+            self.cache.save(std::slice::from_ref(&self.dir), &code::ProjectCalls::default(), &entries);
         }
     }
 
@@ -387,7 +483,7 @@ mod tests {
     fn a_corrupt_cache_is_ignored_and_written_afresh() {
         let app = App::new(&[("a.go", QUERY), ("b.go", NOTE)]);
         let cold = app.scan();
-        let file = app.cache.file(std::slice::from_ref(&app.dir)).unwrap();
+        let file = app.cache.file(std::slice::from_ref(&app.dir), &code::ProjectCalls::default()).unwrap();
         let bytes = std::fs::read(&file).unwrap();
         for corrupt in [bytes[..bytes.len() / 2].to_vec(), b"garbage".to_vec(), Vec::new(), {
             let mut flipped = bytes.clone();
@@ -405,7 +501,7 @@ mod tests {
     fn a_disabled_cache_writes_nothing() {
         let app = App::new(&[("a.go", QUERY)]);
         let display = |p: &Path| p.display().to_string();
-        on_disk_cached(std::slice::from_ref(&app.dir), &display, &ScanCache::disabled()).unwrap();
-        assert!(!app.cache.file(std::slice::from_ref(&app.dir)).unwrap().exists());
+        on_disk_cached(std::slice::from_ref(&app.dir), &Project::default(), &display, &ScanCache::disabled()).unwrap();
+        assert!(!app.cache.file(std::slice::from_ref(&app.dir), &code::ProjectCalls::default()).unwrap().exists());
     }
 }

@@ -51,11 +51,21 @@ impl Listing {
     pub fn skipped(&self) -> usize {
         self.files.iter().map(|f| f.extraction.skipped.len()).sum()
     }
+
+    /// Statements of migration code (see [`code::migration_code`]), not checked.
+    pub fn migration(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.migration_statements).sum()
+    }
+
+    /// Statements for another database (MySQL, SQLite code; MyBatis `databaseId`), not checked.
+    pub fn other_database(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.other_database_statements()).sum()
+    }
 }
 
 /// Finds the files under `paths` (files or directories) and extracts their SQL; `no_ignore`
-/// reads the files `.gitignore` names too.
-pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
+/// reads the files `.gitignore` names too; `calls` are the project's own functions that take SQL.
+pub fn scan(paths: &[PathBuf], no_ignore: bool, calls: &code::ProjectCalls) -> Result<Listing> {
     let mut candidates = Vec::new();
     for path in paths {
         if path.is_file() {
@@ -94,18 +104,32 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool) -> Result<Listing> {
                 return Ok(None);
             }
             let extraction = match text_from_bytes(&path, bytes) {
-                Ok(text) => code::extract(&path, &text)?,
+                Ok(text) => code::extract_with(&path, &text, calls)?,
                 Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
                 Err(other) => return Err(other),
             };
-            if extraction.is_empty() {
+            if extraction.is_empty() && extraction.databases.is_empty() {
                 return Ok(None);
             }
-            let parsed = extraction.queries.iter().map(|q| parses(&q.sql)).collect();
-            Ok(Some(FileListing { path, language, extraction, parsed }))
+            Ok(Some(FileListing { path, language, extraction, parsed: Vec::new() }))
         })
         .collect::<Result<_>>()?;
-    Ok(Listing { files: files.into_iter().flatten().collect(), scanned })
+    let mut files: Vec<FileListing> = files.into_iter().flatten().collect();
+    let decided = code::other_databases(files.iter().map(|f| (f.path.as_path(), f.extraction.databases.as_slice())));
+    for (file, other) in files.iter_mut().zip(decided) {
+        let relative = paths.iter().find_map(|p| file.path.strip_prefix(p).ok()).unwrap_or(&file.path);
+        let migration = code::migration_code::by_path(relative).or_else(|| file.extraction.migration.clone());
+        match (migration, other) {
+            (Some(why), _) => file.extraction.set_aside_as_migration(why),
+            (None, Some(other)) => file.extraction.set_aside(other),
+            (None, None) => {}
+        }
+    }
+    files.retain(|f| !f.extraction.is_empty());
+    files
+        .par_iter_mut()
+        .for_each(|file| file.parsed = file.extraction.queries.iter().map(|q| parses(&q.sql)).collect());
+    Ok(Listing { files, scanned })
 }
 
 /// The files under `dir` that its git repository tracks (none outside a repository), skipping
@@ -181,8 +205,12 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{location:width$}  {source:source_width$}  {parsed}{sql}")?;
     }
     for file in &listing.files {
-        let Extraction { unreadable, skipped, .. } = &file.extraction;
-        if unreadable.is_empty() && skipped.is_empty() {
+        let Extraction { unreadable, skipped, other_database, .. } = &file.extraction;
+        if unreadable.is_empty()
+            && skipped.is_empty()
+            && other_database.is_empty()
+            && file.extraction.migration_statements == 0
+        {
             continue;
         }
         let lines =
@@ -198,6 +226,12 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         if !skipped.is_empty() {
             notes.push(format!("{} skipped (line {})", skipped.len(), lines(skipped.iter().map(|s| s.at).collect())));
         }
+        for other in other_database {
+            notes.push(format!("{} for {} ({}), not checked", other.statements, other.database, other.shown_by));
+        }
+        if let Some(why) = file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0) {
+            notes.push(format!("{} in migration code ({why}), not checked", file.extraction.migration_statements));
+        }
         writeln!(out, "{}: {}", file.path.display(), notes.join(", "))?;
         for note in unreadable {
             writeln!(out, "  {}:{} {}: {}", note.at.line, note.at.column, note.source, note.reason)?;
@@ -206,18 +240,21 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let files_with_queries = listing.files.iter().filter(|f| !f.extraction.queries.is_empty()).count();
     writeln!(
         out,
-        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped; {} files scanned",
+        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database, {} in migration code; {} files scanned",
         listing.queries(),
         files_with_queries,
         listing.parsed(),
         listing.unreadable(),
         listing.skipped(),
+        listing.other_database(),
+        listing.migration(),
         listing.scanned
     )
 }
 
 /// The listing as one JSON document: `files` (each with its `queries`, `unreadable` and
-/// `skipped`, positions 1-based) and `totals`.
+/// `skipped`, positions 1-based, and `other_database`: statements for another database, by
+/// database and what showed it) and `totals`.
 pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let position = |at: HostPosition| serde_json::json!({ "line": at.line, "column": at.column });
     let files: Vec<serde_json::Value> = listing
@@ -248,12 +285,21 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 .iter()
                 .map(|s| serde_json::json!({ "at": position(s.at), "reason": s.reason }))
                 .collect();
+            let other_database: Vec<_> = file
+                .extraction
+                .other_database
+                .iter()
+                .map(|o| serde_json::json!({ "database": o.database, "shown_by": o.shown_by, "statements": o.statements }))
+                .collect();
             serde_json::json!({
                 "path": file.path.display().to_string(),
                 "language": file.language.name(),
                 "queries": queries,
                 "unreadable": unreadable,
                 "skipped": skipped,
+                "other_database": other_database,
+                "migration": file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0)
+                    .map(|why| serde_json::json!({ "shown_by": why, "statements": file.extraction.migration_statements })),
             })
         })
         .collect();
@@ -265,6 +311,8 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
             "parsed": listing.parsed(),
             "unreadable": listing.unreadable(),
             "skipped": listing.skipped(),
+            "other_database": listing.other_database(),
+            "migration": listing.migration(),
         },
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;

@@ -14,7 +14,7 @@
 //! One cache file per set of code directories and build ([`crate::cache::build_id`]); a file
 //! that does not decode (torn, another version's layout) is a miss, never an error.
 
-use super::code::EmbeddedQuery;
+use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -29,6 +29,14 @@ use std::time::{Duration, SystemTime};
 pub struct Extracted {
     pub queries: Vec<EmbeddedQuery>,
     pub note: Option<String>,
+    /// Its queries and the SQL it could not read: what is counted when its code turns out to be
+    /// another database's.
+    pub statements: usize,
+    /// Its signs of the database its SQL is for (a Go file is judged with its package's, so
+    /// they are kept for files whose text is not read again).
+    pub databases: Vec<Evidence>,
+    /// Why it is migration code, when its text shows it (a goose Go migration).
+    pub migration: Option<String>,
 }
 
 /// A time as the file system records it: seconds and nanoseconds since the epoch.
@@ -184,28 +192,34 @@ impl ScanCache {
         self.store.is_some()
     }
 
-    fn key(dirs: &[PathBuf]) -> Key {
+    /// One cache per build, set of directories and `[queries] calls` (which decide what a file
+    /// yields).
+    fn key(dirs: &[PathBuf], calls: &ProjectCalls) -> Key {
         let absolute: Vec<PathBuf> =
             dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())).collect();
         let mut parts: Vec<&[u8]> = vec![cache::build_id(), FORMAT];
         parts.extend(absolute.iter().map(|d| d.as_os_str().as_bytes()));
+        if !calls.names().is_empty() {
+            parts.push(b"\0calls");
+            parts.extend(calls.names().iter().map(|c| c.as_bytes()));
+        }
         cache::digest(&parts)
     }
 
     /// The entries kept for `dirs`; none when there are none or they do not read back.
-    pub fn load(&self, dirs: &[PathBuf]) -> Entries {
-        self.store.as_ref().and_then(|store| store.load::<Entries>(&Self::key(dirs))).unwrap_or_default()
+    pub fn load(&self, dirs: &[PathBuf], calls: &ProjectCalls) -> Entries {
+        self.store.as_ref().and_then(|store| store.load::<Entries>(&Self::key(dirs, calls))).unwrap_or_default()
     }
 
-    pub fn save(&self, dirs: &[PathBuf], entries: &Entries) {
+    pub fn save(&self, dirs: &[PathBuf], calls: &ProjectCalls, entries: &Entries) {
         if let Some(store) = &self.store {
-            store.save(&Self::key(dirs), entries);
+            store.save(&Self::key(dirs, calls), entries);
         }
     }
 
     #[cfg(test)]
-    pub(super) fn file(&self, dirs: &[PathBuf]) -> Option<PathBuf> {
-        self.store.as_ref().map(|store| store.path(&Self::key(dirs)))
+    pub(super) fn file(&self, dirs: &[PathBuf], calls: &ProjectCalls) -> Option<PathBuf> {
+        self.store.as_ref().map(|store| store.path(&Self::key(dirs, calls)))
     }
 }
 

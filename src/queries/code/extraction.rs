@@ -1,6 +1,7 @@
 //! What a host file yields: the SQL at its database calls with a map back to the host's lines
 //! and columns, and what could not be read.
 
+use super::signs::{Evidence, OtherDatabase};
 use serde::{Deserialize, Serialize};
 
 /// What one host file yielded.
@@ -11,6 +12,17 @@ pub struct Extraction {
     pub unreadable: Vec<Unreadable>,
     /// Query text that is deliberately not SQL (JPQL without `nativeQuery = true`).
     pub skipped: Vec<Skipped>,
+    /// Statements for another database, not checked: a MyBatis statement's `databaseId`, or
+    /// the whole file once [`Extraction::set_aside`] finds its code is another database's.
+    pub other_database: Vec<OtherDatabase>,
+    /// What the file shows of the database its SQL is for (the drivers it imports): decides,
+    /// alone or with its Go package, whether the file is set aside.
+    pub databases: Vec<Evidence>,
+    /// Why the file is migration code, when its text shows it (a goose Go migration), or, once
+    /// [`Extraction::set_aside_as_migration`] has set it aside, why it was.
+    pub migration: Option<String>,
+    /// The statements of migration code, not checked.
+    pub migration_statements: usize,
 }
 
 /// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
@@ -38,7 +50,43 @@ pub struct HostPosition {
 
 impl Extraction {
     pub fn is_empty(&self) -> bool {
-        self.queries.is_empty() && self.unreadable.is_empty() && self.skipped.is_empty()
+        self.queries.is_empty()
+            && self.unreadable.is_empty()
+            && self.skipped.is_empty()
+            && self.other_database.is_empty()
+            && self.migration_statements == 0
+    }
+
+    /// Sets the file's SQL aside as `other`'s (its queries, and the SQL it could not read):
+    /// counted, never checked.
+    pub fn set_aside(&mut self, mut other: OtherDatabase) {
+        other.statements = self.queries.len() + self.unreadable.len();
+        self.queries.clear();
+        self.unreadable.clear();
+        if other.statements > 0 {
+            self.other_database.push(other);
+        }
+    }
+
+    /// Sets the file's SQL aside as migration code (`why`: "in a `migrations` directory").
+    pub fn set_aside_as_migration(&mut self, why: String) {
+        self.migration_statements = self.queries.len() + self.unreadable.len();
+        self.queries.clear();
+        self.unreadable.clear();
+        self.migration = Some(why);
+    }
+
+    /// Counts one statement for `database` (shown by `shown_by`), set aside where it stands.
+    pub fn count_other_database(&mut self, database: &str, shown_by: String) {
+        match self.other_database.iter_mut().find(|o| o.shown_by == shown_by) {
+            Some(other) => other.statements += 1,
+            None => self.other_database.push(OtherDatabase { database: database.to_string(), shown_by, statements: 1 }),
+        }
+    }
+
+    /// Statements for another database.
+    pub fn other_database_statements(&self) -> usize {
+        self.other_database.iter().map(|o| o.statements).sum()
     }
 }
 

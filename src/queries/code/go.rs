@@ -4,7 +4,9 @@
 //! told apart): `Query`, `QueryRow`, `Exec`, `Prepare` and their `Context` forms (database/sql,
 //! sqlx; pgx's take the context first without the suffix), sqlx's `Get`, `Select`, `NamedExec`,
 //! `NamedQuery`, `MustExec`, `Queryx`, `QueryRowx` and their `Context` forms, scany's
-//! `pgxscan.Get`/`Select(ctx, db, &dst, sql)`, and pgx's `Batch.Queue`.
+//! `pgxscan.Get`/`Select(ctx, db, &dst, sql)`, pgx's `Batch.Queue`, and `Raw(sql, args…)` (beego's
+//! ORM, GORM). beego's `QueryTable` and GORM's `Where`/`Find` builders write no SQL text and are
+//! not read.
 //!
 //! The SQL argument is read when it is a string literal (interpreted or raw), a `+` of them, or
 //! a name with a single definition in the file (a package-level or local `const`, a `var` or
@@ -13,6 +15,7 @@
 //! of another file of the package is not read (each file is read on its own).
 
 use super::extraction::Extraction;
+use super::project_calls::ProjectCalls;
 use super::syntax::{
     arguments, c_like_escape, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of, syntax_errors,
     walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
@@ -37,6 +40,9 @@ fn sql_argument(method: &str, arguments: &[Node], context_first: bool) -> Option
         "Get" | "Select" => 1,
         "GetContext" | "SelectContext" => 2,
         "Queue" => 0,
+        // beego's ORM `o.Raw(sql, args…)` (a `RawSeter`, run by `.Exec()`, `.QueryRow(…)`,
+        // `.QueryRows(…)`) and GORM's `db.Raw(sql, values…)`: the SQL first, in both.
+        "Raw" => 0,
         _ => return None,
     })
 }
@@ -47,15 +53,17 @@ fn is_scope(kind: &str) -> bool {
     matches!(kind, "source_file" | "function_declaration" | "method_declaration" | "func_literal")
 }
 
-pub fn extract(text: &str) -> Extraction {
+pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
-    if !["Query", "Exec", "Get", "Select", "Queue", "Prepare"].iter().any(|m| text.contains(m)) {
+    let known = ["Query", "Exec", "Get", "Select", "Queue", "Prepare", "Raw"].iter().any(|m| text.contains(m));
+    if !known && !calls.may_be_called_in(text) {
         return out;
     }
     let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file = GoFile { host: &host, names: LazyNames::new(|| names(root, &host)), libraries: libraries(root, &host) };
+    let file =
+        GoFile { host: &host, names: LazyNames::new(|| names(root, &host)), libraries: libraries(root, &host), calls };
     walk(root, |node| {
         if node.kind() == "call_expression" {
             file.call(node, &mut out);
@@ -69,10 +77,14 @@ struct GoFile<'a, 't> {
     host: &'a Host<'a>,
     names: LazyNames<'t>,
     libraries: Vec<&'static str>,
+    calls: &'a ProjectCalls,
 }
 
 impl<'t> GoFile<'_, 't> {
     fn call(&self, call: Node<'t>, out: &mut Extraction) {
+        if self.project_call(call, out) {
+            return;
+        }
         let Some(function) = call.child_by_field_name("function").filter(|f| f.kind() == "selector_expression") else {
             return;
         };
@@ -90,6 +102,22 @@ impl<'t> GoFile<'_, 't> {
         record(out, self.host, source, value, Certainty::IfSqlLike);
     }
 
+    /// A call of one of the project's wrappers (`[queries] calls`): its first argument, or the
+    /// second after a context, is SQL. Whether it was one.
+    fn project_call(&self, call: Node<'t>, out: &mut Extraction) -> bool {
+        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(name) = self.calls.matching(self.host.text_of(function)) else { return false };
+        let args = call.child_by_field_name("arguments").map(arguments).unwrap_or_default();
+        let context_first = args.len() > 1 && {
+            let first = self.host.text_of(args[0]).to_ascii_lowercase();
+            first.contains("ctx") || first.contains("context")
+        };
+        if let Some(&argument) = args.get(usize::from(context_first)) {
+            record(out, self.host, format!("{name} (sluice.toml calls)"), self.eval(argument, 0), Certainty::Sql);
+        }
+        true
+    }
+
     /// The library a call belongs to: pgx's methods take the context first without a `Context`
     /// suffix, sqlx adds its own, and the file's imports decide the rest.
     fn library(&self, method: &str, context_first: bool) -> &'static str {
@@ -97,6 +125,9 @@ impl<'t> GoFile<'_, 't> {
         let plain = matches!(method, "Query" | "QueryRow" | "Exec" | "Prepare");
         match method {
             "Queue" => "pgx",
+            "Raw" if has("beego") => "beego orm",
+            "Raw" if has("gorm") => "GORM",
+            "Raw" => "Go",
             "Get" | "Select" if context_first => "scany",
             _ if plain && context_first => "pgx",
             _ if has("sqlx") => "sqlx",
@@ -199,6 +230,10 @@ fn libraries(root: Node, host: &Host) -> Vec<&'static str> {
                 "database/sql" => Some("database/sql"),
                 p if p.starts_with("github.com/jackc/pgx") => Some("pgx"),
                 p if p.starts_with("github.com/jmoiron/sqlx") => Some("sqlx"),
+                p if p.starts_with("github.com/beego/beego") || p.starts_with("github.com/astaxie/beego") => {
+                    Some("beego")
+                }
+                p if p == "gorm.io/gorm" || p.starts_with("github.com/jinzhu/gorm") => Some("gorm"),
                 _ => None,
             };
             if let Some(library) = library.filter(|l| !found.contains(l)) {
@@ -213,12 +248,13 @@ fn libraries(root: Node, host: &Host) -> Vec<&'static str> {
 mod tests {
     use super::super::testing::{assert_query, unreadable_lines};
     use super::extract;
+    use super::ProjectCalls;
 
     const FIXTURE: &str = include_str!("../../../fixtures/queries/go/store.go");
 
     #[test]
     fn literals_constants_and_concatenations_at_database_calls() {
-        let found = extract(FIXTURE);
+        let found = extract(FIXTURE, &ProjectCalls::default());
         assert_query(&found, FIXTURE, "pgx QueryRow", "SELECT id, name FROM users WHERE id = $1", (12, 19));
         assert_query(&found, FIXTURE, "pgx Exec", "UPDATE users SET name = $1 WHERE id = $2", (14, 21));
         assert_query(
@@ -235,7 +271,7 @@ mod tests {
 
     #[test]
     fn what_is_built_at_run_time_is_unreadable_and_other_calls_are_not_sql() {
-        let found = extract(FIXTURE);
+        let found = extract(FIXTURE, &ProjectCalls::default());
         assert_eq!(
             unreadable_lines(&found),
             vec![
@@ -249,7 +285,18 @@ mod tests {
     }
 
     #[test]
+    fn beego_raw_is_read_and_its_query_builder_is_not() {
+        let beego = include_str!("../../../fixtures/queries/go/beego.go");
+        let found = extract(beego, &ProjectCalls::default());
+        assert_query(&found, beego, "beego orm Raw", "SELECT id FROM artifact WHERE repository_name = ?", (14, 8));
+        assert_query(&found, beego, "beego orm Raw", "DELETE FROM artifact_trash WHERE creation_time <= ?", (19, 10));
+        assert_eq!(unreadable_lines(&found), vec![(25, "built at run time with fmt.Sprintf".into())]);
+        // `QueryTable("artifact")` and a `Raw` of a non-SQL string are not queries.
+        assert_eq!(found.queries.len(), 2);
+    }
+
+    #[test]
     fn a_file_without_database_calls_is_not_parsed() {
-        assert!(extract("package main\nfunc main() { println(\"SELECT 1\") }\n").is_empty());
+        assert!(extract("package main\nfunc main() { println(\"SELECT 1\") }\n", &ProjectCalls::default()).is_empty());
     }
 }

@@ -11,14 +11,18 @@
 //! given the whole text and returns what it found in it; none reads another file (a Go constant
 //! of another file of the package is reported as not read, never guessed).
 
+mod database;
 mod extraction;
 mod go;
 mod java;
 mod kotlin;
 mod language;
+pub mod migration_code;
 mod mybatis;
+mod project_calls;
 mod python;
 mod rust;
+mod signs;
 mod sql_like;
 mod sqlx_offline;
 mod syntax;
@@ -26,8 +30,10 @@ mod syntax;
 mod testing;
 mod typescript;
 
+pub use database::{decide as other_databases, evidence as database_evidence, Evidence, OtherDatabase};
 pub use extraction::{EmbeddedQuery, Extraction, HostPosition, Skipped, SourceMap, Unreadable};
 pub use language::Language;
+pub use project_calls::ProjectCalls;
 pub use sql_like::looks_like_sql;
 
 use crate::error::Result;
@@ -65,15 +71,21 @@ pub fn language_of(path: &Path) -> Option<Language> {
 /// an offline-data file that is not well-formed: a source file the grammar cannot fully read
 /// yields what it could and one note per unreadable region that holds SQL.
 pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
+    extract_with(path, text, &ProjectCalls::default())
+}
+
+/// [`extract`], reading the SQL of the project's own wrapper `calls` too (Go, TypeScript and
+/// JavaScript).
+pub fn extract_with(path: &Path, text: &str, calls: &ProjectCalls) -> Result<Extraction> {
     let Some(language) = language_of(path) else {
         return Ok(Extraction::default());
     };
     let mut found = match language {
-        Language::Go => go::extract(text),
+        Language::Go => go::extract(text, calls),
         Language::Rust => rust::extract(text),
         Language::Java => java::extract(text),
         Language::Kotlin => kotlin::extract(text),
-        Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text),
+        Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text, calls),
         Language::Python => python::extract(text),
         Language::MyBatis => mybatis::extract(path, text)?,
         Language::SqlxOffline => sqlx_offline::extract(path, text)?,
@@ -81,6 +93,10 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     found.queries.sort_by_key(|q| q.map.start());
     found.unreadable.sort_by_key(|u| u.at);
     found.skipped.sort_by_key(|s| s.at);
+    found.databases = database::evidence(language, text);
+    if language == Language::Go {
+        found.migration = migration_code::goose(text);
+    }
     Ok(found)
 }
 

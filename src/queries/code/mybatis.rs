@@ -15,10 +15,11 @@
 //! `#{x}` is a parameter and stays as written. `${x}` is text pasted in before the statement is
 //! sent: in a value position (after a comparison, `LIKE`, `LIMIT`, `OFFSET`, `IN (`, or inside
 //! quotes) it stays; anywhere else (a table, a column, an `ORDER BY`) the statement cannot be read
-//! and is reported as unreadable. Statements for another database (`databaseId="mysql"`) are
-//! skipped with a count.
+//! and is reported as unreadable. Statements for another database (`databaseId="mysql"`, any id but
+//! `postgresql`, `postgres…`, `pg`, `pgsql`) are counted, never read; one without `databaseId`
+//! is read.
 
-use super::extraction::{Extraction, HostPosition, Skipped, Unreadable};
+use super::extraction::{Extraction, HostPosition, Unreadable};
 use super::syntax::{Host, SqlText};
 use crate::error::{Error, Result};
 use roxmltree::{Document, Node, ParsingOptions};
@@ -72,9 +73,8 @@ impl<'a, 'input> Mapper<'a, 'input> {
         let kind = node.tag_name().name();
         let id = node.attribute("id").or_else(|| node.parent_element().and_then(|p| p.attribute("id"))).unwrap_or("");
         let source = format!("MyBatis {kind} {id}");
-        let at = self.host.position(node.range().start);
         if let Some(database) = node.attribute("databaseId").filter(|d| !is_postgres(d)) {
-            out.skipped.push(Skipped { at, reason: format!("MyBatis {kind} {id} is for {database}, not PostgreSQL") });
+            out.count_other_database(database, format!("databaseId=\"{database}\""));
             return;
         }
         let mut text = SqlText::default();
@@ -339,10 +339,11 @@ mod tests {
         assert_eq!(unreadable_lines(&found), vec![(47, reason.to_string())]);
         assert_eq!(found.unreadable[0].at.column, 35);
         assert_eq!(found.queries.len(), 6);
-        assert_eq!(
-            found.skipped.iter().map(|s| (s.at.line, s.reason.as_str())).collect::<Vec<_>>(),
-            vec![(50, "MyBatis select byIdMysql is for mysql, not PostgreSQL")]
-        );
+        // `byIdMysql` is for MySQL: counted, not read.
+        assert!(found.skipped.is_empty());
+        let other: Vec<_> =
+            found.other_database.iter().map(|o| (o.database.as_str(), o.shown_by.as_str(), o.statements)).collect();
+        assert_eq!(other, vec![("mysql", "databaseId=\"mysql\"", 1)]);
     }
 
     #[test]

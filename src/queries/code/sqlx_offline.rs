@@ -1,11 +1,11 @@
 //! sqlx's offline data: the exact text of every checked macro query, as `cargo sqlx prepare`
 //! writes it — one `.sqlx/query-<hash>.json` per query (sqlx 0.7 on: `db_name`, `query`,
 //! `describe`, `hash`) or one `sqlx-data.json` keyed by hash (before: `db`, then
-//! `"<hash>": { "query", "describe" }`). Data for another database is skipped with a count.
+//! `"<hash>": { "query", "describe" }`). Data for another database is counted, not checked.
 //!
 //! The text is positioned on the JSON string it is read from, escapes included.
 
-use super::extraction::{Extraction, Skipped};
+use super::extraction::Extraction;
 use super::syntax::{Host, SqlText};
 use crate::error::{Error, Result};
 use serde::Deserialize;
@@ -33,8 +33,7 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     let add = |database: Option<&str>, raw: &RawValue, out: &mut Extraction| -> Result<()> {
         let at = offset_in(text, raw.get());
         if let Some(database) = database.filter(|d| !d.eq_ignore_ascii_case("PostgreSQL")) {
-            let reason = format!("sqlx offline data for {database}, not PostgreSQL");
-            out.skipped.push(Skipped { at: host.position(at), reason });
+            out.count_other_database(database, format!("sqlx offline data for {database}"));
             return Ok(());
         }
         let value: String = serde_json::from_str(raw.get()).map_err(|_| {
@@ -142,6 +141,7 @@ mod tests {
         let error = extract(Path::new(".sqlx/query-1.json"), "{\n  \"query\": 3\n}").unwrap_err().to_string();
         assert!(error.starts_with(".sqlx/query-1.json:2: not sqlx offline data"), "{error}");
         let mysql = extract(Path::new(".sqlx/query-2.json"), r#"{"db_name": "MySQL", "query": "SELECT 1"}"#).unwrap();
-        assert_eq!((mysql.queries.len(), mysql.skipped.len()), (0, 1));
+        assert_eq!((mysql.queries.len(), mysql.other_database_statements()), (0, 1));
+        assert_eq!(mysql.other_database[0].database, "MySQL");
     }
 }

@@ -11,6 +11,7 @@
 
 use super::extraction::Extraction;
 use super::language::Language;
+use super::project_calls::ProjectCalls;
 use super::syntax::{
     arguments, c_like_escape, decode_body, descendants, is_plus, parse, plus, quoted_literal, record, resolve_name,
     scope_of, syntax_errors, walk, Certainty, Eval, Host, LazyNames, Names, Resolved, SqlText,
@@ -32,9 +33,9 @@ fn is_scope(kind: &str) -> bool {
     )
 }
 
-pub fn extract(language: Language, text: &str) -> Extraction {
+pub fn extract(language: Language, text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
-    if !["query", "Raw", "raw("].iter().any(|t| text.contains(t)) {
+    if !["query", "Raw", "raw("].iter().any(|t| text.contains(t)) && !calls.may_be_called_in(text) {
         return out;
     }
     let grammar = match language {
@@ -52,7 +53,7 @@ pub fn extract(language: Language, text: &str) -> Extraction {
     } else {
         "JavaScript"
     };
-    let file = ScriptFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
+    let file = ScriptFile { host: &host, names: LazyNames::new(|| names(root, &host)), client, calls };
     walk(root, |node| match node.kind() {
         "call_expression" => file.call(node, &mut out),
         "binary_expression" => file.misread_generic_tag(node, &mut out),
@@ -67,9 +68,46 @@ struct ScriptFile<'a, 't> {
     names: LazyNames<'t>,
     /// Whose `query` method the file calls, by what it imports.
     client: &'static str,
+    calls: &'a ProjectCalls,
 }
 
 impl<'t> ScriptFile<'_, 't> {
+    /// The callee as written, or, for a name destructured from an object in an enclosing scope
+    /// (umami's `const { rawQuery } = prisma;` … `rawQuery(…)`), `object.name`: how a
+    /// `[queries] calls` path (`prisma.rawQuery`) tells one wrapper from another of the same name.
+    fn callee_path(&self, call: Node<'t>, function: Node<'t>) -> String {
+        let written = self.host.text_of(function);
+        if function.kind() != "identifier" {
+            return written.to_string();
+        }
+        let mut scope = scope_of(call, is_scope);
+        while let Some(body) = scope {
+            let mut from = None;
+            walk(body, |node| {
+                if from.is_some() || node.kind() != "variable_declarator" || scope_of(node, is_scope) != Some(body) {
+                    return;
+                }
+                let (Some(pattern), Some(value)) =
+                    (node.child_by_field_name("name"), node.child_by_field_name("value"))
+                else {
+                    return;
+                };
+                let binds = pattern.kind() == "object_pattern"
+                    && arguments(pattern).iter().any(|p| {
+                        p.kind() == "shorthand_property_identifier_pattern" && self.host.text_of(*p) == written
+                    });
+                if binds && matches!(value.kind(), "identifier" | "member_expression") {
+                    from = Some(self.host.text_of(value));
+                }
+            });
+            if let Some(object) = from {
+                return format!("{object}.{written}");
+            }
+            scope = scope_of(body, is_scope);
+        }
+        written.to_string()
+    }
+
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(mut function) = node.child_by_field_name("function") else { return };
         // `prisma.$queryRaw<User[]>`…``: the callee under its type arguments; the grammar reads
@@ -95,6 +133,10 @@ impl<'t> ScriptFile<'_, 't> {
             return;
         }
         let Some(first) = arguments(list).first().copied() else { return };
+        if let Some(call) = self.calls.matching(&self.callee_path(node, function)) {
+            record(out, self.host, format!("{call} (sluice.toml calls)"), self.eval(first, 0), Certainty::Sql);
+            return;
+        }
         let (source, certainty, value) = match name {
             "$queryRaw" | "$executeRaw" => (format!("Prisma {name}"), Certainty::Sql, self.prisma_argument(first)),
             "$queryRawUnsafe" | "$executeRawUnsafe" => (format!("Prisma {name}"), Certainty::Sql, self.eval(first, 0)),
@@ -277,6 +319,7 @@ mod tests {
     use super::super::testing::{assert_query, unreadable_lines};
     use super::super::Language;
     use super::extract;
+    use super::ProjectCalls;
 
     const PRISMA: &str = include_str!("../../../fixtures/queries/typescript/reports.ts");
     const PG: &str = include_str!("../../../fixtures/queries/typescript/accounts.js");
@@ -284,7 +327,7 @@ mod tests {
 
     #[test]
     fn prisma_tagged_templates_number_their_parameters() {
-        let found = extract(Language::TypeScript, PRISMA);
+        let found = extract(Language::TypeScript, PRISMA, &ProjectCalls::default());
         let query = assert_query(
             &found,
             PRISMA,
@@ -315,7 +358,7 @@ mod tests {
 
     #[test]
     fn node_postgres_sequelize_and_knex() {
-        let found = extract(Language::JavaScript, PG);
+        let found = extract(Language::JavaScript, PG, &ProjectCalls::default());
         assert_query(&found, PG, "node-postgres query", "SELECT balance FROM accounts WHERE id = $1", (3, 18));
         assert_query(
             &found,
@@ -340,20 +383,50 @@ mod tests {
     fn a_generic_tagged_template_under_await_is_read() {
         let text = "const rows = await prisma.$queryRaw<Row[]>`\n  SELECT id FROM users WHERE id = ${id}`;\n";
         let sql = "\n  SELECT id FROM users WHERE id = $1";
-        assert_query(&extract(Language::TypeScript, text), text, "Prisma $queryRaw", sql, (1, 44));
+        assert_query(
+            &extract(Language::TypeScript, text, &ProjectCalls::default()),
+            text,
+            "Prisma $queryRaw",
+            sql,
+            (1, 44),
+        );
     }
 
     #[test]
     fn a_generic_call_under_await_is_read() {
         let text = "const rows = await sequelize.query<{ id: string }>(`SELECT id FROM teams`, {});\n";
-        assert_query(&extract(Language::TypeScript, text), text, "Sequelize query", "SELECT id FROM teams", (1, 53));
+        assert_query(
+            &extract(Language::TypeScript, text, &ProjectCalls::default()),
+            text,
+            "Sequelize query",
+            "SELECT id FROM teams",
+            (1, 53),
+        );
     }
 
     #[test]
     fn sequelize_replacements_stay_named() {
-        let found = extract(Language::JavaScript, SEQUELIZE);
+        let found = extract(Language::JavaScript, SEQUELIZE, &ProjectCalls::default());
         let sql = "SELECT * FROM projects WHERE owner_id = :ownerId AND archived = false";
         assert_query(&found, SEQUELIZE, "Sequelize query", sql, (6, 6));
         assert_eq!(found.queries.len(), 1);
+    }
+
+    #[test]
+    fn a_project_wrapper_named_in_sluice_toml_is_read() {
+        // umami's `rawQuery(sql, params)` around Prisma's `$queryRawUnsafe`.
+        let text = "const { rawQuery } = prisma;\nexport function f(id) {\n  return rawQuery(`select id from website where website_id = {{websiteId::uuid}}`, { websiteId: id });\n}\nexport function g(q) {\n  return prisma.rawQuery(`select id from ${q}`, {});\n}\nfunction h(x) { return rawQueryAll('select 1', x); }\n";
+        assert!(extract(Language::TypeScript, text, &ProjectCalls::default()).is_empty(), "not a known call");
+        let found = extract(Language::TypeScript, text, &ProjectCalls::new(["rawQuery".to_string()]));
+        let sql = "select id from website where website_id = {{websiteId::uuid}}";
+        assert_query(&found, text, "rawQuery (sluice.toml calls)", sql, (3, 20));
+        assert_eq!(found.queries.len(), 1, "rawQueryAll is another function");
+        assert_eq!(found.unreadable.len(), 1, "the interpolated table is built at run time");
+        assert_eq!(found.unreadable[0].at.line, 6);
+        // A path tells umami's two wrappers apart: `prisma`'s, not `clickhouse`'s.
+        let both = "function a() {\n  const { rawQuery } = prisma;\n  return rawQuery(`select 1 from session`, {});\n}\nfunction b() {\n  const { rawQuery } = clickhouse;\n  return rawQuery(`select 2 from session`, {});\n}\n";
+        let found = extract(Language::TypeScript, both, &ProjectCalls::new(["prisma.rawQuery".to_string()]));
+        let sqls: Vec<&str> = found.queries.iter().map(|q| q.sql.as_str()).collect();
+        assert_eq!(sqls, ["select 1 from session"]);
     }
 }
