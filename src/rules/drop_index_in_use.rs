@@ -18,7 +18,7 @@ pub static META: RuleMeta = RuleMeta {
     id: "drop-index-in-use",
     severity: Severity::Error,
     category: Category::Incident,
-    summary: "An index is dropped while a query or view filters on its leading column and no other index leads with it",
+    summary: "An index is dropped while a query or view filters on its leading column and no other index serves that query",
     what: "Flags `DROP INDEX`, and dropping a UNIQUE or PRIMARY KEY constraint (which drops its index), when a \
 query file or a view filters or joins on the dropped index's leading column (or expression) and no remaining \
 index can be searched for it. Another index serves the query when it has the column among its keys and the query \
