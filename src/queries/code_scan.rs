@@ -4,6 +4,7 @@
 //! with the line numbers.
 
 use super::code::{self, Extraction};
+use super::code_listing;
 pub use super::scan_cache::ScanCache;
 use super::scan_cache::{text_digest, Entries, Entry, Extracted, Known, Stat};
 use super::{Place, Query, Source};
@@ -28,59 +29,10 @@ pub struct Scanned {
     pub files: usize,
 }
 
-/// Directories no application keeps its own code in.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__"];
-
-/// The files below `dirs` that hold code of a language Sluice reads SQL from: hidden and
-/// git-ignored files left out, except sqlx's `.sqlx` offline data.
-///
-/// `ignore`'s parallel walker, on one thread, as [`crate::schema::tools::tree::list_files`]
-/// explains: it learns which ignore files a directory holds from the directory's listing, where
-/// the sequential walker asks for five of them in every directory (ThingsBoard's 1,900
-/// directories: 8,000 failed system calls a run). Where no thread can start, the sequential one.
+/// The files below `dirs` that hold code of a language Sluice reads SQL from
+/// ([`code_listing::list`]), sorted.
 pub fn list(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let parallel = crate::schema::tools::tree::can_start_a_thread();
-    let mut files = Vec::new();
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        let mut walker = ignore::WalkBuilder::new(dir);
-        walker.hidden(false).git_ignore(true).require_git(false).filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !((name.starts_with('.') && name != ".sqlx") || SKIPPED_DIRS.contains(&name.as_ref()))
-        });
-        let found = std::sync::Mutex::new(Vec::new());
-        let failure = std::sync::Mutex::new(None);
-        let visit = |entry: std::result::Result<ignore::DirEntry, ignore::Error>| match entry {
-            Ok(entry) => {
-                if entry.file_type().is_some_and(|t| t.is_file()) && code::language_of(entry.path()).is_some() {
-                    lock(&found).push(entry.into_path());
-                }
-            }
-            Err(e) => {
-                lock(&failure).get_or_insert_with(|| format!("{}: {e}", dir.display()));
-            }
-        };
-        if parallel {
-            walker.threads(1).build_parallel().run(|| {
-                Box::new(|entry| {
-                    visit(entry);
-                    ignore::WalkState::Continue
-                })
-            });
-        } else {
-            walker.build().for_each(visit);
-        }
-        if let Some(failure) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(Error::Other(failure));
-        }
-        files.extend(found.into_inner().unwrap_or_else(|p| p.into_inner()));
-    }
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    Ok(code_listing::list(dirs, &Entries::default())?.files)
 }
 
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
@@ -98,10 +50,14 @@ pub fn on_disk_cached(
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
-    let mut observed = Entries::starting_now();
-    let files = list(dirs)?;
-    let known = if cache.is_enabled() { cache.load(dirs) } else { Entries::default() };
-    let each: Vec<(FileScan, Option<Entry>, bool)> = files
+    let observed = Entries::starting_now();
+    // Absolute paths: showing each of 7,000 files relative to the project's root then asks the
+    // kernel for no working directory.
+    let dirs: Vec<PathBuf> = dirs.iter().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone())).collect();
+    let known = if cache.is_enabled() { cache.load(&dirs) } else { Entries::default() };
+    let listed = code_listing::list(&dirs, &known)?;
+    let files = &listed.files;
+    let each: Vec<(FileScan, Kept<'_>)> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
@@ -110,7 +66,7 @@ pub fn on_disk_cached(
             let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
                 Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
                     let scan = (Vec::new(), entry.extracted.note.clone().map(|note| (shown, note)));
-                    return Ok((scan, Some(entry.clone()), false));
+                    return Ok((scan, Kept::Known(entry)));
                 }
                 Known::Unchanged(entry) => (Some(entry), true),
                 Known::Suspect(entry) => (Some(entry), false),
@@ -124,25 +80,49 @@ pub fn on_disk_cached(
             };
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
-            let fresh = !trusted || entry.is_none_or(|e| e.digest != digest);
-            let kept = stat.map(|stat| Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() });
-            Ok((to_scan(shown, extracted, text), kept, fresh))
+            let kept = match (entry, stat) {
+                (Some(entry), _) if trusted && entry.digest == digest => Kept::Known(entry),
+                (_, Some(stat)) => {
+                    Kept::Fresh(Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() })
+                }
+                (_, None) => Kept::Nothing,
+            };
+            Ok((to_scan(shown, extracted, text), kept))
         })
         .collect::<Result<_>>()?;
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
-    let mut changed = false;
-    for (path, ((queries, note), kept, fresh)) in files.iter().zip(each) {
+    let mut kept = Vec::with_capacity(each.len());
+    for ((queries, note), entry) in each {
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
-        changed |= fresh;
-        if let Some(entry) = kept {
-            observed.insert(path, entry);
-        }
+        kept.push(entry);
     }
-    if cache.is_enabled() && (changed || observed.files.len() != known.files.len()) {
-        cache.save(dirs, &observed);
+    // Nothing to write when every file and directory was served as the cache has it: most warm
+    // runs build no new cache.
+    let fresh = kept.iter().any(|k| matches!(k, Kept::Fresh(_)));
+    let same_files = kept.iter().filter(|k| matches!(k, Kept::Known(_))).count() == known.files.len();
+    if cache.is_enabled() && (fresh || !same_files || listed.changed(&known)) {
+        let mut entries = Entries { dirs: listed.dirs(), outside: listed.outside.clone(), ..observed };
+        for (path, entry) in files.iter().zip(kept) {
+            match entry {
+                Kept::Known(entry) => entries.insert(path, entry.clone()),
+                Kept::Fresh(entry) => entries.insert(path, entry),
+                Kept::Nothing => {}
+            }
+        }
+        cache.save(&dirs, &entries);
     }
     Ok(scanned)
+}
+
+/// What the cache keeps of a file after a run.
+enum Kept<'a> {
+    /// The entry it had.
+    Known(&'a Entry),
+    /// A new one (the file changed, is new, or was racily clean and proved unchanged).
+    Fresh(Entry),
+    /// None: its metadata cannot be read.
+    Nothing,
 }
 
 /// The queries of one host file (`display` names it, `path` gives its language), and its note.
@@ -381,6 +361,23 @@ mod tests {
         std::fs::remove_file(app.path("b.go")).unwrap();
         assert_eq!(app.scan(), (found, vec![]));
         assert_eq!(app.entries().files.len(), 4, "c.go, d.go, e.go, f.go");
+    }
+
+    #[test]
+    fn a_new_file_in_a_listed_directory_is_found() {
+        let app = App::new(&[("a.go", NONE)]);
+        std::fs::create_dir(app.path("pkg")).unwrap();
+        std::fs::write(app.path("pkg/b.go"), NONE).unwrap();
+        assert_eq!(app.scan(), (vec![], vec![]));
+        app.observed_long_after();
+        tick();
+        assert!(!app.entries().dirs.is_empty(), "the listing is kept");
+        std::fs::write(app.path("pkg/c.go"), QUERY).unwrap();
+        assert_eq!(app.scan().0, vec![query("c.go", "users")]);
+        app.observed_long_after();
+        tick();
+        std::fs::write(app.path("pkg/.gitignore"), "c.go\n").unwrap();
+        assert_eq!(app.scan().0, vec![], "ignored from now on");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 
 pub mod changes;
 pub mod code;
+pub mod code_listing;
 pub mod code_scan;
 pub mod listing;
 mod parsed;
