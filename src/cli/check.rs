@@ -4,6 +4,7 @@ use super::{OutputArgs, ProjectArgs};
 use crate::check::{self, Approvals, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::freeze::cache::CalendarCache;
+use crate::queries::blob_scan_cache::BlobScanCache;
 use crate::report::{markdown, RenderOptions};
 use crate::schema::cache::SchemaCache;
 use chrono::{DateTime, FixedOffset};
@@ -149,6 +150,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         } else {
             // `check` replays the base history for several purposes: it reads the snapshot once.
             SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref()).remembering_last()
+        },
+        code_cache: if args.no_cache {
+            BlobScanCache::disabled()
+        } else {
+            BlobScanCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
         calendar_cache: if args.no_cache {
             CalendarCache::disabled()

@@ -81,19 +81,33 @@ fn visit<'a>(dir: &Path, known: &'a Entries, listed: &mut Listed<'a>) -> Result<
     // listing no longer has it, so the cache is written again.
     let Ok(metadata) = std::fs::metadata(dir) else { return Ok(()) };
     let Some((key, cached)) = known.unchanged_dir(dir, &Stat::of(&metadata)) else { return walk(dir, listed) };
-    let ignore_files_unchanged = cached
-        .ignore_files
-        .iter()
-        .all(|(path, was)| known.unchanged_ignore_file(was.as_ref(), stat_of(Path::new(OsStr::from_bytes(path))).as_ref()));
+    let ignore_files_unchanged = cached.ignore_files.iter().all(|(path, was)| {
+        known.unchanged_ignore_file(was.as_ref(), stat_of(Path::new(OsStr::from_bytes(path))).as_ref())
+    });
     if !ignore_files_unchanged {
         return walk(dir, listed);
     }
-    listed.files.extend(cached.files.iter().map(|name| dir.join(OsStr::from_bytes(name))));
     listed.reused.push((key, cached));
-    for name in &cached.subdirs {
-        visit(&dir.join(OsStr::from_bytes(name)), known, listed)?;
+    // Files and subdirectories in name order, each subdirectory's files at its place: the
+    // listing comes out sorted, as paths sort, and sorting it costs one pass.
+    let (mut files, mut subdirs) = (cached.files.iter().peekable(), cached.subdirs.iter().peekable());
+    loop {
+        match (files.peek(), subdirs.peek()) {
+            (Some(file), Some(subdir)) if file < subdir => {
+                listed.files.push(dir.join(OsStr::from_bytes(file)));
+                files.next();
+            }
+            (_, Some(subdir)) => {
+                visit(&dir.join(OsStr::from_bytes(subdir)), known, listed)?;
+                subdirs.next();
+            }
+            (Some(file), None) => {
+                listed.files.push(dir.join(OsStr::from_bytes(file)));
+                files.next();
+            }
+            (None, None) => return Ok(()),
+        }
     }
-    Ok(())
 }
 
 /// Walks `dir` with `ignore`'s walker (`.gitignore` honoured, in `dir`'s parents too), keeping
@@ -162,7 +176,11 @@ fn walk(dir: &Path, listed: &mut Listed<'_>) -> Result<()> {
             names.push(name.as_bytes().to_vec());
         }
     }
-    listed.walked.extend(dirs.into_iter().map(|(path, dir)| (path.as_os_str().as_bytes().to_vec(), dir)));
+    listed.walked.extend(dirs.into_iter().map(|(path, mut dir)| {
+        dir.files.sort();
+        dir.subdirs.sort();
+        (path.as_os_str().as_bytes().to_vec(), dir)
+    }));
     Ok(())
 }
 

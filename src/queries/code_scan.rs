@@ -132,7 +132,7 @@ pub fn scan(display: String, path: &Path, text: Arc<str>) -> Result<FileScan> {
 }
 
 /// What one host file's extraction keeps: its queries and its note.
-fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
+pub fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
     let extraction = code::extract(path, text).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
@@ -142,7 +142,7 @@ fn extract(display: &str, path: &Path, text: &str) -> Result<Extracted> {
 }
 
 /// The queries of `extracted` as the rules take them, read out of `host`.
-fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
+pub fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
     let note = extracted.note.map(|note| (display.clone(), note));
     let queries = extracted
         .queries

@@ -31,6 +31,13 @@ pub struct Extracted {
     pub note: Option<String>,
 }
 
+impl Extracted {
+    /// No query and no note: what most of an application's code files hold.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty() && self.note.is_none()
+    }
+}
+
 /// A time as the file system records it: seconds and nanoseconds since the epoch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Stamp {
@@ -115,9 +122,9 @@ pub struct Dir {
     /// The ignore files the walk reads here (`.gitignore`, `.ignore`, `.git` and its exclude
     /// file), by path, and what `stat` said of them (`None`: absent).
     pub ignore_files: Vec<(Vec<u8>, Option<Stat>)>,
-    /// The subdirectories the walk entered, by name.
+    /// The subdirectories the walk entered, by name, sorted.
     pub subdirs: Vec<Vec<u8>>,
-    /// The code files it holds, by name.
+    /// The code files it holds, by name, sorted.
     pub files: Vec<Vec<u8>>,
 }
 
