@@ -67,12 +67,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub trust_head_config: bool,
     /// Where the plan comparison's ephemeral cluster and cached fixtures, the cached schemas of the base
-    /// history and the validated freeze calendars live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice;
+    /// history, what each code file's git blob holds and the validated freeze calendars live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice;
     /// /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Replay the base side's whole history and parse the freeze calendar afresh; neither read nor write
-    /// the schema or calendar cache.
+    /// the schema, code or calendar cache.
     #[arg(long)]
     pub no_cache: bool,
     /// The time between the two workload snapshots ([queries] workload), when they have no
