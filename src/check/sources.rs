@@ -26,6 +26,10 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// A code file on the head side by path, with its blob id (`None`: a symbolic link, or the
+/// working tree).
+type CodeFile = (String, Option<git::Oid>);
+
 /// The lint engine's sources for a change, before the added migrations join the history.
 pub(super) struct ChangeSources {
     /// The schema dump, the base history and the head side's query files.
@@ -41,8 +45,8 @@ pub(super) struct ChangeSources {
     pub tool_notices: Vec<Finding>,
     /// How to replay the base history for its tables (through the schema cache).
     replay: Settings,
-    /// The head side's code files the change does not touch, not read yet, with their blob ids.
-    unchanged_code: Vec<(String, Option<git::Oid>)>,
+    /// The head side's code files the change does not touch, not read yet.
+    unchanged_code: Vec<CodeFile>,
     /// What unchanged code files hold, by blob.
     code_cache: BlobScanCache,
 }
@@ -152,7 +156,7 @@ fn read_queries(
     revisions: &Revisions,
     loaded: &Loaded,
     changed: &ChangedFiles,
-) -> Result<(Vec<ParsedQuery>, Vec<FileNote>, Vec<(String, Option<git::Oid>)>)> {
+) -> Result<(Vec<ParsedQuery>, Vec<FileNote>, Vec<CodeFile>)> {
     let (repo, head) = (&revisions.repo, &revisions.head);
     let mut files: BTreeMap<String, (String, Source)> = BTreeMap::new();
     for (path, config) in &changed.sqlc_paths {
