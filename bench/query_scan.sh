@@ -2,12 +2,14 @@
 # What scanning application code for queries adds to `sluice lint` (issue 35's target: at most
 # 20% on a 5,000-file application repository, warm runs served from the code scan cache).
 #
-#   bench/query_scan.sh [REPO_DIR]
+#   bench/query_scan.sh [REPO_DIR [MIGRATIONS_DIR]]
 #
 # REPO_DIR: an application repository checked out on disk (default: temporal, fetched at a pinned
-# commit into bench/.repos/temporal; nothing fetched is committed). The script writes a
-# sluice.toml into a copy of it — the schema from its own PostgreSQL schema file when it has
-# one, `[queries] code` = every top-level directory — and runs, interleaved (bench/interleave.py):
+# commit into bench/.repos/temporal; nothing fetched is committed). MIGRATIONS_DIR: its migration
+# history, relative to it (the tool detected as `sluice lint` does), so that the reference is a
+# real lint; without one, no history (only SCHEMA). The script writes a sluice.toml into a copy
+# of it — the schema from its own PostgreSQL schema file when it has one, `[queries] code` =
+# every top-level directory — and runs, interleaved (bench/interleave.py):
 #   without-code   `sluice lint` with `[queries] code = []`
 #   code-warm      with the code directories, the scan cache warm
 #   code-cold      with the code directories and --no-cache
@@ -21,6 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${RUNS:-10}
 warmup=${WARMUP:-2}
 repo=${1:-}
+migrations=${2:-}
 if [[ -z "$repo" ]]; then
   repo="$root/bench/.repos/temporal"
   if [[ ! -d "$repo" ]]; then
@@ -41,12 +44,18 @@ cd "$work/app"
 rm -rf .git
 files=$(find . -type f | wc -l)
 dirs=$(find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '"%f", ' | sed 's/, $//')
-mkdir -p .sluice-no-migrations
+if [[ -z "$migrations" ]]; then
+  mkdir -p .sluice-no-migrations
+fi
 write_config() { # CODE_DIRS
   {
     echo '[migrations]'
-    echo 'dir = ".sluice-no-migrations"'
-    echo 'layout = "flat"'
+    if [[ -n "$migrations" ]]; then
+      echo "dir = \"$migrations\""
+    else
+      echo 'dir = ".sluice-no-migrations"'
+      echo 'layout = "flat"'
+    fi
     [[ -n "${SCHEMA:-}" ]] && echo "schema_dump = \"$SCHEMA\""
     echo '[queries]'
     echo 'dirs = []'
@@ -55,9 +64,11 @@ write_config() { # CODE_DIRS
 }
 write_config "" without.toml
 write_config "$dirs" with.toml
-echo "$("$SLUICE" --version); $files files; $(nproc) CPUs; $(uptime)"
+code_files=$("$SLUICE" queries --format json . 2>/dev/null | jq '.totals.scanned' || echo '?')
+echo "$("$SLUICE" --version); $files files, $code_files code files Sluice reads; $(nproc) CPUs; $(uptime)"
 "$SLUICE" lint --config with.toml --cache-dir "$work/cache" > /dev/null || true   # fills the scan cache
 "$SLUICE" lint --config with.toml --cache-dir "$work/cache" | tail -n 4 || true
+"$SLUICE" lint --config without.toml --cache-dir "$work/cache" | tail -n 2 || true
 python3 "$root/bench/interleave.py" --runs "$runs" --warmup "$warmup" \
   "without-code=$SLUICE lint --config without.toml --cache-dir $work/cache" \
   "code-warm=$SLUICE lint --config with.toml --cache-dir $work/cache" \

@@ -31,11 +31,19 @@ func (s *Store) Today(ctx context.Context) error {
 ";
 
 fn base_repo() -> TestRepo {
+    base_repo_with(&[])
+}
+
+/// [`base_repo`] whose base holds `files` too.
+fn base_repo_with(files: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::new();
     repo.write("sluice.toml", CONFIG);
     repo.write("db/migrations/0010_init.sql", SCHEMA);
     repo.write("internal/store/riders.go", RIDERS_GO);
     repo.write("internal/store/trips.go", TRIPS_GO);
+    for (path, text) in files {
+        repo.write(path, text);
+    }
     repo.commit("base");
     repo.checkout_new_branch("feature");
     repo
@@ -80,6 +88,73 @@ fn an_added_migration_rechecks_the_unchanged_code_that_reads_its_table() {
     );
     // riders.go never names `trips`: not read, not re-checked.
     assert!(!notes(&report).iter().any(|n| n.contains("riders.go")), "{:?}", notes(&report));
+}
+
+/// Removes the loose object of the blob `path` names at HEAD: a run that reads it fails.
+fn remove_blob(repo: &TestRepo, path: &str) {
+    let git = repo.open();
+    let blob = git.git().revparse_single(&format!("HEAD:{path}")).unwrap().id().to_string();
+    std::fs::remove_file(repo.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+}
+
+#[test]
+fn unchanged_code_is_served_by_its_blob_from_the_code_cache() {
+    let repo = base_repo_with(&[(
+        "internal/store/sum.go",
+        "package store\n\n// Sum of trips.\nfunc Sum(a, b int) int { return a + b }\n",
+    )]);
+    repo.write("db/migrations/0020_drop.sql", "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY trips_day;\n");
+    repo.commit("drop an index");
+    let cache = tempfile::tempdir().unwrap();
+    let check = || {
+        let mut cmd = repo.check();
+        cmd.env("CI", "true").arg("--cache-dir").arg(cache.path());
+        cmd
+    };
+    let cold = json(&mut check(), 1);
+    assert_eq!(found(&cold), [pair("drop-index-in-use", "db/migrations/0020_drop.sql")]);
+    assert!(std::fs::read_dir(cache.path().join("code-blobs")).unwrap().count() == 1, "the cache is written");
+    // sum.go names `trips` but holds no query: the cache knows it by its blob, and the run does
+    // not read it (its object gone, a run that did would fail). trips.go is read, not parsed.
+    remove_blob(&repo, "internal/store/sum.go");
+    let warm = json(&mut check(), 1);
+    assert_eq!(warm["findings"], cold["findings"]);
+    assert_eq!(notes(&warm), notes(&cold));
+    // Without the cache, every unchanged file is read.
+    let output = repo.check().env("CI", "true").arg("--no-cache").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("internal/store/sum.go"));
+}
+
+#[test]
+fn a_code_file_the_cache_knows_is_read_again_once_its_blob_changes() {
+    let repo = base_repo();
+    repo.write("db/migrations/0020_drop.sql", "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY trips_day;\n");
+    repo.commit("drop an index");
+    let cache = tempfile::tempdir().unwrap();
+    let check = || {
+        let mut cmd = repo.check();
+        cmd.env("CI", "true").arg("--cache-dir").arg(cache.path());
+        cmd
+    };
+    // riders.go read by its first blob: no query on `trips`.
+    assert!(!notes(&json(&mut check(), 1)).iter().any(|n| n.contains("riders.go")));
+    // Another change, from a base where riders.go gained a query on trips: unchanged by that
+    // change, but another blob, read and parsed.
+    let git = |args: &[&str]| {
+        assert!(std::process::Command::new("git").args(args).current_dir(repo.path()).status().unwrap().success())
+    };
+    git(&["checkout", "-q", "main"]);
+    let riders =
+        RIDERS_GO.replace("SELECT id FROM riders\n\t\tWHERE email = $1", "SELECT id FROM trips WHERE day = $1");
+    repo.write("internal/store/riders.go", &riders);
+    repo.commit("join trips");
+    repo.checkout_new_branch("feature2");
+    repo.write("db/migrations/0020_drop.sql", "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY trips_day;\n");
+    repo.commit("drop an index");
+    let report = json(&mut check(), 1);
+    let message = finding(&report, "drop-index-in-use")["message"].as_str().unwrap().to_string();
+    assert!(message.contains("internal/store/riders.go"), "{message}");
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub struct Options {
     pub plan: PlanRun,
     /// Snapshots of the base side's replayed schema (disabled by default).
     pub cache: crate::schema::cache::SchemaCache,
+    /// What each unchanged code file holds, by git blob (disabled by default).
+    pub code_cache: crate::queries::blob_scan_cache::BlobScanCache,
     /// Validated freeze calendars, by their text and imports (disabled by default).
     pub calendar_cache: crate::freeze::cache::CalendarCache,
     /// `--trust-head-config`: read the gate's configuration from the head (local experiments).

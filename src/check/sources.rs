@@ -13,9 +13,11 @@ use crate::git::classify::FileKind;
 use crate::git::tree::GitTree;
 use crate::git::{self, Repo, Side};
 use crate::lint::{self, MigrationSource, Settings, Sources};
+use crate::queries::blob_scan_cache::{BlobEntries, BlobScanCache};
 use crate::queries::changes::{self, QueryChange};
 use crate::queries::code::ProjectCalls;
 use crate::queries::code_scan::{FileNote, FileScan};
+use crate::queries::scan_cache::Extracted;
 use crate::queries::{code, code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
 use crate::schema::migrations::{self, Migration};
@@ -24,6 +26,14 @@ use crate::schema::Schema;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// A code file on the head side by path, with its blob id (`None`: a symbolic link, or the
+/// working tree).
+type CodeFile = (String, Option<git::Oid>);
+
+/// A code file that names a table a migration changes: its path, what its extraction found, its
+/// text.
+type NamedFile = (String, Extracted, std::sync::Arc<str>);
 
 /// The lint engine's sources for a change, before the added migrations join the history.
 pub(super) struct ChangeSources {
@@ -41,9 +51,11 @@ pub(super) struct ChangeSources {
     /// How to replay the base history for its tables (through the schema cache).
     replay: Settings,
     /// The head side's code files the change does not touch, not read yet.
-    unchanged_code: Vec<String>,
+    unchanged_code: Vec<CodeFile>,
     /// The project's own functions that take SQL (`[queries] calls`).
     calls: ProjectCalls,
+    /// What unchanged code files hold, by blob.
+    code_cache: BlobScanCache,
 }
 
 impl ChangeSources {
@@ -99,7 +111,18 @@ impl ChangeSources {
             ..Settings::default()
         };
         let calls = project_calls(loaded);
-        Ok(ChangeSources { sources, base_count, added, added_paths, tool_notices, replay, unchanged_code, calls })
+        let code_cache = options.code_cache.clone();
+        Ok(ChangeSources {
+            sources,
+            base_count,
+            added,
+            added_paths,
+            tool_notices,
+            replay,
+            unchanged_code,
+            calls,
+            code_cache,
+        })
     }
 
     /// The tables the base history builds, for policies that name a table: from the schema
@@ -151,7 +174,7 @@ fn read_queries(
     revisions: &Revisions,
     loaded: &Loaded,
     changed: &ChangedFiles,
-) -> Result<(Vec<ParsedQuery>, Vec<FileNote>, Vec<String>)> {
+) -> Result<(Vec<ParsedQuery>, Vec<FileNote>, Vec<CodeFile>)> {
     let (repo, head) = (&revisions.repo, &revisions.head);
     let mut files: BTreeMap<String, (String, Source)> = BTreeMap::new();
     for (path, config) in &changed.sqlc_paths {
@@ -185,14 +208,14 @@ fn read_queries(
     let mut unchanged_code = Vec::new();
     let mut changed_code = Vec::new();
     for dir in loaded.code_dirs() {
-        for path in git::list_files(repo, head, &dir)? {
+        for (path, blob) in git::list_blobs(repo, head, &dir)? {
             if changed.classifier.classify(&path) != FileKind::Query || path.ends_with(".sql") {
                 continue;
             }
             if changed_paths.contains(&path) {
                 changed_code.push(path);
             } else {
-                unchanged_code.push(path);
+                unchanged_code.push((path, blob));
             }
         }
     }
@@ -247,30 +270,106 @@ fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec
 }
 
 impl ChangeSources {
-    /// Reads the unchanged code files that may read a table an added migration changes (those
-    /// whose text names one of `tables`), and adds their queries: what the affected-query rule
-    /// needs, and no more.
+    /// Adds the queries of the unchanged code files that may read a table an added migration
+    /// changes (those whose text names one of `tables`): what the affected-query rule needs,
+    /// and no more. A file the code cache knows by its blob to hold no query and no note is not
+    /// read; one it knows to hold some is read (its text is quoted, and searched for the
+    /// tables) but not parsed. The others are read, and with the cache on parsed whatever they
+    /// name, so that the next change is served from it.
     pub fn add_affected_code(&mut self, revisions: &Revisions, tables: &BTreeSet<String>) -> Result<()> {
         if tables.is_empty() || self.unchanged_code.is_empty() {
             return Ok(());
         }
         let names: Vec<String> =
             tables.iter().map(|t| t.rsplit('.').next().unwrap_or(t).to_ascii_lowercase()).collect();
+        let mentions = |text: &str| {
+            let lower = text.to_ascii_lowercase();
+            names.iter().any(|name| lower.contains(name.as_str()))
+        };
         let (repo, head) = (&revisions.repo, &revisions.head);
-        let mut mentioning = Vec::new();
-        for path in std::mem::take(&mut self.unchanged_code) {
-            if let Some(text) = git::read_file(repo, head, &path)? {
-                let lower = text.to_ascii_lowercase();
-                if names.iter().any(|name| lower.contains(name.as_str())) {
-                    mentioning.push(path);
+        let caching = self.code_cache.is_enabled();
+        let calls = self.calls.clone();
+        let known = if caching { self.code_cache.load(repo.root(), &calls) } else { BlobEntries::default() };
+        let mut kept = BlobEntries::default();
+        // (path, blob, what the cache knows of it) of every file to read.
+        let mut to_read: Vec<(String, Option<git::Oid>, Option<Extracted>)> = Vec::new();
+        for (path, blob) in std::mem::take(&mut self.unchanged_code) {
+            match blob.and_then(|id| known.get(&path, id.as_bytes()).map(|e| (id, e))) {
+                Some((id, extracted)) => {
+                    kept.insert(&path, id.as_bytes(), extracted.clone());
+                    if !extracted.is_empty() {
+                        to_read.push((path, blob, Some(extracted.clone())));
+                    }
                 }
+                None => to_read.push((path, blob, None)),
             }
         }
-        let (queries, notes) = scan_code(repo, head, &mentioning, &self.calls)?;
+        let texts = read_texts(repo, head, &to_read)?;
+        let order: Vec<(String, Option<git::Oid>)> =
+            to_read.iter().map(|(path, blob, _)| (path.clone(), *blob)).collect();
+        let misses = to_read.iter().filter(|(_, blob, known)| blob.is_some() && known.is_none()).count();
+        let each: Vec<Result<(Option<NamedFile>, Option<Extracted>)>> = to_read
+            .into_par_iter()
+            .zip(texts)
+            .map(|((path, blob, known), text)| {
+                let Some(text) = text else { return Ok((None, None)) };
+                let named = mentions(&text);
+                let extracted = match known {
+                    Some(extracted) => extracted,
+                    // Parsed for the cache only: a file Sluice cannot read is reported when a
+                    // change makes it matter, as without the cache.
+                    None if !named && caching && blob.is_some() => {
+                        return Ok((None, code_scan::extract(&path, Path::new(&path), &text, &calls).ok()));
+                    }
+                    None if !named => return Ok((None, None)),
+                    None => code_scan::extract(&path, Path::new(&path), &text, &calls)?,
+                };
+                let fresh = blob.is_some().then(|| extracted.clone());
+                let scan = named.then(|| (path, extracted, text.into()));
+                Ok((scan, fresh))
+            })
+            .collect();
+        let mut named = Vec::new();
+        for ((path, blob), result) in order.into_iter().zip(each) {
+            let (scan, fresh) = result?;
+            if let (Some(id), Some(extracted)) = (blob, fresh) {
+                kept.insert(&path, id.as_bytes(), extracted);
+            }
+            named.extend(scan);
+        }
+        // Judged as `scan_code` judges changed files: a Go file with its package, migration code
+        // set aside.
+        let paths: Vec<String> = named.iter().map(|(path, _, _)| path.clone()).collect();
+        let project = code_scan::Project { migrations: None, calls };
+        let mut queries = Vec::new();
+        for (found, note) in code_scan::finish(named, &go_package_siblings(repo, head, &paths)?, &project) {
+            queries.extend(found);
+            self.sources.query_notes.extend(note);
+        }
         self.sources.queries.extend(queries.into_par_iter().map(ParsedQuery::parse).collect::<Vec<_>>());
-        self.sources.query_notes.extend(notes);
+        if caching && (misses > 0 || kept.len() != known.len()) {
+            self.code_cache.save(repo.root(), &self.calls, &kept);
+        }
         Ok(())
     }
+}
+
+/// The texts of `files` on `side`, in their order (`None`: not there); blobs read on every core.
+fn read_texts(
+    repo: &Repo,
+    side: &Side,
+    files: &[(String, Option<git::Oid>, Option<Extracted>)],
+) -> Result<Vec<Option<String>>> {
+    let blobs: Vec<(String, git::Oid)> =
+        files.iter().filter_map(|(path, blob, _)| blob.map(|id| (path.clone(), id))).collect();
+    let mut texts = git::read_blobs(repo, &blobs)?.into_iter();
+    files
+        .iter()
+        .map(|(path, blob, _)| match blob {
+            Some(_) => Ok(texts.next()),
+            None => git::read_file(repo, side, path),
+        })
+        .collect()
 }
 
 impl ChangeSources {

@@ -4,6 +4,7 @@ use super::{OutputArgs, ProjectArgs};
 use crate::check::{self, Approvals, Deploy, Options, PlanRun};
 use crate::error::{Error, Result};
 use crate::freeze::cache::CalendarCache;
+use crate::queries::blob_scan_cache::BlobScanCache;
 use crate::report::{markdown, RenderOptions};
 use crate::schema::cache::SchemaCache;
 use chrono::{DateTime, FixedOffset};
@@ -66,12 +67,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub trust_head_config: bool,
     /// Where the plan comparison's ephemeral cluster and cached fixtures, the cached schemas of the base
-    /// history and the validated freeze calendars live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice;
+    /// history, what each code file's git blob holds and the validated freeze calendars live (default: $SLUICE_CACHE_DIR, else ~/.cache/sluice;
     /// /var/tmp/sluice as root). Safe to delete.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Replay the base side's whole history and parse the freeze calendar afresh; neither read nor write
-    /// the schema or calendar cache.
+    /// the schema, code or calendar cache.
     #[arg(long)]
     pub no_cache: bool,
     /// The time between the two workload snapshots ([queries] workload), when they have no
@@ -149,6 +150,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         } else {
             // `check` replays the base history for several purposes: it reads the snapshot once.
             SchemaCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref()).remembering_last()
+        },
+        code_cache: if args.no_cache {
+            BlobScanCache::disabled()
+        } else {
+            BlobScanCache::in_cache_dir(args.cache_dir.as_ref().map(absolute).as_deref())
         },
         calendar_cache: if args.no_cache {
             CalendarCache::disabled()

@@ -421,10 +421,43 @@ pub fn list_files(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// [`list_files`], with each file's blob id on a revision: `None` for a symbolic link (read
+/// through [`read_file`], which follows it) and for every file of the working tree.
+pub fn list_blobs(repo: &Repo, side: &Side, dir: &Path) -> Result<Vec<(String, Option<Oid>)>> {
+    let Side::Rev(oid) = side else {
+        return Ok(list_files(repo, side, dir)?.into_iter().map(|path| (path, None)).collect());
+    };
+    let prefix = relative_dir(&repo.root, dir);
+    let mut out = Vec::new();
+    let Some(subtree) = subtree_at(repo, *oid, &prefix)? else {
+        return Ok(out);
+    };
+    let mut bad_name = None;
+    subtree
+        .walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                match entry.name() {
+                    Ok(name) => out.push((
+                        join(&prefix, &format!("{parent}{name}")),
+                        (entry.filemode() != SYMLINK).then(|| entry.id()),
+                    )),
+                    Err(_) => bad_name = Some(format!("{prefix}/{parent}")),
+                }
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(git_error(&prefix))?;
+    if let Some(dir) = bad_name {
+        return Err(Error::Other(format!("{dir}: holds a file whose name is not valid UTF-8; rename it")));
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// The texts of `blobs` (path, id), in their order. Opening and inflating a loose object is
 /// most of a warm `check`: with enough of them, each thread reads its share through its own
 /// handle (libgit2 handles are not shared between threads).
-fn read_blobs(repo: &Repo, blobs: &[(String, git2::Oid)]) -> Result<Vec<String>> {
+pub fn read_blobs(repo: &Repo, blobs: &[(String, git2::Oid)]) -> Result<Vec<String>> {
     const BLOBS_PER_THREAD: usize = 64;
     let threads = rayon::current_num_threads().min(blobs.len() / BLOBS_PER_THREAD);
     if threads < 2 {

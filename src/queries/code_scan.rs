@@ -4,6 +4,7 @@
 //! with the line numbers.
 
 use super::code::{self, Extraction};
+use super::code_listing;
 pub use super::scan_cache::ScanCache;
 use super::scan_cache::{text_digest, Entries, Entry, Extracted, Known, Stat};
 use super::{Place, Query, Source};
@@ -28,59 +29,10 @@ pub struct Scanned {
     pub files: usize,
 }
 
-/// Directories no application keeps its own code in.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__"];
-
-/// The files below `dirs` that hold code of a language Sluice reads SQL from: hidden and
-/// git-ignored files left out, except sqlx's `.sqlx` offline data.
-///
-/// `ignore`'s parallel walker, on one thread, as [`crate::schema::tools::tree::list_files`]
-/// explains: it learns which ignore files a directory holds from the directory's listing, where
-/// the sequential walker asks for five of them in every directory (ThingsBoard's 1,900
-/// directories: 8,000 failed system calls a run). Where no thread can start, the sequential one.
+/// The files below `dirs` that hold code of a language Sluice reads SQL from
+/// ([`code_listing::list`]), sorted.
 pub fn list(dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let parallel = crate::schema::tools::tree::can_start_a_thread();
-    let mut files = Vec::new();
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        let mut walker = ignore::WalkBuilder::new(dir);
-        walker.hidden(false).git_ignore(true).require_git(false).filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !((name.starts_with('.') && name != ".sqlx") || SKIPPED_DIRS.contains(&name.as_ref()))
-        });
-        let found = std::sync::Mutex::new(Vec::new());
-        let failure = std::sync::Mutex::new(None);
-        let visit = |entry: std::result::Result<ignore::DirEntry, ignore::Error>| match entry {
-            Ok(entry) => {
-                if entry.file_type().is_some_and(|t| t.is_file()) && code::language_of(entry.path()).is_some() {
-                    lock(&found).push(entry.into_path());
-                }
-            }
-            Err(e) => {
-                lock(&failure).get_or_insert_with(|| format!("{}: {e}", dir.display()));
-            }
-        };
-        if parallel {
-            walker.threads(1).build_parallel().run(|| {
-                Box::new(|entry| {
-                    visit(entry);
-                    ignore::WalkState::Continue
-                })
-            });
-        } else {
-            walker.build().for_each(visit);
-        }
-        if let Some(failure) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(Error::Other(failure));
-        }
-        files.extend(found.into_inner().unwrap_or_else(|p| p.into_inner()));
-    }
-    files.sort();
-    files.dedup();
-    Ok(files)
-}
-
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    Ok(code_listing::list(dirs, &Entries::default())?.files)
 }
 
 /// Reads and scans the code below `dirs` on disk, in parallel; `display` names a file as
@@ -98,8 +50,8 @@ pub struct Project<'a> {
 }
 
 /// One file as the scan read it: its extraction, its text (unless the cache vouched for a file
-/// without queries), the cache entry to keep, and whether that entry is fresh.
-type Read = (Extracted, Option<Arc<str>>, Option<Entry>, bool);
+/// without queries), and what the cache keeps of it.
+type Read<'a> = (Extracted, Option<Arc<str>>, Kept<'a>);
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
 /// metadata is what it was is neither read nor parsed (most of an application's code, which
@@ -111,10 +63,15 @@ pub fn on_disk_cached(
     display: &(dyn Fn(&Path) -> String + Sync),
     cache: &ScanCache,
 ) -> Result<Scanned> {
-    let mut observed = Entries::starting_now();
-    let files = list(dirs)?;
-    let known = if cache.is_enabled() { cache.load(dirs, &project.calls) } else { Entries::default() };
-    let each: Vec<Read> = files
+    let observed = Entries::starting_now();
+    // Absolute paths: showing each of 7,000 files relative to the project's root then asks the
+    // kernel for no working directory.
+    let dirs: Vec<PathBuf> = dirs.iter().map(|d| absolute(d)).collect();
+    let migrations = project.migrations.map(absolute);
+    let known = if cache.is_enabled() { cache.load(&dirs, &project.calls) } else { Entries::default() };
+    let listed = code_listing::list(&dirs, &known)?;
+    let files = &listed.files;
+    let each: Vec<Read<'_>> = files
         .par_iter()
         .map(|path| {
             let shown = display(path);
@@ -122,7 +79,7 @@ pub fn on_disk_cached(
             let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
             let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
                 Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
-                    return Ok((entry.extracted.clone(), None, Some(entry.clone()), false));
+                    return Ok((entry.extracted.clone(), None, Kept::Known(entry)));
                 }
                 Known::Unchanged(entry) => (Some(entry), true),
                 Known::Suspect(entry) => (Some(entry), false),
@@ -136,36 +93,64 @@ pub fn on_disk_cached(
             };
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
-            let fresh = !trusted || entry.is_none_or(|e| e.digest != digest);
-            let kept = stat.map(|stat| Entry { display: shown, stat, digest, extracted: extracted.clone() });
-            Ok((extracted, Some(text), kept, fresh))
+            let kept = match (entry, stat) {
+                (Some(entry), _) if trusted && entry.digest == digest => Kept::Known(entry),
+                (_, Some(stat)) => {
+                    Kept::Fresh(Box::new(Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() }))
+                }
+                (_, None) => Kept::Nothing,
+            };
+            Ok((extracted, Some(text), kept))
         })
         .collect::<Result<_>>()?;
     let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.0.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
-    let mut changed = false;
-    for ((path, (extracted, text, kept, fresh)), other) in files.iter().zip(each).zip(decided) {
+    let mut kept = Vec::with_capacity(each.len());
+    for ((path, (extracted, text, entry)), other) in files.iter().zip(each).zip(decided) {
         // Below the directories scanned (a `migrations` directory under `internal`), or, when
         // findings name files from the project's root, below that (`code = ["migrations"]`).
         let shown = display(path);
         let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
         let relative = if Path::new(&shown).is_relative() { Path::new(&shown) } else { below_dir };
-        let extracted = match set_aside_as(path, relative, project.migrations, &extracted, other) {
-            Some(what) => set_aside(&display(path), extracted, what),
+        let extracted = match set_aside_as(path, relative, migrations.as_deref(), &extracted, other) {
+            Some(what) => set_aside(&shown, extracted, what),
             None => extracted,
         };
-        let (queries, note) = to_scan(display(path), extracted, text.unwrap_or_else(|| Arc::from("")));
+        let (queries, note) = to_scan(shown, extracted, text.unwrap_or_else(|| Arc::from("")));
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
-        changed |= fresh;
-        if let Some(entry) = kept {
-            observed.insert(path, entry);
-        }
+        kept.push(entry);
     }
-    if cache.is_enabled() && (changed || observed.files.len() != known.files.len()) {
-        cache.save(dirs, &project.calls, &observed);
+    // Nothing to write when every file and directory was served as the cache has it: most warm
+    // runs build no new cache.
+    let fresh = kept.iter().any(|k| matches!(k, Kept::Fresh(_)));
+    let same_files = kept.iter().filter(|k| matches!(k, Kept::Known(_))).count() == known.files.len();
+    if cache.is_enabled() && (fresh || !same_files || listed.changed(&known)) {
+        let mut entries = Entries { dirs: listed.dirs(), outside: listed.outside.clone(), ..observed };
+        for (path, entry) in files.iter().zip(kept) {
+            match entry {
+                Kept::Known(entry) => entries.insert(path, entry.clone()),
+                Kept::Fresh(entry) => entries.insert(path, *entry),
+                Kept::Nothing => {}
+            }
+        }
+        cache.save(&dirs, &project.calls, &entries);
     }
     Ok(scanned)
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// What the cache keeps of a file after a run.
+enum Kept<'a> {
+    /// The entry it had.
+    Known(&'a Entry),
+    /// A new one (the file changed, is new, or was racily clean and proved unchanged).
+    Fresh(Box<Entry>),
+    /// None: its metadata cannot be read.
+    Nothing,
 }
 
 /// The queries of host files (`display` names each, and gives its language), and their notes:
@@ -180,17 +165,27 @@ pub fn scan(
         .par_iter()
         .map(|(display, text)| extract(display, Path::new(display), text, &project.calls))
         .collect::<Result<_>>()?;
+    let files = files.into_iter().zip(extracted).map(|((display, text), extracted)| (display, extracted, text));
+    Ok(finish(files.collect(), siblings, project))
+}
+
+/// What [`extract`] found in host files (display, extraction, text) made queries and notes, once
+/// the whole set is known: a Go file's SQL is its package's database's (the other files of its
+/// directory among `files` or `siblings`), and migration code is set aside.
+pub fn finish(
+    files: Vec<(String, Extracted, Arc<str>)>,
+    siblings: &[(String, Vec<code::Evidence>)],
+    project: &Project,
+) -> Vec<FileScan> {
     let all = files
         .iter()
-        .zip(&extracted)
-        .map(|((display, _), e)| (Path::new(display.as_str()), e.databases.as_slice()))
+        .map(|(display, e, _)| (Path::new(display.as_str()), e.databases.as_slice()))
         .chain(siblings.iter().map(|(display, evidence)| (Path::new(display.as_str()), evidence.as_slice())));
     let decided = code::other_databases(all);
-    Ok(files
+    files
         .into_iter()
-        .zip(extracted)
         .zip(decided)
-        .map(|(((display, text), extracted), other)| {
+        .map(|((display, extracted, text), other)| {
             let path = Path::new(&display);
             let extracted = match set_aside_as(path, path, project.migrations, &extracted, other) {
                 Some(what) => set_aside(&display, extracted, what),
@@ -198,7 +193,7 @@ pub fn scan(
             };
             to_scan(display, extracted, text)
         })
-        .collect())
+        .collect()
 }
 
 /// What a file shows of the database its SQL is for (for a sibling of a scanned Go file).
@@ -207,7 +202,7 @@ pub fn evidence(display: &str, text: &str) -> Vec<code::Evidence> {
 }
 
 /// What one host file's extraction keeps: its queries, its note and its signs of a database.
-fn extract(display: &str, path: &Path, text: &str, calls: &code::ProjectCalls) -> Result<Extracted> {
+pub fn extract(display: &str, path: &Path, text: &str, calls: &code::ProjectCalls) -> Result<Extracted> {
     let extraction = code::extract_with(path, text, calls).map_err(|e| match e {
         Error::Invalid { line, message, .. } => Error::invalid(display, line, message),
         other => other,
@@ -251,7 +246,7 @@ fn set_aside_as(
 }
 
 /// The queries of `extracted` as the rules take them, read out of `host`.
-fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
+pub fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
     let note = extracted.note.map(|note| (display.clone(), note));
     let queries = extracted
         .queries
@@ -477,6 +472,23 @@ mod tests {
         std::fs::remove_file(app.path("b.go")).unwrap();
         assert_eq!(app.scan(), (found, vec![]));
         assert_eq!(app.entries().files.len(), 4, "c.go, d.go, e.go, f.go");
+    }
+
+    #[test]
+    fn a_new_file_in_a_listed_directory_is_found() {
+        let app = App::new(&[("a.go", NONE)]);
+        std::fs::create_dir(app.path("pkg")).unwrap();
+        std::fs::write(app.path("pkg/b.go"), NONE).unwrap();
+        assert_eq!(app.scan(), (vec![], vec![]));
+        app.observed_long_after();
+        tick();
+        assert!(!app.entries().dirs.is_empty(), "the listing is kept");
+        std::fs::write(app.path("pkg/c.go"), QUERY).unwrap();
+        assert_eq!(app.scan().0, vec![query("c.go", "users")]);
+        app.observed_long_after();
+        tick();
+        std::fs::write(app.path("pkg/.gitignore"), "c.go\n").unwrap();
+        assert_eq!(app.scan().0, vec![], "ignored from now on");
     }
 
     #[test]

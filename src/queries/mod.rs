@@ -17,8 +17,10 @@
 //! its placeholders read as parameters and the way back from a position in what the rules
 //! read to the line and column in the file where the query is written.
 
+pub mod blob_scan_cache;
 pub mod changes;
 pub mod code;
+pub mod code_listing;
 pub mod code_scan;
 pub mod listing;
 mod parsed;

@@ -39,6 +39,13 @@ pub struct Extracted {
     pub migration: Option<String>,
 }
 
+impl Extracted {
+    /// No query and no note: what most of an application's code files hold.
+    pub fn is_empty(&self) -> bool {
+        self.queries.is_empty() && self.note.is_none()
+    }
+}
+
 /// A time as the file system records it: seconds and nanoseconds since the epoch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Stamp {
@@ -114,6 +121,21 @@ pub struct Entry {
 /// files from the kernel's coarse clock, a tick behind the clock a run reads).
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 
+/// One directory as the walk last listed it (git's untracked cache): while its metadata and
+/// that of the ignore files it holds are what they were, it holds the same entries, since
+/// adding, removing or renaming an entry changes a directory's modification time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dir {
+    pub stat: Stat,
+    /// The ignore files the walk reads here (`.gitignore`, `.ignore`, `.git` and its exclude
+    /// file), by path, and what `stat` said of them (`None`: absent).
+    pub ignore_files: Vec<(Vec<u8>, Option<Stat>)>,
+    /// The subdirectories the walk entered, by name, sorted.
+    pub subdirs: Vec<Vec<u8>>,
+    /// The code files it holds, by name, sorted.
+    pub files: Vec<Vec<u8>>,
+}
+
 /// The entries of one set of code directories, and when they were observed: every entry's file
 /// was `stat`ed after `observed`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +143,11 @@ pub struct Entries {
     pub observed: Stamp,
     /// By the file's path as the scan lists it (its bytes: a path need not be UTF-8).
     pub files: HashMap<Vec<u8>, Entry>,
+    /// The directories below the code directories, by path.
+    pub dirs: HashMap<Vec<u8>, Dir>,
+    /// The ignore files outside the code directories that the walk reads (in their parent
+    /// directories, the user's global excludes file), by path, and what `stat` said of them.
+    pub outside: Vec<(Vec<u8>, Option<Stat>)>,
 }
 
 /// What the cache knows of a file.
@@ -137,7 +164,18 @@ pub enum Known<'a> {
 impl Entries {
     /// Entries to be observed from now on.
     pub fn starting_now() -> Entries {
-        Entries { observed: Stamp::of(SystemTime::now()), files: HashMap::new() }
+        Entries { observed: Stamp::of(SystemTime::now()), ..Entries::default() }
+    }
+
+    /// The directory's listing, when its metadata is what it was and old enough to tell.
+    pub fn unchanged_dir(&self, path: &Path, stat: &Stat) -> Option<(&Vec<u8>, &Dir)> {
+        let (key, dir) = self.dirs.get_key_value(path.as_os_str().as_bytes())?;
+        (dir.stat == *stat && !self.racy(stat)).then_some((key, dir))
+    }
+
+    /// Whether an ignore file's metadata (`None`: absent) is what it was and old enough to tell.
+    pub fn unchanged_ignore_file(&self, was: Option<&Stat>, is: Option<&Stat>) -> bool {
+        was == is && is.is_none_or(|stat| !self.racy(stat))
     }
 
     pub fn lookup(&self, path: &Path, display: &str, stat: Option<&Stat>) -> Known<'_> {
@@ -176,7 +214,7 @@ pub struct ScanCache {
 const MAGIC: &[u8] = b"sluice code scan\n";
 /// The layout of [`Entries`], and what an extraction finds within one build's lifetime; bump
 /// when either changes.
-const FORMAT: &[u8] = b"2";
+const FORMAT: &[u8] = b"3";
 
 impl ScanCache {
     pub fn disabled() -> ScanCache {
@@ -232,7 +270,7 @@ mod tests {
     }
 
     fn entries_with(observed: Stamp, stat: Stat) -> Entries {
-        let mut entries = Entries { observed, files: HashMap::new() };
+        let mut entries = Entries { observed, ..Entries::default() };
         let entry = Entry { display: "a.go".into(), stat, digest: text_digest("x"), extracted: Extracted::default() };
         entries.insert(Path::new("/app/a.go"), entry);
         entries
