@@ -252,6 +252,17 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String], calls: &ProjectCalls) -
 /// of its database: a Go file's SQL is its package's database's (the driver is imported once,
 /// in the file that opens the connection).
 fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec<(String, Vec<code::Evidence>)>> {
+    go_package_siblings_known(repo, side, paths, &|_| None)
+}
+
+/// [`go_package_siblings`], taking what `known` (the code cache) has of a sibling before reading
+/// its text.
+fn go_package_siblings_known(
+    repo: &Repo,
+    side: &Side,
+    paths: &[String],
+    known: &dyn Fn(&str) -> Option<Vec<code::Evidence>>,
+) -> Result<Vec<(String, Vec<code::Evidence>)>> {
     let directory = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
     let scanned: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
     let dirs: BTreeSet<String> = paths.iter().filter(|p| p.ends_with(".go")).map(|p| directory(p)).collect();
@@ -261,7 +272,9 @@ fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec
             if !path.ends_with(".go") || directory(&path) != dir || scanned.contains(path.as_str()) {
                 continue;
             }
-            if let Some(text) = git::read_file(repo, side, &path)? {
+            if let Some(evidence) = known(&path) {
+                siblings.push((path, evidence));
+            } else if let Some(text) = git::read_file(repo, side, &path)? {
                 siblings.push((path.clone(), code_scan::evidence(&path, &text)));
             }
         }
@@ -293,7 +306,10 @@ impl ChangeSources {
         let mut kept = BlobEntries::default();
         // (path, blob, what the cache knows of it) of every file to read.
         let mut to_read: Vec<(String, Option<git::Oid>, Option<Extracted>)> = Vec::new();
-        for (path, blob) in std::mem::take(&mut self.unchanged_code) {
+        let unchanged = std::mem::take(&mut self.unchanged_code);
+        let blobs: BTreeMap<&str, git::Oid> =
+            unchanged.iter().filter_map(|(path, blob)| blob.map(|id| (path.as_str(), id))).collect();
+        for (path, blob) in unchanged.iter().cloned() {
             match blob.and_then(|id| known.get(&path, id.as_bytes()).map(|e| (id, e))) {
                 Some((id, extracted)) => {
                     kept.insert(&path, id.as_bytes(), extracted.clone());
@@ -342,7 +358,10 @@ impl ChangeSources {
         let paths: Vec<String> = named.iter().map(|(path, _, _)| path.clone()).collect();
         let project = code_scan::Project { migrations: None, calls };
         let mut queries = Vec::new();
-        for (found, note) in code_scan::finish(named, &go_package_siblings(repo, head, &paths)?, &project) {
+        let cached =
+            |path: &str| blobs.get(path).and_then(|id| kept.get(path, id.as_bytes())).map(|e| e.databases.clone());
+        let siblings = go_package_siblings_known(repo, head, &paths, &cached)?;
+        for (found, note) in code_scan::finish(named, &siblings, &project) {
             queries.extend(found);
             self.sources.query_notes.extend(note);
         }
