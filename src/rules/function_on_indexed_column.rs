@@ -5,7 +5,7 @@ use crate::schema::immutability::index_refusal;
 use crate::schema::Index;
 use crate::sql::ddl::{Ddl, IndexKey};
 use crate::sql::parse::parse_file;
-use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
+use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse, Search};
 use std::collections::BTreeSet;
 
 pub struct FunctionOnIndexedColumn;
@@ -25,8 +25,12 @@ leaves the column as it is — to its own type (`\"tenantId\"::uuid` on a uuid c
 `upper((name)::text)`, as pg_dump and Rails write an index on a varchar column, serves `upper(name)` (checked \
 against PostgreSQL 15's plans). A column that is not its index's leading key is an error only when the query \
 constrains the keys before it; otherwise the index could not be searched for the bare column either (PostgreSQL \
-documentation, 11.3 Multicolumn Indexes), and an info finding says so. The statement inside `PREPARE … AS` and \
-`EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
+documentation, 11.3 Multicolumn Indexes), and an info finding says so. Nor is it reported when an index finds \
+the rows without the wrapped column, so the wrapper only filters what it found (both checked against PostgreSQL \
+15's plans): the same column of the same table alias is also compared bare against a known value outside any OR \
+(`fs_location = ANY($2) AND length(fs_location) <= $3`), or every key of a unique index on it is compared for \
+equality with one (`WHERE token = $1`: one row, which a join then follows through the other side's index). The \
+statement inside `PREPARE … AS` and `EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
 `sqlc.narg(x) IS NULL OR …`) is still an error, and says so: planned for the parameter's value (a custom plan, \
 which PostgreSQL makes for every unnamed statement and for a prepared one while custom plans cost less), the test \
 folds away and the wrapper is what keeps the index out; a generic plan searches no index for such a filter, \
@@ -86,6 +90,9 @@ impl Rule for FunctionOnIndexedColumn {
                 continue;
             }
             let Some(defeated) = defeated_index(cx, u, &constrained) else { continue };
+            if matches!(defeated, Defeated::Index(_)) && found_otherwise(cx, u, &uses) {
+                continue;
+            }
             seen.push((u.position, &u.column));
             let column = format!("{}.{}", u.table, u.column);
             let refusal = index_refusal(&wrapping.expression, &u.table, cx.schema);
@@ -246,6 +253,38 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
     Some(Defeated::NotLed { index, unconstrained })
 }
 
+/// Whether PostgreSQL finds the rows of `u`'s relation without searching an index for the
+/// wrapped column, so the wrapper only filters what an index already found:
+/// - the same column of the same relation is also compared bare, for equality or a range
+///   against a value known before the scan, outside any OR (lakekeeper's `fs_location = ANY($2)
+///   AND LENGTH(fs_location) <= $3`): the index is searched through that comparison;
+/// - every key of a unique index on the relation is compared for equality with such a value
+///   (synapse's `access_tokens … WHERE token = ?` joined `ON users.name = COALESCE(puppets_user_id,
+///   access_tokens.user_id)`): at most one row, found by that index; a join then runs from it
+///   through the other side's index.
+///
+/// Checked on PostgreSQL 15: in both, the plan reads the index named here with the wrapped
+/// predicate a `Filter` on what it found (tests/query_precision.rs).
+fn found_otherwise(cx: &Context, u: &ColumnUse, uses: &[ColumnUse]) -> bool {
+    let bare = |column: &str, wanted: &dyn Fn(Search) -> bool| {
+        uses.iter().any(|v| {
+            v.relation == u.relation
+                && v.table == u.table
+                && v.column == column
+                && v.wrapped.is_none()
+                && v.optional.is_none()
+                && wanted(v.search)
+        })
+    };
+    if bare(&u.column, &|s| s != Search::None) {
+        return true;
+    }
+    let statement = comparable(cx.statement_text());
+    cx.schema.indexes.values().filter(|i| i.table == u.table && i.unique && usable_partial(i, &statement)).any(|i| {
+        !i.keys.is_empty() && i.keys.iter().all(|k| k.column().is_some_and(|c| bare(c, &|s| s == Search::Equality)))
+    })
+}
+
 /// Whether `index` can serve the statement as far as its predicate goes: a partial index is one
 /// PostgreSQL uses only when the query implies its `WHERE` (documentation, 11.8 "Partial
 /// Indexes"). Implied is read here as written in the query (`deleted_at IS NULL` in both), so a
@@ -377,6 +416,77 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
     }
 
     #[test]
+    fn a_row_found_by_its_unique_key_needs_no_index_on_the_wrapped_column() {
+        // synapse's access-token lookup. PostgreSQL 15: `Index Scan using tokens_token_key`
+        // (`Index Cond: (token = …)`), then accounts through `accounts_name_key` with `Index Cond:
+        // (name = COALESCE(t.puppet_id, t.user_id))`: tokens_device is not what the plan needs.
+        let tokens = "CREATE TABLE accounts (name text UNIQUE);
+CREATE TABLE tokens (id bigint PRIMARY KEY, token text UNIQUE, user_id text, puppet_id text, device_id text);
+CREATE INDEX tokens_device ON tokens (user_id, device_id);";
+        let query = |sql: &str| {
+            lint_files(&[("001.sql", tokens), ("queries/q.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .collect::<Vec<_>>()
+        };
+        let join = "SELECT a.name FROM accounts a JOIN tokens t ON a.name = COALESCE(t.puppet_id, t.user_id)";
+        assert!(query(&format!("{join} WHERE t.token = $1;")).is_empty());
+        assert!(query(&format!("{join} WHERE t.id = 7 AND t.device_id = $1;")).is_empty());
+        // No unique key compared for equality with a known value: the wrapper keeps tokens_device
+        // from serving the join, which then has to run from accounts.
+        for filter in
+            ["a.name = $1", "t.token = $1 OR t.id = $2", "t.token > $1", "t.token = a.name", "NOT t.token = $1"]
+        {
+            let found = query(&format!("{join} WHERE {filter};"));
+            assert_eq!(found.len(), 1, "{filter}: {found:#?}");
+            assert!(found[0].message.contains("tokens_device"), "{}", found[0].message);
+            // coalesce() is an expression of the grammar, as immutable as its arguments.
+            assert!(
+                found[0].help.contains("CREATE INDEX CONCURRENTLY ON tokens ((coalesce(puppet_id, user_id)))"),
+                "{}",
+                found[0].help
+            );
+        }
+        // Another alias of the table, found by its key, does not find this one.
+        let found = query("SELECT 1 FROM tokens t JOIN tokens u ON u.device_id = t.device_id WHERE t.token = $1 AND lower(u.user_id) = $2;");
+        assert_eq!(found.len(), 1, "{found:#?}");
+    }
+
+    #[test]
+    fn the_column_compared_bare_as_well_is_searched_through_that() {
+        // lakekeeper's load by location. PostgreSQL 15: `Index Cond: ((warehouse_id = $1) AND
+        // (fs_location = ANY ($2)))`, `Filter: (length(fs_location) <= $3)`.
+        let tabular = "CREATE TABLE tabular (id bigint, warehouse_id uuid, fs_location text);
+CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);";
+        let query = |sql: &str| {
+            lint_files(&[("001.sql", tabular), ("queries/q.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .collect::<Vec<_>>()
+        };
+        for searched in
+            ["fs_location = ANY($2)", "fs_location IN ('a', 'b')", "fs_location >= $2", "fs_location BETWEEN $2 AND $4"]
+        {
+            let sql =
+                format!("SELECT id FROM tabular WHERE warehouse_id = $1 AND {searched} AND LENGTH(fs_location) <= $3;");
+            assert!(query(&sql).is_empty(), "{searched}: {:#?}", query(&sql));
+        }
+        // A comparison an index cannot search, one alternative of an OR, or one behind an
+        // optional filter does not.
+        for other in [
+            "fs_location <> $2",
+            "fs_location IS NOT NULL",
+            "(fs_location = $2 OR id = 1)",
+            "fs_location LIKE $2",
+            "($2::text IS NULL OR fs_location = $2)",
+        ] {
+            let sql =
+                format!("SELECT id FROM tabular WHERE warehouse_id = $1 AND {other} AND LENGTH(fs_location) <= $3;");
+            assert_eq!(query(&sql).len(), 1, "{other}: {:#?}", query(&sql));
+        }
+    }
+
+    #[test]
     fn a_placeholder_is_a_parameter_in_every_style() {
         // sqlc's `@id` is not PostgreSQL's prefix `@` (absolute value) on `id`, nor is
         // `sqlc.arg(id)` a function wrapping it: 62 of 68 false errors on one real project.
@@ -393,13 +503,14 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
             let on_query: Vec<&Finding> = found.iter().filter(|f| f.file == "queries/q.sql").collect();
             assert!(on_query.is_empty(), "{query}: {on_query:#?}");
         }
-        // And what the query does wrap is still seen, where it is written.
+        // And what the query does wrap is still seen, where it is written. (Not beside `id = …`:
+        // a row found by its primary key needs no index on email.)
         for query in [
-            "SELECT * FROM users WHERE lower(email) = ? AND id = ?;",
-            "SELECT * FROM users WHERE id = @id AND lower(email) = @email;",
-            "SELECT * FROM users WHERE id = sqlc.arg(id) AND lower(email) = sqlc.arg(email);",
-            "SELECT * FROM users WHERE id = #{id} AND lower(email) = #{email};",
-            "SELECT * FROM users WHERE id = %(id)s AND lower(email) = %(email)s;",
+            "SELECT * FROM users WHERE lower(email) = ? AND created_at > ?;",
+            "SELECT * FROM users WHERE created_at > @since AND lower(email) = @email;",
+            "SELECT * FROM users WHERE created_at > sqlc.arg(since) AND lower(email) = sqlc.arg(email);",
+            "SELECT * FROM users WHERE created_at > #{since} AND lower(email) = #{email};",
+            "SELECT * FROM users WHERE created_at > %(since)s AND lower(email) = %(email)s;",
         ] {
             let found = flagged(query, "");
             assert_eq!(found.len(), 1, "{query}: {found:#?}");

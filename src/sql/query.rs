@@ -122,12 +122,33 @@ pub struct ColumnUse {
     /// for the parameter's value (a custom plan), and a generic plan can use no index for it.
     #[serde(default)]
     pub optional: Option<String>,
+    /// Which relation of the statement the column belongs to (one number per table named in a
+    /// FROM or JOIN): two aliases of one table (`namespace n JOIN namespace p`) are two.
+    #[serde(default)]
+    pub relation: usize,
+    /// How a B-tree index on the column can search for this comparison, when the column is
+    /// compared bare against a value known before the scan (a constant or a parameter) and the
+    /// comparison is not one alternative of an OR: equality (`=`, `IN (…)`, `= ANY(…)`) or a
+    /// range (`<`, `>=`, `BETWEEN`). `None` otherwise (IS NULL, `<>`, LIKE, a join condition).
+    #[serde(default)]
+    pub search: Search,
+}
+
+/// See [`ColumnUse::search`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Search {
+    #[default]
+    None,
+    Range,
+    Equality,
 }
 
 struct Relation {
     alias: String,
     /// `None` for CTEs and derived tables.
     table: Option<String>,
+    /// See [`ColumnUse::relation`].
+    id: usize,
 }
 
 struct Scope<'p> {
@@ -141,20 +162,21 @@ impl Scope<'_> {
         self.ctes.iter().any(|c| c == name) || self.parent.is_some_and(|p| p.is_cte(name))
     }
 
-    fn resolve(&self, parts: &[String], catalog: &dyn Catalog) -> Option<(String, String)> {
+    /// The base table and column a reference names, and the relation (see [`ColumnUse::relation`]).
+    fn resolve(&self, parts: &[String], catalog: &dyn Catalog) -> Option<(String, String, usize)> {
         let (column, qualifier) = parts.split_last()?;
         if qualifier.is_empty() {
             let found = self
                 .relations
                 .iter()
-                .filter_map(|r| r.table.as_ref())
-                .find(|t| catalog.has_column(t, column))
-                .map(|t| (t.clone(), column.clone()));
+                .filter_map(|r| Some((r.table.as_ref()?, r.id)))
+                .find(|(t, _)| catalog.has_column(t, column))
+                .map(|(t, id)| (t.clone(), column.clone(), id));
             return found.or_else(|| self.parent.and_then(|p| p.resolve(parts, catalog)));
         }
         let alias = names::qualified(qualifier);
         match self.relations.iter().find(|r| r.alias == alias || r.table.as_deref() == Some(alias.as_str())) {
-            Some(r) => r.table.clone().map(|t| (t, column.clone())),
+            Some(r) => r.table.clone().map(|t| (t, column.clone(), r.id)),
             None => self.parent.and_then(|p| p.resolve(parts, catalog)),
         }
     }
@@ -167,6 +189,10 @@ struct Walker<'c> {
     uses: Vec<ColumnUse>,
     /// The parameter test of the optional filter the current term sits in (see [`ColumnUse::optional`]).
     optional: Option<String>,
+    /// Whether the current term is one alternative of an OR (see [`ColumnUse::search`]).
+    alternative: bool,
+    /// Relations numbered so far (see [`ColumnUse::relation`]).
+    relations: usize,
 }
 
 fn position(expr: &Expr, line_offset: usize) -> Position {
@@ -253,6 +279,20 @@ fn columns_in(expr: &Expr, out: &mut Vec<Vec<String>>) {
         Expr::Tuple(items) => items.iter().for_each(|i| columns_in(i, out)),
         _ => {}
     }
+}
+
+/// Whether `expr` is known before a scan starts, so an index can be searched for it: it names
+/// no column and holds no subquery (constants, parameters, `now()`, arithmetic on them).
+fn known_before_scan(expr: &Expr) -> bool {
+    let mut refs = Vec::new();
+    columns_in(expr, &mut refs);
+    let mut subquery = false;
+    let _ = ast::visit_expressions(expr, |e| {
+        subquery |=
+            matches!(e, Expr::Subquery(_) | Expr::Exists { .. } | Expr::In { target: ast::InTarget::Subquery(_), .. });
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    refs.is_empty() && !subquery
 }
 
 /// `$1 IS NULL` (or `sqlc.narg(x)::text[] IS NULL`, a cast of the parameter), as written:
@@ -342,6 +382,13 @@ impl Walker<'_> {
     }
 
     fn query(&mut self, query: &Query, outer: &Scope) {
+        // A subquery's own WHERE searches its own tables, whatever OR the subquery sits in.
+        let alternative = std::mem::replace(&mut self.alternative, false);
+        self.query_body(query, outer);
+        self.alternative = alternative;
+    }
+
+    fn query_body(&mut self, query: &Query, outer: &Scope) {
         let mut ctes = Vec::new();
         if let Some(with) = &query.with {
             for cte in &with.cte_tables {
@@ -424,12 +471,17 @@ impl Walker<'_> {
                 let table = names::object(name);
                 let alias_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| names::last(name));
                 let is_cte = name.0.len() == 1 && outer.is_cte(&table);
-                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table) });
+                self.relations += 1;
+                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table), id: self.relations });
             }
             TableFactor::Derived { subquery, alias, .. } => {
                 self.query(subquery, outer);
-                relations
-                    .push(Relation { alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(), table: None });
+                self.relations += 1;
+                relations.push(Relation {
+                    alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(),
+                    table: None,
+                    id: self.relations,
+                });
             }
             TableFactor::NestedJoin { table_with_joins, .. } => {
                 self.from(std::slice::from_ref(table_with_joins), outer, relations, ons);
@@ -442,50 +494,74 @@ impl Walker<'_> {
     /// With a stack of its own, left to right: a WHERE of 50,000 terms is a tree that deep, and
     /// each term is looked at once.
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
-        let outer = self.optional.clone();
-        let mut pending = vec![(expr, outer.clone())];
-        while let Some((expr, optional)) = pending.pop() {
+        let outer = (self.optional.clone(), self.alternative);
+        let mut pending = vec![(expr, outer.0.clone(), outer.1)];
+        while let Some((expr, optional, alternative)) = pending.pop() {
             match expr {
-                Expr::Nested(e) => pending.push((e, optional)),
-                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional)),
+                Expr::Nested(e) => pending.push((e, optional, alternative)),
+                // A negated comparison searches no index range.
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional, true)),
                 Expr::BinaryOp { left, op: BinaryOperator::Or, right } => {
                     let test = parameter_null_test(left).or_else(|| parameter_null_test(right));
+                    // `$1 IS NULL OR x = $1` is no alternative in a plan made for the parameter's
+                    // value (see [`ColumnUse::optional`]); `x = $1 OR y = $2` is.
+                    let alternative = alternative || test.is_none();
                     let optional = test.or(optional);
-                    pending.push((right, optional.clone()));
-                    pending.push((left, optional));
+                    pending.push((right, optional.clone(), alternative));
+                    pending.push((left, optional, alternative));
                 }
                 Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
-                    pending.push((right, optional.clone()));
-                    pending.push((left, optional));
+                    pending.push((right, optional.clone(), alternative));
+                    pending.push((left, optional, alternative));
                 }
                 term => {
                     self.optional = optional;
+                    self.alternative = alternative;
                     self.term(term, scope);
                 }
             }
         }
-        self.optional = outer;
+        (self.optional, self.alternative) = outer;
     }
 
     /// One term of a predicate: a comparison, and the subqueries in it.
     fn term(&mut self, expr: &Expr, scope: &Scope) {
+        let none = Search::None;
         match expr {
             Expr::BinaryOp { left, op, right } if is_comparison(op) => {
-                self.side(left, scope);
-                self.side(right, scope);
+                let search = match op {
+                    BinaryOperator::Eq => Search::Equality,
+                    BinaryOperator::Lt | BinaryOperator::LtEq | BinaryOperator::Gt | BinaryOperator::GtEq => {
+                        Search::Range
+                    }
+                    _ => Search::None,
+                };
+                self.side(left, scope, if known_before_scan(right) { search } else { none });
+                self.side(right, scope, if known_before_scan(left) { search } else { none });
             }
-            Expr::Between { expr, .. } => self.side(expr, scope),
-            Expr::In { expr, target, .. } => match target {
-                ast::InTarget::List(_) => self.side(expr, scope),
+            Expr::Between { expr, negated, low, high } => {
+                let range = !negated && known_before_scan(low) && known_before_scan(high);
+                self.side(expr, scope, if range { Search::Range } else { none })
+            }
+            Expr::In { expr, target, negated, .. } => match target {
+                ast::InTarget::List(list) => {
+                    let equality = !negated && list.iter().all(known_before_scan);
+                    self.side(expr, scope, if equality { Search::Equality } else { none })
+                }
                 ast::InTarget::Subquery(subquery) => {
-                    self.side(expr, scope);
+                    self.side(expr, scope, none);
                     self.query(subquery, scope);
                 }
-                _ => self.side(expr, scope),
+                _ => self.side(expr, scope, none),
             },
-            Expr::Like { expr, .. } | Expr::ILike { expr, .. } | Expr::SimilarTo { expr, .. } => self.side(expr, scope),
-            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope),
-            Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope),
+            Expr::Like { expr, .. } | Expr::ILike { expr, .. } | Expr::SimilarTo { expr, .. } => {
+                self.side(expr, scope, none)
+            }
+            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope, none),
+            Expr::AnyOp { left, compare_op: BinaryOperator::Eq, right, .. } if known_before_scan(right) => {
+                self.side(left, scope, Search::Equality)
+            }
+            Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope, none),
             Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => self.query(subquery, scope),
             _ => {}
         }
@@ -503,23 +579,29 @@ impl Walker<'_> {
         }
     }
 
-    fn side(&mut self, side: &Expr, scope: &Scope) {
+    /// One side of a comparison; `search` is what the comparison offers an index on the side's
+    /// column compared bare (see [`ColumnUse::search`]), before OR is taken into account.
+    fn side(&mut self, side: &Expr, scope: &Scope, search: Search) {
         let side = self.without_transparent_casts(strip(side), scope);
         if let Expr::Tuple(items) = side {
             for item in items {
-                self.side(item, scope);
+                // `(a, b) = ($1, $2)` compares each; a row comparison `(a, b) > …` is no range of either.
+                self.side(item, scope, if search == Search::Equality { search } else { Search::None });
             }
             return;
         }
+        let search = if self.alternative { Search::None } else { search };
 
         if let Some(parts) = column_parts(side) {
-            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+            if let Some((table, column, relation)) = scope.resolve(&parts, self.catalog) {
                 self.uses.push(ColumnUse {
                     table,
                     column,
                     wrapped: None,
                     position: position(side, self.line_offset),
                     optional: self.optional.clone(),
+                    relation,
+                    search,
                 });
             }
             return;
@@ -535,13 +617,15 @@ impl Walker<'_> {
         };
         let wrapping = Wrapping { kind, expression: expression(side), written: side.to_string() };
         for parts in refs {
-            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+            if let Some((table, column, relation)) = scope.resolve(&parts, self.catalog) {
                 self.uses.push(ColumnUse {
                     table,
                     column,
                     wrapped: Some(wrapping.clone()),
                     position: position(side, self.line_offset),
                     optional: self.optional.clone(),
+                    relation,
+                    search: Search::None,
                 });
             }
         }
@@ -554,7 +638,8 @@ impl Walker<'_> {
         while let Expr::Cast { kind: ast::CastKind::Cast | ast::CastKind::DoubleColon, expr, data_type, .. } = side {
             let inner = strip(expr);
             let Some(parts) = column_parts(inner) else { break };
-            let column_type = scope.resolve(&parts, self.catalog).and_then(|(t, c)| self.catalog.column_type(&t, &c));
+            let column_type =
+                scope.resolve(&parts, self.catalog).and_then(|(t, c, _)| self.catalog.column_type(&t, &c));
             if !column_type.is_some_and(|column_type| is_transparent_cast(column_type, data_type)) {
                 break;
             }
@@ -567,7 +652,8 @@ impl Walker<'_> {
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
-    let mut walker = Walker { catalog, line_offset, uses: Vec::new(), optional: None };
+    let mut walker =
+        Walker { catalog, line_offset, uses: Vec::new(), optional: None, alternative: false, relations: 0 };
     walker.statement(statement);
     walker.uses
 }
@@ -717,6 +803,44 @@ mod tests {
         );
         // A column tested for NULL is not a parameter: the filter is not optional.
         assert_eq!(optional("SELECT 1 FROM users WHERE email IS NULL OR lower(email) = $1")[0].1, None);
+    }
+
+    #[test]
+    fn marks_what_an_index_can_search_for_each_bare_comparison() {
+        let search = |sql: &str| -> Vec<(String, Search)> {
+            uses(sql).into_iter().filter(|u| u.wrapped.is_none()).map(|u| (u.column, u.search)).collect()
+        };
+        let e = |c: &str| (c.to_string(), Search::Equality);
+        let r = |c: &str| (c.to_string(), Search::Range);
+        let n = |c: &str| (c.to_string(), Search::None);
+        assert_eq!(search("SELECT 1 FROM users WHERE id = $1 AND email IN ('a', 'b')"), [e("id"), e("email")]);
+        assert_eq!(search("SELECT 1 FROM users WHERE created_at >= now() - interval '1 day'"), [r("created_at")]);
+        assert_eq!(search("SELECT 1 FROM users WHERE id BETWEEN 1 AND $2 AND email = ANY($1)"), [r("id"), e("email")]);
+        // A join condition, IS NULL, <>, LIKE, NOT and OR alternatives search nothing known before the scan.
+        assert_eq!(search("SELECT 1 FROM users u JOIN trips t ON t.id = u.id"), [n("id"), n("id")]);
+        assert_eq!(
+            search("SELECT 1 FROM users WHERE email IS NULL AND id <> 1 AND email LIKE $1"),
+            [n("email"), n("id"), n("email")]
+        );
+        assert_eq!(search("SELECT 1 FROM users WHERE NOT id = 1 OR email = $1"), [n("id"), n("email")]);
+        // An optional filter's test is no alternative; a subquery's WHERE is its own.
+        assert_eq!(search("SELECT 1 FROM users WHERE ($1::text IS NULL OR email = $1)"), [e("email")]);
+        assert_eq!(
+            search("SELECT 1 FROM users WHERE email = $1 OR id IN (SELECT id FROM trips WHERE route_id = $2)"),
+            [n("email"), n("id"), e("route_id")]
+        );
+    }
+
+    #[test]
+    fn tells_two_aliases_of_a_table_apart() {
+        let found =
+            uses("SELECT 1 FROM users a JOIN users b ON b.email = a.email WHERE a.id = $1 AND lower(b.email) = $2");
+        let relation = |alias_use: usize| found[alias_use].relation;
+        // b.email, a.email, a.id, lower(b.email)
+        assert_eq!(found.len(), 4, "{found:#?}");
+        assert_eq!(relation(0), relation(3));
+        assert_eq!(relation(1), relation(2));
+        assert_ne!(relation(0), relation(1));
     }
 
     #[test]
