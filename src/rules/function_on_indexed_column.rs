@@ -106,6 +106,14 @@ impl Rule for FunctionOnIndexedColumn {
                         optional_note(u)
                     );
                     let help = match &refusal {
+                        Some(why) if holds_modulo(&wrapping.expression) => format!(
+                            "No comparison of the bare column `{}` selects the same rows: a modulo picks values spread \
+                             over the whole index, which no range of `{}` holds. No expression index can serve `{}` \
+                             either: PostgreSQL accepts only IMMUTABLE index expressions, and {why}. To search it, index \
+                             the expression with the constants the deployment uses in place of the parameters, or store \
+                             the value in a column of its own and index that.",
+                            u.column, u.column, wrapping.expression
+                        ),
                         None => format!(
                             "Compare the bare column `{}` and compute the other side first (for time zones: convert \
                              the bounds, not the column), or add an expression index: CREATE INDEX CONCURRENTLY ON {} \
@@ -162,6 +170,18 @@ impl Rule for FunctionOnIndexedColumn {
             out.push(finding);
         }
     }
+}
+
+/// Whether `expression` takes a modulo (`(id / $1) % $2`, dolphinscheduler's command slots): no
+/// bound on the bare column expresses it, so the help's "compare the bare column" has no form.
+fn holds_modulo(expression: &str) -> bool {
+    let Some(expr) = crate::sql::depth::parse_expression(expression) else { return false };
+    let mut modulo = false;
+    let _ = sqlparser::ast::visit_expressions(&expr, |e| {
+        modulo |= matches!(e, sqlparser::ast::Expr::BinaryOp { op: sqlparser::ast::BinaryOperator::Modulo, .. });
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    modulo
 }
 
 /// For a comparison in an optional filter (`$1 IS NULL OR …`), what is true of it: PostgreSQL
@@ -484,6 +504,19 @@ CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);";
                 format!("SELECT id FROM tabular WHERE warehouse_id = $1 AND {other} AND LENGTH(fs_location) <= $3;");
             assert_eq!(query(&sql).len(), 1, "{other}: {:#?}", query(&sql));
         }
+    }
+
+    #[test]
+    fn a_modulo_slot_is_told_apart_from_a_range() {
+        // dolphinscheduler's command queue, polled by slot. PostgreSQL 15: the primary key is not
+        // searched, `Filter: (((id / $1) % $2) = $3)`; no bound on `id` selects a slot.
+        let found = flagged("SELECT * FROM users WHERE (id / $1) % $2 = $3 ORDER BY created_at LIMIT 10;", "");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].help.contains("a modulo picks values spread over the whole index"), "{}", found[0].help);
+        assert!(!found[0].help.contains("bounds computed first"), "{}", found[0].help);
+        // Division alone is monotonic: a range of the bare column expresses it.
+        let found = flagged("SELECT * FROM users WHERE id / $1 = $2;", "");
+        assert!(found[0].help.contains("bounds computed first"), "{}", found[0].help);
     }
 
     #[test]
