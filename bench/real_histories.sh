@@ -88,7 +88,7 @@ histories = [line.strip().split("|") for line in open(f"{work}/index")]
 def coverage(notes):
     for note in notes:
         m = re.match(r"Migration statements checked: (\d+); read by the SQL parser: (\d+); "
-                     r"understood by Sluice's recognizer: (\d+); not understood: (\d+)", note)
+                     r"by Sluice's fallback recognizer: (\d+); not understood: (\d+)", note)
         if m:
             blocks = re.search(r"(\d+) statement\(s\) inside (\d+) DO block", note)
             return [int(x) for x in m.groups()] + ([int(blocks.group(1)), int(blocks.group(2))] if blocks else [0, 0])

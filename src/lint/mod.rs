@@ -297,7 +297,7 @@ impl Coverage {
         if self.statements > 0 {
             let understood = self.parsed + self.recognized;
             let mut note = format!(
-                "Migration statements checked: {}; read by the SQL parser: {}; understood by Sluice's recognizer: {}; not understood: {} ({:.2}% understood)",
+                "Migration statements checked: {}; read by the SQL parser: {}; by Sluice's fallback recognizer: {}; not understood: {} ({:.2}% understood)",
                 self.statements,
                 self.parsed,
                 self.recognized,

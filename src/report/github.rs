@@ -18,7 +18,7 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     for note in &report.notes {
-        out.push_str(&escape_data(note));
+        out.push_str(&plain_line(note));
         out.push('\n');
     }
     out.push_str(&super::table::summary_line(report));
@@ -77,6 +77,18 @@ pub fn escape_data(text: &str) -> String {
     text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
+/// A note is printed as a plain log line, which the runner does not decode: `%` stays as it is.
+/// It is kept to one line and never starts with `::`, so text from a file name cannot become a
+/// workflow command.
+fn plain_line(text: &str) -> String {
+    let line = text.replace(['\r', '\n'], " ");
+    if line.starts_with("::") {
+        format!(" {line}")
+    } else {
+        line
+    }
+}
+
 /// A `key=value` property of a workflow command.
 pub fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
@@ -108,6 +120,13 @@ mod tests {
             command(&finding),
             "::warning file=q/a%2Cb%3Ac.sql,line=2,endLine=2,col=3,endColumn=9,title=sluice r::bad: really, bad%0Aline two"
         );
+    }
+
+    #[test]
+    fn notes_are_plain_single_lines_that_cannot_start_a_command() {
+        assert_eq!(plain_line("100.00% understood"), "100.00% understood");
+        assert_eq!(plain_line("db/a\n::error::x.sql: 3 statements"), "db/a ::error::x.sql: 3 statements");
+        assert_eq!(plain_line("::stop-commands::t"), " ::stop-commands::t");
     }
 
     #[test]

@@ -563,6 +563,47 @@ CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);";
         assert!(!found[0].help.contains('@'), "{}", found[0].help);
     }
 
+    /// mall's MyBatis mapper (`UmsRoleDao.xml` `getMenuList` at 74eebe06), with one wrapped
+    /// predicate added: sqlparser reserved `sort` as an alias (Hive's `SORT BY`), so the whole
+    /// query went unchecked; PostgreSQL takes `m.sort sort`.
+    #[test]
+    fn a_select_list_of_bare_aliases_is_checked() {
+        let schema =
+            "CREATE TABLE ums_menu (id bigint PRIMARY KEY, parent_id bigint, create_time timestamp, title text,
+    level int, sort int, name text, icon text, hidden int);
+CREATE INDEX ums_menu_name ON ums_menu (name);
+CREATE TABLE ums_role (id bigint PRIMARY KEY);
+CREATE TABLE ums_admin_role_relation (id bigint PRIMARY KEY, admin_id bigint, role_id bigint);
+CREATE TABLE ums_role_menu_relation (id bigint PRIMARY KEY, role_id bigint, menu_id bigint);";
+        let query = "SELECT
+            m.id id,
+            m.parent_id parentId,
+            m.create_time createTime,
+            m.title title,
+            m.level level,
+            m.sort sort,
+            m.name name,
+            m.icon icon,
+            m.hidden hidden
+        FROM
+            ums_admin_role_relation arr
+                LEFT JOIN ums_role r ON arr.role_id = r.id
+                LEFT JOIN ums_role_menu_relation rmr ON r.id = rmr.role_id
+                LEFT JOIN ums_menu m ON rmr.menu_id = m.id
+        WHERE
+            arr.admin_id = #{adminId}
+          AND m.id IS NOT NULL
+          AND lower(m.name) = #{name}
+        GROUP BY
+            m.id;";
+        let found = lint_files(&[("001.sql", schema), ("queries/q.sql", query)], "");
+        assert!(found.iter().all(|f| f.rule != "unparsed-statement"), "{found:#?}");
+        let hits: Vec<&Finding> = found.iter().filter(|f| f.rule == META.id).collect();
+        assert_eq!(hits.len(), 1, "{found:#?}");
+        assert!(hits[0].message.contains("ums_menu.name"), "{}", hits[0].message);
+        assert_eq!(hits[0].line, 19);
+    }
+
     #[test]
     fn unindexed_columns_are_not_flagged() {
         assert!(flagged("SELECT * FROM stop_times WHERE lower(service_timezone) = 'utc';", "").is_empty());

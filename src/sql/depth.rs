@@ -204,11 +204,12 @@ pub fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
     limited(&POSTGRES, tokens)
 }
 
-/// sqlparser's own `PostgreSqlDialect` over `tokens`, for debug builds to check [`Postgres`]
-/// against.
+/// [`Postgres::reference`] over `tokens` (sqlparser's `PostgreSqlDialect` but for Sluice's two
+/// deliberate answers), for debug builds to check [`Postgres`]'s shortcut against.
 #[cfg(debug_assertions)]
 pub fn reference_parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
-    limited(&PostgreSqlDialect {}, tokens)
+    static REFERENCE: Postgres = Postgres::reference();
+    limited(&REFERENCE, tokens)
 }
 
 fn limited(dialect: &'static dyn Dialect, tokens: Vec<TokenWithSpan>) -> Parser<'static> {

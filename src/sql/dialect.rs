@@ -10,26 +10,107 @@
 //! When the tokens after a name make a typed literal impossible, [`Postgres::parse_prefix`]
 //! returns what sqlparser returns after the failed attempt, and leaves every other case to it.
 //!
+//! One answer differs from `PostgreSqlDialect`'s on purpose, `is_select_item_alias`: a select or
+//! `RETURNING` item takes as a bare alias (no `AS`) exactly the words PostgreSQL takes
+//! ([`is_bare_label`]). sqlparser reserves words for other dialects (`SORT`, `TOP`, `VIEW`…:
+//! `SELECT m.sort sort` failed) and takes words PostgreSQL reserves (`INSERT … SELECT
+//! unnest($1) ON CONFLICT …` read `ON` as the last item's alias, then failed at `CONFLICT`).
+//!
 //! Everything else is sqlparser's `PostgreSqlDialect`, method by method. A wrapper must forward
 //! each method that dialect overrides (or it parses like a generic dialect there): a test
 //! compares the list with the `PostgreSqlDialect` of the sqlparser Sluice is built with, so an
-//! upgrade names what to add. Debug builds (the test suite) parse every statement with both
-//! dialects and require the same tree or the same error (`sql::parse`).
+//! upgrade names what to add. Debug builds (the test suite) parse every statement twice, with
+//! this dialect and with its [reference](Postgres::reference) (the same answers without the
+//! shortcut, so `PostgreSqlDialect` but for the alias above), and require the same tree or the
+//! same error (`sql::parse`); a test lists what the deliberate answer changes.
 
 use sqlparser::ast::{Expr, ObjectName};
 use sqlparser::dialect::{BindPlaceholderStyle, Dialect, PostgreSqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, Word};
 use std::any::TypeId;
 
-#[derive(Debug, Default)]
-pub struct Postgres(PostgreSqlDialect);
+#[derive(Debug)]
+pub struct Postgres {
+    inner: PostgreSqlDialect,
+    /// Whether [`Postgres::parse_prefix`] takes its shortcut (off in the reference).
+    shortcut: bool,
+}
 
 impl Postgres {
     pub const fn new() -> Postgres {
-        Postgres(PostgreSqlDialect {})
+        Postgres { inner: PostgreSqlDialect {}, shortcut: true }
     }
+
+    /// This dialect without the shortcut through common expressions: `PostgreSqlDialect` but for
+    /// the deliberate bare-alias answer. Debug builds parse every statement with it as well and
+    /// require the same result, so the shortcut can change nothing.
+    pub const fn reference() -> Postgres {
+        Postgres { inner: PostgreSqlDialect {}, shortcut: false }
+    }
+}
+
+impl Default for Postgres {
+    fn default() -> Postgres {
+        Postgres::new()
+    }
+}
+
+/// The keywords PostgreSQL does not take as a bare column label: `SELECT 1 day` and `INSERT …
+/// SELECT 1 ON CONFLICT …` read no alias (the first is an error), `SELECT 1 AS day` does. Every
+/// other word, keyword or not, may follow a select item as its alias (`SELECT m.sort sort`,
+/// `SELECT 1 end`). The keywords whose `BARE_LABEL` column is `AS_LABEL` in PostgreSQL's
+/// `src/include/parser/kwlist.h` (`SELECT word FROM pg_get_keywords() WHERE NOT barelabel` on
+/// PostgreSQL 15; the "SQL Key Words" appendix of its documentation): 39 of its 460 keywords.
+const NOT_BARE_LABELS: [&str; 39] = [
+    "array",
+    "as",
+    "char",
+    "character",
+    "create",
+    "day",
+    "except",
+    "fetch",
+    "filter",
+    "for",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "hour",
+    "intersect",
+    "into",
+    "isnull",
+    "limit",
+    "minute",
+    "month",
+    "notnull",
+    "offset",
+    "on",
+    "order",
+    "over",
+    "overlaps",
+    "precision",
+    "returning",
+    "second",
+    "to",
+    "union",
+    "varying",
+    "where",
+    "window",
+    "with",
+    "within",
+    "without",
+    "year",
+];
+
+/// Whether PostgreSQL takes `word` as a select item's alias without `AS` (its grammar's
+/// `BareColLabel`): a quoted identifier always, an unquoted word unless it is one of
+/// [`NOT_BARE_LABELS`]. Compared by text, not by sqlparser's keyword: sqlparser has no keyword
+/// for `isnull`, and many keywords PostgreSQL does not have.
+pub fn is_bare_label(word: &Word) -> bool {
+    word.quote_style.is_some() || !NOT_BARE_LABELS.iter().any(|label| word.value.eq_ignore_ascii_case(label))
 }
 
 /// An identifier sqlparser's typed-literal attempt cannot take further when this token follows
@@ -92,17 +173,26 @@ fn plain_name_ends(parser: &Parser) -> Option<Ending> {
 macro_rules! forward {
     ($(fn $name:ident(&self $(, $arg:ident: $type:ty)*) -> $ret:ty;)*) => {
         $(fn $name(&self $(, $arg: $type)*) -> $ret {
-            self.0.$name($($arg),*)
+            self.inner.$name($($arg),*)
         })*
     };
 }
 
 impl Dialect for Postgres {
     fn dialect(&self) -> TypeId {
-        self.0.dialect()
+        self.inner.dialect()
+    }
+
+    /// A bare alias is what PostgreSQL takes ([`is_bare_label`]); sqlparser consumed the word
+    /// it asks about, so the word is the parser's current token.
+    fn is_select_item_alias(&self, explicit: bool, _kw: &Keyword, parser: &mut Parser) -> bool {
+        explicit || matches!(&parser.get_current_token().token, Token::Word(word) if is_bare_label(word))
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if !self.shortcut {
+            return None;
+        }
         let current = parser.peek_token_ref();
         match &current.token {
             // `xml` followed by a value is an XML literal: left to sqlparser.
@@ -211,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn trees_and_errors_are_postgresql_dialects() {
+    fn trees_and_errors_are_the_references() {
         static POSTGRES: Postgres = Postgres::new();
         let statements = [
             // Typed literals, which the shortcut must leave alone.
@@ -230,10 +320,103 @@ mod tests {
             "SELECT t. FROM t",
             "SELECT 1 2",
         ];
+        // Against the reference: `PostgreSqlDialect` but for the deliberate answers (`int ARRAY`
+        // is no column `int` aliased `ARRAY` there: PostgreSQL takes no bare `ARRAY` label).
+        static REFERENCE: Postgres = Postgres::reference();
         for sql in statements {
             let ours = parse_with(&POSTGRES, sql);
-            let theirs = parse_with(&PostgreSqlDialect {}, sql);
+            let theirs = parse_with(&REFERENCE, sql);
             assert_eq!(ours, theirs, "{sql}");
+        }
+    }
+
+    /// What the deliberate answer changes, each statement as PostgreSQL 15 reads it (checked with
+    /// psql): what PostgreSQL accepts parses, what it refuses does not, and the reference (no
+    /// shortcut) agrees with Sluice's dialect on every one.
+    #[test]
+    fn the_deliberate_answer_reads_what_postgresql_reads() {
+        static POSTGRES: Postgres = Postgres::new();
+        static REFERENCE: Postgres = Postgres::reference();
+        // (statement, Sluice parses it: whether PostgreSQL accepts it but where a line says
+        // otherwise, PostgreSqlDialect parses it)
+        let cases = [
+            // mall's MyBatis mappers: SORT is reserved by sqlparser for Hive's SORT BY.
+            ("SELECT m.id id, m.sort sort, m.level level FROM ums_menu m", true, false),
+            ("SELECT 1 top, 2 view, 3 lateral, 4 values, 5 minus, 6 cluster, 7 distribute, 8 exclude", true, false),
+            ("SELECT 1 explain, 2 analyze, 3 end", true, false),
+            // hatchet's sqlc queries: the last item took `ON` as its alias.
+            (
+                "INSERT INTO w (a, b) SELECT unnest($1::uuid[]), $2::uuid ON CONFLICT (a, b) DO UPDATE SET b = EXCLUDED.b",
+                true,
+                false,
+            ),
+            ("INSERT INTO w (a) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING", true, false),
+            // Keywords PostgreSQL takes only after AS, which sqlparser took bare.
+            ("SELECT 1 day", false, true),
+            ("SELECT a to FROM t", false, true),
+            ("SELECT a year, b month FROM t", false, true),
+            ("SELECT 1 AS day, 2 AS on, 3 AS sort", true, true),
+            ("SELECT a \"day\" FROM t", true, true),
+            // Still unread, and not an alias's doing: hatchet's `(p).*`, a composite value's
+            // columns. For a dialect that says it is PostgreSQL's, sqlparser's compound
+            // expressions take `.*` after names only (`parse_compound_expr`), and no dialect
+            // method is asked (`supports_select_expr_star` is not reached).
+            ("WITH p AS (SELECT (p).* FROM f($1::date, $2::uuid) p) SELECT a::uuid FROM p", false, false),
+            // sqlparser took FOR as the alias of a FROM-less select's last item.
+            ("SELECT 1 FOR UPDATE", true, false),
+            ("SELECT pg_advisory_xact_lock($1) FOR SHARE", true, false),
+            // Unchanged.
+            ("SELECT t.*, a b, c AS d FROM t FOR UPDATE", true, true),
+            ("SELECT a FROM t WHERE b = 1 UNION SELECT c FROM u ORDER BY 1 LIMIT 2 OFFSET 3", true, true),
+        ];
+        for (sql, parses, postgresql_dialect_parses) in cases {
+            let ours = parse_with(&POSTGRES, sql);
+            assert_eq!(ours.is_ok(), parses, "{sql}: {ours:?}");
+            assert_eq!(ours, parse_with(&REFERENCE, sql), "{sql}");
+            let theirs = parse_with(&PostgreSqlDialect {}, sql);
+            assert_eq!(theirs.is_ok(), postgresql_dialect_parses, "{sql}: {theirs:?}");
+            if parses && postgresql_dialect_parses {
+                assert_eq!(ours, theirs, "{sql}");
+            }
+        }
+        let aliases = |sql: &str| match &parse_with(&POSTGRES, sql).unwrap()[0] {
+            sqlparser::ast::Statement::Query(query) => match &*query.body {
+                sqlparser::ast::SetExpr::Select(select) => select
+                    .projection
+                    .iter()
+                    .map(|item| match item {
+                        sqlparser::ast::SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect::<Vec<_>>(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(aliases("SELECT m.sort sort, m.level level FROM m"), ["sort", "level"]);
+    }
+
+    /// Every keyword PostgreSQL 15 does not take as a bare label (`pg_get_keywords()`, `NOT
+    /// barelabel`) is refused after a select item, and a word PostgreSQL does take is not.
+    #[test]
+    fn a_bare_alias_is_refused_exactly_where_postgresql_refuses_it() {
+        static POSTGRES: Postgres = Postgres::new();
+        // Whether the first item's alias is `word` (`a OVERLAPS FROM t` is no alias: sqlparser
+        // reads the expression `a OVERLAPS "from"` aliased `t`, and PostgreSQL refuses it).
+        let aliased = |sql: &str, word: &str| match parse_with(&POSTGRES, sql).as_deref() {
+            Ok([sqlparser::ast::Statement::Query(q)]) => matches!(&*q.body, sqlparser::ast::SetExpr::Select(s)
+                if matches!(&s.projection[0], sqlparser::ast::SelectItem::ExprWithAlias { alias, .. }
+                    if alias.value.eq_ignore_ascii_case(word))),
+            _ => false,
+        };
+        for word in NOT_BARE_LABELS {
+            assert!(!aliased(&format!("SELECT a {word} FROM t"), word), "{word}");
+            assert!(!aliased(&format!("SELECT a {} FROM t", word.to_uppercase()), word), "{word}");
+            assert!(aliased(&format!("SELECT a \"{word}\" FROM t"), word), "{word}");
+            assert!(aliased(&format!("SELECT a AS {word} FROM t"), word), "{word}");
+        }
+        for word in ["sort", "top", "end", "level", "name", "key", "value", "type", "user_id", "both", "only"] {
+            assert!(aliased(&format!("SELECT a {word} FROM t"), word), "{word}");
         }
     }
 

@@ -322,7 +322,10 @@ fn parse_alone(
     let mut parser = depth::parser(tokens);
     let parsed = parser.parse_statement();
     #[cfg(debug_assertions)]
-    assert_eq!(parsed, reference, "sluice's dialect and sqlparser's PostgreSqlDialect disagree");
+    assert_eq!(
+        parsed, reference,
+        "sluice's dialect and its reference (PostgreSqlDialect but for the deliberate answers) disagree"
+    );
     let statement = parsed.map_err(refused)?;
     let next = parser.peek_token();
     // `CREATE MATERIALIZED VIEW / TABLE … AS … WITH [NO] DATA`: sqlparser stops before the
