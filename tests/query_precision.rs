@@ -554,3 +554,72 @@ CREATE UNIQUE INDEX crate_owners_not_deleted ON crate_owners (crate_id, owner_id
         server.shutdown(false).await.expect("shutdown");
     });
 }
+
+/// synapse's access tokens and lakekeeper's tables by location: a relation whose rows an
+/// index finds without the wrapped column.
+const FOUND: &str = "
+CREATE TABLE accounts (name text UNIQUE, admin boolean);
+CREATE TABLE tokens (id bigint PRIMARY KEY, token text UNIQUE, user_id text, puppet_id text, device_id text);
+CREATE INDEX tokens_device ON tokens (user_id, device_id);
+CREATE TABLE tabular (id bigint, warehouse_id int, fs_location text);
+CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);
+";
+
+#[test]
+fn rows_found_through_another_index_agree_with_postgresql() {
+    require_postgres();
+    runtime().block_on(async {
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_found", None).await.expect("create");
+        let client = server.connect("sluice_test_found").await.expect("connect");
+        client.batch_execute(FOUND).await.expect("schema");
+        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+
+        // 1. The token row is found by its unique key; the join runs from it to accounts through
+        // accounts' index, the COALESCE on the probing side. tokens_device plays no part.
+        let join = "SELECT a.name FROM accounts a JOIN tokens t ON a.name = COALESCE(t.puppet_id, t.user_id)";
+        let by_token = format!("{join} WHERE t.token = 'x'");
+        let conditions = index_conditions(&client, &by_token).await;
+        assert!(conditions.iter().any(|(i, c)| i == "tokens_token_key" && c.contains("token =")), "{conditions:?}");
+        assert!(
+            conditions.iter().any(|(i, c)| i == "accounts_name_key" && c.contains("COALESCE(t.puppet_id, t.user_id)")),
+            "{conditions:?}"
+        );
+        assert!(sluice(&[FOUND], &by_token).is_empty(), "{:#?}", sluice(&[FOUND], &by_token));
+        // From accounts, the join needs tokens searched by the COALESCE, which tokens_device
+        // cannot do; the index on the expression the help suggests can.
+        let by_name = format!("{join} WHERE a.name = 'x'");
+        let conditions = index_conditions(&client, &by_name).await;
+        assert!(conditions.iter().all(|(i, _)| i != "tokens_device"), "{conditions:?}");
+        let found = sluice(&[FOUND], &by_name);
+        assert_eq!(errors(&found).len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("tokens_device"), "{}", found[0].message);
+        let create = suggested_index(&found[0]).expect("coalesce() is as immutable as its arguments");
+        client.batch_execute(&create).await.unwrap_or_else(|e| panic!("{create}: {e}"));
+        let conditions = index_conditions(&client, &by_name).await;
+        assert!(
+            conditions.iter().any(|(i, c)| i.starts_with("tokens_coalesce") && c.contains("COALESCE")),
+            "{conditions:?}"
+        );
+
+        // 2. The column compared bare as well: the index is searched through that comparison and
+        // the wrapped one filters what it found.
+        let located =
+            "SELECT id FROM tabular WHERE warehouse_id = 1 AND fs_location = ANY('{a,b}') AND length(fs_location) <= 5";
+        let conditions = index_conditions(&client, located).await;
+        assert!(
+            conditions.iter().any(|(i, c)| i == "tabular_location" && c.contains("fs_location = ANY")),
+            "{conditions:?}"
+        );
+        assert!(sluice(&[FOUND], located).is_empty(), "{:#?}", sluice(&[FOUND], located));
+        // `<>` searches nothing: only the wrapper's bound could, and the wrapper hides it.
+        let other = "SELECT id FROM tabular WHERE warehouse_id = 1 AND fs_location <> 'a' AND length(fs_location) <= 5";
+        let conditions = index_conditions(&client, other).await;
+        assert!(conditions.iter().all(|(_, c)| !c.contains("fs_location")), "{conditions:?}");
+        assert_eq!(errors(&sluice(&[FOUND], other)).len(), 1, "{:#?}", sluice(&[FOUND], other));
+
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}

@@ -6,7 +6,7 @@ use crate::schema::index_search::{Constrained, IndexShape, Prefix};
 use crate::schema::Index;
 use crate::sql::ddl::{Ddl, IndexKey};
 use crate::sql::parse::parse_file;
-use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
+use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse, Comparison, WrapKind};
 
 pub struct FunctionOnIndexedColumn;
 
@@ -25,8 +25,12 @@ leaves the column as it is — to its own type (`\"tenantId\"::uuid` on a uuid c
 `upper((name)::text)`, as pg_dump and Rails write an index on a varchar column, serves `upper(name)` (checked \
 against PostgreSQL 15's plans). A column that is not its index's leading key is an error only when the query \
 constrains the keys before it; otherwise the index could not be searched for the bare column either (PostgreSQL \
-documentation, 11.3 Multicolumn Indexes), and an info finding says so. The statement inside `PREPARE … AS` and \
-`EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
+documentation, 11.3 Multicolumn Indexes), and an info finding says so. Nor is it reported when an index finds \
+the rows without the wrapped column, so the wrapper only filters what it found (both checked against PostgreSQL \
+15's plans): the same column of the same table alias is also compared bare against a known value outside any OR \
+(`fs_location = ANY($2) AND length(fs_location) <= $3`), or every key of a unique index on it is compared for \
+equality with one (`WHERE token = $1`: one row, which a join then follows through the other side's index). The \
+statement inside `PREPARE … AS` and `EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
 `sqlc.narg(x) IS NULL OR …`) is still an error, and says so: planned for the parameter's value (a custom plan, \
 which PostgreSQL makes for every unnamed statement and for a prepared one while custom plans cost less), the test \
 folds away and the wrapper is what keeps the index out; a generic plan searches no index for such a filter, \
@@ -86,6 +90,9 @@ impl Rule for FunctionOnIndexedColumn {
                 continue;
             }
             let Some(defeated) = defeated_index(cx, u, &constrained) else { continue };
+            if matches!(defeated, Defeated::Index(_)) && found_otherwise(cx, u, &uses, &constrained) {
+                continue;
+            }
             seen.push((u.position, &u.column));
             let column = format!("{}.{}", u.table, u.column);
             let refusal = index_refusal(&wrapping.expression, &u.table, cx.schema);
@@ -99,6 +106,25 @@ impl Rule for FunctionOnIndexedColumn {
                         optional_note(u)
                     );
                     let help = match &refusal {
+                        Some(why) if wrapping.kind == WrapKind::Cast && cast_of_the_column(&wrapping.expression) => {
+                            let column_type = crate::sql::query::Catalog::column_type(cx.schema, &u.table, &u.column)
+                                .unwrap_or("its type")
+                                .to_string();
+                            format!(
+                                "Compare the bare column `{}` with the other side cast to the column's type (`{} = \
+                                 <value>::{column_type}`): PostgreSQL then searches the index. No expression index can \
+                                 serve `{}`: PostgreSQL accepts only IMMUTABLE index expressions, and {why}.",
+                                u.column, u.column, wrapping.expression
+                            )
+                        }
+                        Some(why) if holds_modulo(&wrapping.expression) => format!(
+                            "No comparison of the bare column `{}` selects the same rows: a modulo picks values spread \
+                             over the whole index, which no range of `{}` holds. No expression index can serve `{}` \
+                             either: PostgreSQL accepts only IMMUTABLE index expressions, and {why}. To search it, index \
+                             the expression with the constants the deployment uses in place of the parameters, or store \
+                             the value in a column of its own and index that.",
+                            u.column, u.column, wrapping.expression
+                        ),
                         None => format!(
                             "Compare the bare column `{}` and compute the other side first (for time zones: convert \
                              the bounds, not the column), or add an expression index: CREATE INDEX CONCURRENTLY ON {} \
@@ -155,6 +181,30 @@ impl Rule for FunctionOnIndexedColumn {
             out.push(finding);
         }
     }
+}
+
+/// Whether `expression` is a cast of the bare column to a text type (an enum's `object_type::text`,
+/// langfuse's comments): the fix is the other side cast to the column's type, not bounds.
+fn cast_of_the_column(expression: &str) -> bool {
+    let Some(sqlparser::ast::Expr::Cast { expr, data_type, .. }) = crate::sql::depth::parse_expression(expression)
+    else {
+        return false;
+    };
+    let target = data_type.to_string().to_lowercase();
+    matches!(*expr, sqlparser::ast::Expr::Identifier(_) | sqlparser::ast::Expr::CompoundIdentifier(_))
+        && (target == "text" || target.starts_with("varchar") || target.starts_with("character varying"))
+}
+
+/// Whether `expression` takes a modulo (`(id / $1) % $2`, dolphinscheduler's command slots): no
+/// bound on the bare column expresses it, so the help's "compare the bare column" has no form.
+fn holds_modulo(expression: &str) -> bool {
+    let Some(expr) = crate::sql::depth::parse_expression(expression) else { return false };
+    let mut modulo = false;
+    let _ = sqlparser::ast::visit_expressions(&expr, |e| {
+        modulo |= matches!(e, sqlparser::ast::Expr::BinaryOp { op: sqlparser::ast::BinaryOperator::Modulo, .. });
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    modulo
 }
 
 /// For a comparison in an optional filter (`$1 IS NULL OR …`), what is true of it: PostgreSQL
@@ -217,6 +267,41 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
         .map(IndexKey::display)
         .collect();
     Some(Defeated::NotLed { index, unconstrained })
+}
+
+/// Whether PostgreSQL finds the rows of `u`'s relation without searching an index for the
+/// wrapped column, so the wrapper only filters what an index already found:
+/// - the same column of the same relation is also compared bare, for equality or a range
+///   against a value known before the scan, outside any OR (lakekeeper's `fs_location = ANY($2)
+///   AND LENGTH(fs_location) <= $3`): the index is searched through that comparison;
+/// - every key of a unique index on the relation is compared for equality with such a value
+///   (synapse's `access_tokens … WHERE token = ?` joined `ON users.name = COALESCE(puppets_user_id,
+///   access_tokens.user_id)`): at most one row, found by that index; a join then runs from it
+///   through the other side's index.
+///
+/// Checked on PostgreSQL 15: in both, the plan reads the index named here with the wrapped
+/// predicate a `Filter` on what it found (tests/query_precision.rs).
+fn found_otherwise(cx: &Context, u: &ColumnUse, uses: &[ColumnUse], constrained: &Constrained) -> bool {
+    let bare = |column: &str, wanted: &dyn Fn(Comparison) -> bool| {
+        uses.iter().any(|v| {
+            v.relation == u.relation
+                && v.table == u.table
+                && v.column == column
+                && v.optional.is_none()
+                && wanted(v.search())
+        })
+    };
+    if bare(&u.column, &|s| s != Comparison::Other) {
+        return true;
+    }
+    cx.schema
+        .indexes
+        .values()
+        .filter(|i| i.table == u.table && i.unique && constrained.usable(IndexShape::from(*i)))
+        .any(|i| {
+            !i.keys.is_empty()
+                && i.keys.iter().all(|k| k.column().is_some_and(|c| bare(c, &|s| s == Comparison::Equality)))
+        })
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.
@@ -328,6 +413,119 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
     }
 
     #[test]
+    fn a_row_found_by_its_unique_key_needs_no_index_on_the_wrapped_column() {
+        // synapse's access-token lookup. PostgreSQL 15: `Index Scan using tokens_token_key`
+        // (`Index Cond: (token = …)`), then accounts through `accounts_name_key` with `Index Cond:
+        // (name = COALESCE(t.puppet_id, t.user_id))`: tokens_device is not what the plan needs.
+        let tokens = "CREATE TABLE accounts (name text UNIQUE);
+CREATE TABLE tokens (id bigint PRIMARY KEY, token text UNIQUE, user_id text, puppet_id text, device_id text);
+CREATE INDEX tokens_device ON tokens (user_id, device_id);";
+        let query = |sql: &str| {
+            lint_files(&[("001.sql", tokens), ("queries/q.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .collect::<Vec<_>>()
+        };
+        let join = "SELECT a.name FROM accounts a JOIN tokens t ON a.name = COALESCE(t.puppet_id, t.user_id)";
+        assert!(query(&format!("{join} WHERE t.token = $1;")).is_empty());
+        assert!(query(&format!("{join} WHERE t.id = 7 AND t.device_id = $1;")).is_empty());
+        // No unique key compared for equality with a known value: the wrapper keeps tokens_device
+        // from serving the join, which then has to run from accounts.
+        for filter in
+            ["a.name = $1", "t.token = $1 OR t.id = $2", "t.token > $1", "t.token = a.name", "NOT t.token = $1"]
+        {
+            let found = query(&format!("{join} WHERE {filter};"));
+            assert_eq!(found.len(), 1, "{filter}: {found:#?}");
+            assert!(found[0].message.contains("tokens_device"), "{}", found[0].message);
+            // coalesce() is an expression of the grammar, as immutable as its arguments.
+            assert!(
+                found[0].help.contains("CREATE INDEX CONCURRENTLY ON tokens ((coalesce(puppet_id, user_id)))"),
+                "{}",
+                found[0].help
+            );
+        }
+        // Another alias of the table, found by its key, does not find this one.
+        let found = query("SELECT 1 FROM tokens t JOIN tokens u ON u.device_id = t.device_id WHERE t.token = $1 AND lower(u.user_id) = $2;");
+        assert_eq!(found.len(), 1, "{found:#?}");
+    }
+
+    #[test]
+    fn the_column_compared_bare_as_well_is_searched_through_that() {
+        // lakekeeper's load by location. PostgreSQL 15: `Index Cond: ((warehouse_id = $1) AND
+        // (fs_location = ANY ($2)))`, `Filter: (length(fs_location) <= $3)`.
+        let tabular = "CREATE TABLE tabular (id bigint, warehouse_id uuid, fs_location text);
+CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);";
+        let query = |sql: &str| {
+            lint_files(&[("001.sql", tabular), ("queries/q.sql", sql)], "")
+                .into_iter()
+                .filter(|f| f.rule == META.id)
+                .collect::<Vec<_>>()
+        };
+        for searched in
+            ["fs_location = ANY($2)", "fs_location IN ('a', 'b')", "fs_location >= $2", "fs_location BETWEEN $2 AND $4"]
+        {
+            let sql =
+                format!("SELECT id FROM tabular WHERE warehouse_id = $1 AND {searched} AND LENGTH(fs_location) <= $3;");
+            assert!(query(&sql).is_empty(), "{searched}: {:#?}", query(&sql));
+        }
+        // A comparison an index cannot search, one alternative of an OR, or one behind an
+        // optional filter does not.
+        for other in [
+            "fs_location <> $2",
+            "fs_location IS NOT NULL",
+            "(fs_location = $2 OR id = 1)",
+            "fs_location LIKE $2",
+            "($2::text IS NULL OR fs_location = $2)",
+        ] {
+            let sql =
+                format!("SELECT id FROM tabular WHERE warehouse_id = $1 AND {other} AND LENGTH(fs_location) <= $3;");
+            assert_eq!(query(&sql).len(), 1, "{other}: {:#?}", query(&sql));
+        }
+    }
+
+    #[test]
+    fn an_enum_cast_to_text_is_fixed_on_the_other_side() {
+        // langfuse's comments. PostgreSQL 15, 200,000 rows: `c.object_type::text = 'TRACE'` leaves
+        // the enum out of the Index Cond (cost 338); `c.object_type = 'TRACE'` puts it in (cost 8).
+        let comments = "CREATE TYPE kind AS ENUM ('TRACE', 'SESSION');
+CREATE TABLE comments (id text PRIMARY KEY, project_id text, object_type kind, object_id text);
+CREATE INDEX comments_object ON comments (project_id, object_type, object_id);";
+        let found: Vec<Finding> = lint_files(
+            &[
+                ("001.sql", comments),
+                ("queries/q.sql", "SELECT id FROM comments c WHERE c.project_id = $1 AND c.object_id = $2 AND c.object_type::text = $3;"),
+            ],
+            "",
+        )
+        .into_iter()
+        .filter(|f| f.rule == META.id)
+        .collect();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(
+            found[0].help.contains("other side cast to the column's type (`object_type = <value>::kind`)"),
+            "{}",
+            found[0].help
+        );
+        assert!(!found[0].help.contains("bounds"), "{}", found[0].help);
+        // A cast to date keeps the help about bounds.
+        let found = flagged("SELECT id FROM users WHERE created_at::date = $1;", "");
+        assert!(found[0].help.contains("bounds computed first"), "{}", found[0].help);
+    }
+
+    #[test]
+    fn a_modulo_slot_is_told_apart_from_a_range() {
+        // dolphinscheduler's command queue, polled by slot. PostgreSQL 15: the primary key is not
+        // searched, `Filter: (((id / $1) % $2) = $3)`; no bound on `id` selects a slot.
+        let found = flagged("SELECT * FROM users WHERE (id / $1) % $2 = $3 ORDER BY created_at LIMIT 10;", "");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].help.contains("a modulo picks values spread over the whole index"), "{}", found[0].help);
+        assert!(!found[0].help.contains("bounds computed first"), "{}", found[0].help);
+        // Division alone is monotonic: a range of the bare column expresses it.
+        let found = flagged("SELECT * FROM users WHERE id / $1 = $2;", "");
+        assert!(found[0].help.contains("bounds computed first"), "{}", found[0].help);
+    }
+
+    #[test]
     fn a_placeholder_is_a_parameter_in_every_style() {
         // sqlc's `@id` is not PostgreSQL's prefix `@` (absolute value) on `id`, nor is
         // `sqlc.arg(id)` a function wrapping it: 62 of 68 false errors on one real project.
@@ -344,13 +542,14 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
             let on_query: Vec<&Finding> = found.iter().filter(|f| f.file == "queries/q.sql").collect();
             assert!(on_query.is_empty(), "{query}: {on_query:#?}");
         }
-        // And what the query does wrap is still seen, where it is written.
+        // And what the query does wrap is still seen, where it is written. (Not beside `id = …`:
+        // a row found by its primary key needs no index on email.)
         for query in [
-            "SELECT * FROM users WHERE lower(email) = ? AND id = ?;",
-            "SELECT * FROM users WHERE id = @id AND lower(email) = @email;",
-            "SELECT * FROM users WHERE id = sqlc.arg(id) AND lower(email) = sqlc.arg(email);",
-            "SELECT * FROM users WHERE id = #{id} AND lower(email) = #{email};",
-            "SELECT * FROM users WHERE id = %(id)s AND lower(email) = %(email)s;",
+            "SELECT * FROM users WHERE lower(email) = ? AND created_at > ?;",
+            "SELECT * FROM users WHERE created_at > @since AND lower(email) = @email;",
+            "SELECT * FROM users WHERE created_at > sqlc.arg(since) AND lower(email) = sqlc.arg(email);",
+            "SELECT * FROM users WHERE created_at > #{since} AND lower(email) = #{email};",
+            "SELECT * FROM users WHERE created_at > %(since)s AND lower(email) = %(email)s;",
         ] {
             let found = flagged(query, "");
             assert_eq!(found.len(), 1, "{query}: {found:#?}");

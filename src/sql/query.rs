@@ -133,6 +133,28 @@ pub struct ColumnUse {
     /// the comparison's values come from other rows, not from a parameter or a literal.
     #[serde(default)]
     pub against_columns: bool,
+    /// Which relation of the statement the column belongs to (one number per table named in a
+    /// FROM or JOIN): two aliases of one table (`namespace n JOIN namespace p`) are two.
+    #[serde(default)]
+    pub relation: usize,
+    /// The comparison is one alternative of an OR (`x = $1 OR y = $2`): the query's rows are not
+    /// all found through it.
+    #[serde(default)]
+    pub alternative: bool,
+}
+
+impl ColumnUse {
+    /// How a B-tree index on the column can be searched for this use on its own: the column
+    /// compared bare, outside any OR, against a value known before the scan (a constant or a
+    /// parameter, no column, no subquery). [`Comparison::Other`] otherwise. An optional filter
+    /// searches only in a plan made for its parameter's value (see [`ColumnUse::optional`]).
+    pub fn search(&self) -> Comparison {
+        if self.wrapped.is_some() || self.alternative || self.against_columns {
+            Comparison::Other
+        } else {
+            self.comparison
+        }
+    }
 }
 
 /// How a predicate compares a column, as a B-tree index search sees it (PostgreSQL
@@ -154,6 +176,8 @@ struct Relation {
     alias: String,
     /// `None` for CTEs and derived tables.
     table: Option<String>,
+    /// See [`ColumnUse::relation`].
+    id: usize,
 }
 
 struct Scope<'p> {
@@ -167,20 +191,21 @@ impl Scope<'_> {
         self.ctes.iter().any(|c| c == name) || self.parent.is_some_and(|p| p.is_cte(name))
     }
 
-    fn resolve(&self, parts: &[String], catalog: &dyn Catalog) -> Option<(String, String)> {
+    /// The base table and column a reference names, and the relation (see [`ColumnUse::relation`]).
+    fn resolve(&self, parts: &[String], catalog: &dyn Catalog) -> Option<(String, String, usize)> {
         let (column, qualifier) = parts.split_last()?;
         if qualifier.is_empty() {
             let found = self
                 .relations
                 .iter()
-                .filter_map(|r| r.table.as_ref())
-                .find(|t| catalog.has_column(t, column))
-                .map(|t| (t.clone(), column.clone()));
+                .filter_map(|r| Some((r.table.as_ref()?, r.id)))
+                .find(|(t, _)| catalog.has_column(t, column))
+                .map(|(t, id)| (t.clone(), column.clone(), id));
             return found.or_else(|| self.parent.and_then(|p| p.resolve(parts, catalog)));
         }
         let alias = names::qualified(qualifier);
         match self.relations.iter().find(|r| r.alias == alias || r.table.as_deref() == Some(alias.as_str())) {
-            Some(r) => r.table.clone().map(|t| (t, column.clone())),
+            Some(r) => r.table.clone().map(|t| (t, column.clone(), r.id)),
             None => self.parent.and_then(|p| p.resolve(parts, catalog)),
         }
     }
@@ -195,6 +220,10 @@ struct Walker<'c> {
     optional: Option<String>,
     /// The current term sits under a NOT: `NOT (a = 1)` searches no index for `a`.
     negated: bool,
+    /// Whether the current term is one alternative of an OR (see [`ColumnUse::alternative`]).
+    alternative: bool,
+    /// Relations numbered so far (see [`ColumnUse::relation`]).
+    relations: usize,
 }
 
 fn position(expr: &Expr, line_offset: usize) -> Position {
@@ -370,10 +399,13 @@ impl Walker<'_> {
     }
 
     fn query(&mut self, query: &Query, outer: &Scope) {
-        // A subquery's own predicates are not under the NOT around it (`NOT EXISTS (…)`).
+        // A subquery's own predicates are not under the NOT or in the OR around it
+        // (`NOT EXISTS (…)`): its WHERE searches its own tables.
         let negated = std::mem::replace(&mut self.negated, false);
+        let alternative = std::mem::replace(&mut self.alternative, false);
         self.query_body(query, outer);
         self.negated = negated;
+        self.alternative = alternative;
     }
 
     fn query_body(&mut self, query: &Query, outer: &Scope) {
@@ -459,12 +491,17 @@ impl Walker<'_> {
                 let table = names::object(name);
                 let alias_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| names::last(name));
                 let is_cte = name.0.len() == 1 && outer.is_cte(&table);
-                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table) });
+                self.relations += 1;
+                relations.push(Relation { alias: alias_name, table: (!is_cte).then_some(table), id: self.relations });
             }
             TableFactor::Derived { subquery, alias, .. } => {
                 self.query(subquery, outer);
-                relations
-                    .push(Relation { alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(), table: None });
+                self.relations += 1;
+                relations.push(Relation {
+                    alias: alias.as_ref().map(|a| ident(&a.name)).unwrap_or_default(),
+                    table: None,
+                    id: self.relations,
+                });
             }
             TableFactor::NestedJoin { table_with_joins, .. } => {
                 self.from(std::slice::from_ref(table_with_joins), outer, relations, ons);
@@ -477,32 +514,36 @@ impl Walker<'_> {
     /// With a stack of its own, left to right: a WHERE of 50,000 terms is a tree that deep, and
     /// each term is looked at once.
     fn predicate(&mut self, expr: &Expr, scope: &Scope) {
-        let outer = self.optional.clone();
-        let outer_negated = self.negated;
-        let mut pending = vec![(expr, outer.clone(), outer_negated)];
-        while let Some((expr, optional, negated)) = pending.pop() {
+        let outer = (self.optional.clone(), self.negated, self.alternative);
+        let mut pending = vec![(expr, outer.0.clone(), outer.1, outer.2)];
+        while let Some((expr, optional, negated, alternative)) = pending.pop() {
             match expr {
-                Expr::Nested(e) => pending.push((e, optional, negated)),
-                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional, !negated)),
+                Expr::Nested(e) => pending.push((e, optional, negated, alternative)),
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => {
+                    pending.push((expr, optional, !negated, alternative))
+                }
                 Expr::BinaryOp { left, op: BinaryOperator::Or, right } => {
                     let test = parameter_null_test(left).or_else(|| parameter_null_test(right));
+                    // `$1 IS NULL OR x = $1` is no alternative in a plan made for the parameter's
+                    // value (see [`ColumnUse::optional`]); `x = $1 OR y = $2` is.
+                    let alternative = alternative || test.is_none();
                     let optional = test.or(optional);
-                    pending.push((right, optional.clone(), negated));
-                    pending.push((left, optional, negated));
+                    pending.push((right, optional.clone(), negated, alternative));
+                    pending.push((left, optional, negated, alternative));
                 }
                 Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
-                    pending.push((right, optional.clone(), negated));
-                    pending.push((left, optional, negated));
+                    pending.push((right, optional.clone(), negated, alternative));
+                    pending.push((left, optional, negated, alternative));
                 }
                 term => {
                     self.optional = optional;
                     self.negated = negated;
+                    self.alternative = alternative;
                     self.term(term, scope);
                 }
             }
         }
-        self.optional = outer;
-        self.negated = outer_negated;
+        (self.optional, self.negated, self.alternative) = outer;
     }
 
     /// One term of a predicate: a comparison, and the subqueries in it.
@@ -604,9 +645,8 @@ impl Walker<'_> {
             }
             return;
         }
-
         if let Some(parts) = column_parts(side) {
-            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+            if let Some((table, column, relation)) = scope.resolve(&parts, self.catalog) {
                 self.uses.push(ColumnUse {
                     table,
                     column,
@@ -616,6 +656,8 @@ impl Walker<'_> {
                     comparison,
                     joined_to: None,
                     against_columns: false,
+                    relation,
+                    alternative: self.alternative,
                 });
             }
             return;
@@ -631,7 +673,7 @@ impl Walker<'_> {
         };
         let wrapping = Wrapping { kind, expression: expression(side), written: side.to_string() };
         for parts in refs {
-            if let Some((table, column)) = scope.resolve(&parts, self.catalog) {
+            if let Some((table, column, relation)) = scope.resolve(&parts, self.catalog) {
                 self.uses.push(ColumnUse {
                     table,
                     column,
@@ -641,6 +683,8 @@ impl Walker<'_> {
                     comparison,
                     joined_to: None,
                     against_columns: false,
+                    relation,
+                    alternative: self.alternative,
                 });
             }
         }
@@ -653,7 +697,8 @@ impl Walker<'_> {
         while let Expr::Cast { kind: ast::CastKind::Cast | ast::CastKind::DoubleColon, expr, data_type, .. } = side {
             let inner = strip(expr);
             let Some(parts) = column_parts(inner) else { break };
-            let column_type = scope.resolve(&parts, self.catalog).and_then(|(t, c)| self.catalog.column_type(&t, &c));
+            let column_type =
+                scope.resolve(&parts, self.catalog).and_then(|(t, c, _)| self.catalog.column_type(&t, &c));
             if !column_type.is_some_and(|column_type| is_transparent_cast(column_type, data_type)) {
                 break;
             }
@@ -666,7 +711,15 @@ impl Walker<'_> {
 /// The columns compared in a statement's predicates. `line_offset` is added to every line
 /// (for statements parsed out of a larger text, such as a function body).
 pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_offset: usize) -> Vec<ColumnUse> {
-    let mut walker = Walker { catalog, line_offset, uses: Vec::new(), optional: None, negated: false };
+    let mut walker = Walker {
+        catalog,
+        line_offset,
+        uses: Vec::new(),
+        optional: None,
+        negated: false,
+        alternative: false,
+        relations: 0,
+    };
     walker.statement(statement);
     walker.uses
 }
@@ -816,6 +869,44 @@ mod tests {
         );
         // A column tested for NULL is not a parameter: the filter is not optional.
         assert_eq!(optional("SELECT 1 FROM users WHERE email IS NULL OR lower(email) = $1")[0].1, None);
+    }
+
+    #[test]
+    fn marks_what_an_index_can_search_for_each_bare_comparison() {
+        let search = |sql: &str| -> Vec<(String, Comparison)> {
+            uses(sql).into_iter().filter(|u| u.wrapped.is_none()).map(|u| (u.column.clone(), u.search())).collect()
+        };
+        let e = |c: &str| (c.to_string(), Comparison::Equality);
+        let r = |c: &str| (c.to_string(), Comparison::Range);
+        let n = |c: &str| (c.to_string(), Comparison::Other);
+        assert_eq!(search("SELECT 1 FROM users WHERE id = $1 AND email IN ('a', 'b')"), [e("id"), e("email")]);
+        assert_eq!(search("SELECT 1 FROM users WHERE created_at >= now() - interval '1 day'"), [r("created_at")]);
+        assert_eq!(search("SELECT 1 FROM users WHERE id BETWEEN 1 AND $2 AND email = ANY($1)"), [r("id"), e("email")]);
+        // A join condition, <>, LIKE, NOT and OR alternatives search nothing known before the scan.
+        assert_eq!(search("SELECT 1 FROM users u JOIN trips t ON t.id = u.id"), [n("id"), n("id")]);
+        assert_eq!(
+            search("SELECT 1 FROM users WHERE email IS NULL AND id <> 1 AND email LIKE $1"),
+            [e("email"), n("id"), n("email")]
+        );
+        assert_eq!(search("SELECT 1 FROM users WHERE NOT id = 1 OR email = $1"), [n("id"), n("email")]);
+        // An optional filter's test is no alternative; a subquery's WHERE is its own.
+        assert_eq!(search("SELECT 1 FROM users WHERE ($1::text IS NULL OR email = $1)"), [e("email")]);
+        assert_eq!(
+            search("SELECT 1 FROM users WHERE email = $1 OR id IN (SELECT id FROM trips WHERE route_id = $2)"),
+            [n("email"), n("id"), e("route_id")]
+        );
+    }
+
+    #[test]
+    fn tells_two_aliases_of_a_table_apart() {
+        let found =
+            uses("SELECT 1 FROM users a JOIN users b ON b.email = a.email WHERE a.id = $1 AND lower(b.email) = $2");
+        let relation = |alias_use: usize| found[alias_use].relation;
+        // b.email, a.email, a.id, lower(b.email)
+        assert_eq!(found.len(), 4, "{found:#?}");
+        assert_eq!(relation(0), relation(3));
+        assert_eq!(relation(1), relation(2));
+        assert_ne!(relation(0), relation(1));
     }
 
     #[test]
