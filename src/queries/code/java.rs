@@ -327,9 +327,15 @@ pub(super) mod spring {
             "NamedNativeQuery" => "JPA @NamedNativeQuery".to_string(),
             mybatis => format!("MyBatis @{mybatis}"),
         };
+        let mybatis = matches!(name, "Select" | "Insert" | "Update" | "Delete");
         for (key, value) in values.filter(|(key, _)| keys.contains(key)) {
             let source = if key == "countQuery" { format!("{source} countQuery") } else { source.clone() };
-            record(out, host, source, annotation_value(value, &eval), Certainty::Sql);
+            match annotation_value(value, &eval) {
+                Eval::Text(text) if mybatis && text.sql.trim_start().starts_with("<script>") => {
+                    super::super::mybatis::script(&text, source, out)
+                }
+                value => record(out, host, source, value, Certainty::Sql),
+            }
         }
     }
 
@@ -399,6 +405,37 @@ mod tests {
         );
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(found.skipped.iter().map(|s| s.at.line).collect::<Vec<_>>(), vec![29]);
+    }
+
+    const SCRIPTS: &str = include_str!("../../../fixtures/queries/mybatis/SessionMapper.java");
+
+    #[test]
+    fn mybatis_scripts_in_annotations_expand_like_mappers() {
+        let found = extract(SCRIPTS);
+        let purge = assert_query(
+            &found,
+            SCRIPTS,
+            "MyBatis @Delete",
+            "DELETE FROM sessions WHERE client_id IN  ( #{id} )  AND kind = #{kind}",
+            (11, 15),
+        );
+        // Each part lands on its own line of the annotation.
+        let at = |sql: &str| purge.map.position(&purge.sql, purge.sql.find(sql).unwrap());
+        assert_eq!((at("#{id}").line, at("#{id}").column), (12, 84));
+        assert_eq!(at("kind =").line, 13);
+        // `&lt;` is XML's `<`; <where> adds its keyword.
+        assert_query(
+            &found,
+            SCRIPTS,
+            "MyBatis @Select",
+            "SELECT * FROM sessions WHERE id = #{id} AND expires_at < now()",
+            (17, 22),
+        );
+        assert_eq!(found.queries.len(), 2, "{:#?}", found.queries);
+        let broken = unreadable_lines(&found);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].0, 20);
+        assert!(broken[0].1.starts_with("not a well-formed MyBatis <script>"), "{broken:?}");
     }
 
     #[test]
