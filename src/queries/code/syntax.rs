@@ -78,7 +78,8 @@ impl SqlText {
         if start < end {
             self.map.push(self.sql.len(), host.position(start));
             // A literal's text is no one run of its file: each piece keeps its own start.
-            for run in host.within.iter().flat_map(|map| &map.runs).filter(|r| r.sql_start > start && r.sql_start < end) {
+            for run in host.within.iter().flat_map(|map| &map.runs).filter(|r| r.sql_start > start && r.sql_start < end)
+            {
                 self.map.push(self.sql.len() + run.sql_start - start, run.start);
             }
             self.sql.push_str(&host.text[start..end]);
