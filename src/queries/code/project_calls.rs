@@ -27,6 +27,12 @@ impl ProjectCalls {
         self.names.iter().any(|name| text.contains(name.rsplit('.').next().unwrap_or(name)))
     }
 
+    /// Whether an entry ends in `name` (a call's function or method name): only then is the
+    /// callee's path worth resolving for [`ProjectCalls::matching`].
+    pub fn may_match(&self, name: &str) -> bool {
+        self.names.iter().any(|entry| entry.rsplit('.').next() == Some(name))
+    }
+
     /// The entry `callee` (a call's function as written, `prisma.rawQuery`) matches.
     pub fn matching(&self, callee: &str) -> Option<&str> {
         let callee: String = callee.chars().filter(|c| !c.is_whitespace()).collect();
@@ -50,5 +56,6 @@ mod tests {
         assert_eq!(calls.matching("store.run"), Some("store.run"));
         assert_eq!(calls.matching("other.run"), None);
         assert_eq!(calls.matching("rawQueryAll"), None);
+        assert!(calls.may_match("rawQuery") && calls.may_match("run") && !calls.may_match("rawQueryAll"));
     }
 }
