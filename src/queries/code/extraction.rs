@@ -1,6 +1,7 @@
 //! What a host file yields: the SQL at its database calls with a map back to the host's lines
 //! and columns, and what could not be read.
 
+use super::go_package::GoPackageSide;
 use super::signs::{Evidence, OtherDatabase};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,9 @@ pub struct Extraction {
     pub migration: Option<String>,
     /// The statements of migration code, not checked.
     pub migration_statements: usize,
+    /// A Go file's package-level SQL constants and the names it passes that it does not define:
+    /// answered by the other files of its package ([`super::go_package::resolve`]).
+    pub go_package: Option<GoPackageSide>,
 }
 
 /// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
@@ -82,6 +86,15 @@ impl Extraction {
             Some(other) => other.statements += 1,
             None => self.other_database.push(OtherDatabase { database: database.to_string(), shown_by, statements: 1 }),
         }
+    }
+
+    /// What the file's Go package adds to it: the queries its constants are in other files,
+    /// the names of its calls the package cannot answer.
+    pub fn add_package_queries(&mut self, resolved: super::go_package::Resolved) {
+        self.queries.extend(resolved.queries);
+        self.queries.sort_by_key(|q| q.map.start());
+        self.unreadable.extend(resolved.unreadable);
+        self.unreadable.sort_by_key(|u| u.at);
     }
 
     /// Statements for another database.

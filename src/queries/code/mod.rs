@@ -9,11 +9,12 @@
 //!
 //! [`extract`] reads one file; [`language_of`] says which files it reads. Every extractor is
 //! given the whole text and returns what it found in it; none reads another file (a Go constant
-//! of another file of the package is reported as not read, never guessed).
+//! of another file of the package is joined afterwards, by [`go_package::resolve`]).
 
 mod database;
 mod extraction;
 mod go;
+pub mod go_package;
 mod java;
 mod kotlin;
 mod language;
