@@ -135,13 +135,23 @@ impl<'t> GoFile<'_, 't> {
     }
 
     /// The file's `package` name and its package-level SQL constants: `const` and `var` names
-    /// defined once and never assigned, whose value is SQL text.
+    /// defined once and never assigned in the file, whose value is SQL text (a `var` assigned in
+    /// another file of the package is not seen: none of the applications read does that).
     fn package_side(&self, root: Node<'t>, uses: Vec<PackageUse>) -> GoPackageSide {
         let mut side = GoPackageSide { uses, ..GoPackageSide::default() };
         let mut cursor = root.walk();
         if let Some(clause) = root.children(&mut cursor).find(|n| n.kind() == "package_clause") {
             side.package = arguments(clause).first().map_or("", |n| self.host.text_of(*n)).to_string();
         }
+        // A package-level `var` assigned in a function of the file is no constant (the names
+        // table sees such an assignment in the function's scope only).
+        let mut assigned = Vec::new();
+        walk(root, |node| {
+            if node.kind() == "assignment_statement" {
+                let left = node.child_by_field_name("left").map(arguments).unwrap_or_default();
+                assigned.extend(left.iter().map(|n| self.host.text_of(*n)));
+            }
+        });
         walk(root, |node| {
             if !matches!(node.kind(), "const_spec" | "var_spec") || scope_of(node, is_scope) != Some(root) {
                 return;
@@ -151,6 +161,9 @@ impl<'t> GoFile<'_, 't> {
             let values = node.child_by_field_name("value").map(arguments).unwrap_or_default();
             for (name, value) in declared.into_iter().zip(values) {
                 let name = self.host.text_of(name);
+                if node.kind() == "var_spec" && assigned.contains(&name) {
+                    continue;
+                }
                 let single =
                     matches!(self.names.get().resolve(name, value, is_scope), Resolved::Value(v) if v == value);
                 if let (true, Eval::Text(text)) = (single, self.eval(value, 0)) {
@@ -357,6 +370,18 @@ mod tests {
         assert_eq!(unreadable_lines(&found), vec![(25, "built at run time with fmt.Sprintf".into())]);
         // `QueryTable("artifact")` and a `Raw` of a non-SQL string are not queries.
         assert_eq!(found.queries.len(), 2);
+    }
+
+    #[test]
+    fn a_file_offers_its_package_sql_constants_and_asks_for_the_names_it_does_not_define() {
+        let text = "package store\n\nconst byID = `SELECT * FROM t WHERE id = $1`\n\nvar (\n\tlater = \"SELECT 1 FROM t\"\n\tlabel = \"not sql\"\n)\n\nfunc f() {\n\tlater = \"SELECT 2 FROM t\"\n\tdb.QueryRow(ctx, elsewhere, 1)\n\tdb.QueryRow(ctx, byID, 1)\n}\n";
+        let found = extract(text, &ProjectCalls::default());
+        let side = found.go_package.expect("a package side");
+        assert_eq!(side.package, "store");
+        // `later` is assigned again in f: not a constant; `label` is no SQL.
+        assert_eq!(side.constants.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["byID"]);
+        assert_eq!(side.uses.iter().map(|u| (u.name.as_str(), u.at.line)).collect::<Vec<_>>(), [("elsewhere", 12)]);
+        assert_eq!(found.queries.len(), 1, "byID is read in its own file");
     }
 
     #[test]
