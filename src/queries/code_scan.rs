@@ -345,7 +345,7 @@ fn add_package(display: &str, extracted: &mut Extracted, resolved: code::go_pack
 /// ([`code::go_package::resolve`]); `siblings` are other files of their packages, not scanned.
 fn join_packages(mut files: Vec<(&Path, &str, &mut Extracted)>, siblings: &[(String, Sibling)]) {
     let resolved = {
-        let sides: Vec<(&Path, Option<&code::go_package::GoPackageSide>)> = files
+        let sides: Vec<(&Path, Option<&code::GoPackageSide>)> = files
             .iter()
             .map(|(path, _, e)| (*path, e.go_package.as_ref()))
             .chain(siblings.iter().map(|(display, s)| (Path::new(display.as_str()), s.go_package.as_ref())))
@@ -369,7 +369,7 @@ fn join_packages(mut files: Vec<(&Path, &str, &mut Extracted)>, siblings: &[(Str
 #[derive(Debug, Clone, Default)]
 pub struct Sibling {
     pub evidence: Vec<code::Evidence>,
-    pub go_package: Option<code::go_package::GoPackageSide>,
+    pub go_package: Option<code::GoPackageSide>,
 }
 
 impl Sibling {

@@ -119,7 +119,7 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool, calls: &code::ProjectCalls) -> R
     let starts = |i: usize| files[i].extraction.queries.iter().map(|q| q.map.start()).collect();
     let resolved = code::go_package::resolve(&sides, &starts);
     for (file, resolved) in files.iter_mut().zip(resolved) {
-        file.extraction.add_package_queries(resolved);
+        file.extraction.add_package_queries(resolved.queries, resolved.unreadable);
     }
     let decided = code::other_databases(files.iter().map(|f| (f.path.as_path(), f.extraction.databases.as_slice())));
     for (file, other) in files.iter_mut().zip(decided) {

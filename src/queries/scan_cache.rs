@@ -14,7 +14,7 @@
 //! One cache file per set of code directories and build ([`crate::cache::build_id`]); a file
 //! that does not decode (torn, another version's layout) is a miss, never an error.
 
-use super::code::go_package::GoPackageSide;
+use super::code::GoPackageSide;
 use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};

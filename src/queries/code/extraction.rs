@@ -1,7 +1,6 @@
 //! What a host file yields: the SQL at its database calls with a map back to the host's lines
 //! and columns, and what could not be read.
 
-use super::go_package::GoPackageSide;
 use super::signs::{Evidence, OtherDatabase};
 use serde::{Deserialize, Serialize};
 
@@ -90,10 +89,10 @@ impl Extraction {
 
     /// What the file's Go package adds to it: the queries its constants are in other files,
     /// the names of its calls the package cannot answer.
-    pub fn add_package_queries(&mut self, resolved: super::go_package::Resolved) {
-        self.queries.extend(resolved.queries);
+    pub fn add_package_queries(&mut self, queries: Vec<EmbeddedQuery>, unreadable: Vec<Unreadable>) {
+        self.queries.extend(queries);
         self.queries.sort_by_key(|q| q.map.start());
-        self.unreadable.extend(resolved.unreadable);
+        self.unreadable.extend(unreadable);
         self.unreadable.sort_by_key(|u| u.at);
     }
 
@@ -164,4 +163,41 @@ pub struct Unreadable {
 pub struct Skipped {
     pub at: HostPosition,
     pub reason: String,
+}
+
+/// What a Go file offers its package and asks of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoPackageSide {
+    /// The `package` clause's name (`target`, `target_test`).
+    pub package: String,
+    /// Package-level `const` and `var` names defined once in the file whose value is SQL text.
+    pub constants: Vec<PackageConstant>,
+    /// Names passed as the SQL of a database call that the file does not define.
+    pub uses: Vec<PackageUse>,
+}
+
+impl GoPackageSide {
+    pub fn is_empty(&self) -> bool {
+        self.constants.is_empty() && self.uses.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageConstant {
+    pub name: String,
+    pub sql: String,
+    pub map: SourceMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageUse {
+    pub name: String,
+    /// The call's argument.
+    pub at: HostPosition,
+    /// The call, as in [`EmbeddedQuery::source`] (`pgx Query`).
+    pub source: String,
+    /// The call takes only SQL (a `[queries] calls` wrapper): a name the package does not define
+    /// is reported as unreadable. A method other libraries share (`Query`, `Get`) is read only
+    /// when the name is an SQL constant.
+    pub certain: bool,
 }

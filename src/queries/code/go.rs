@@ -16,8 +16,7 @@
 //! names it passes are kept, and joined with the other files' once all are read
 //! ([`super::go_package`]).
 
-use super::extraction::Extraction;
-use super::go_package::{GoPackageSide, PackageConstant, PackageUse};
+use super::extraction::{Extraction, GoPackageSide, PackageConstant, PackageUse};
 use super::project_calls::ProjectCalls;
 use super::sql_like::looks_like_sql;
 use super::syntax::{

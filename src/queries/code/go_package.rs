@@ -10,47 +10,9 @@
 //! query of the file that holds its text, once, named after its first call. A test file sees the
 //! constants of its package; a file that is not a test sees no test file's.
 
-use super::extraction::{EmbeddedQuery, HostPosition, SourceMap, Unreadable};
-use serde::{Deserialize, Serialize};
+use super::extraction::{EmbeddedQuery, GoPackageSide, HostPosition, PackageConstant, Unreadable};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// What a Go file offers its package and asks of it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GoPackageSide {
-    /// The `package` clause's name (`target`, `target_test`).
-    pub package: String,
-    /// Package-level `const` and `var` names defined once in the file whose value is SQL text.
-    pub constants: Vec<PackageConstant>,
-    /// Names passed as the SQL of a database call that the file does not define.
-    pub uses: Vec<PackageUse>,
-}
-
-impl GoPackageSide {
-    pub fn is_empty(&self) -> bool {
-        self.constants.is_empty() && self.uses.is_empty()
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackageConstant {
-    pub name: String,
-    pub sql: String,
-    pub map: SourceMap,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackageUse {
-    pub name: String,
-    /// The call's argument.
-    pub at: HostPosition,
-    /// The call, as in [`EmbeddedQuery::source`] (`pgx Query`).
-    pub source: String,
-    /// The call takes only SQL (a `[queries] calls` wrapper): a name the package does not define
-    /// is reported as unreadable. A method other libraries share (`Query`, `Get`) is read only
-    /// when the name is an SQL constant.
-    pub certain: bool,
-}
 
 /// What [`resolve`] adds to one file.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -143,6 +105,7 @@ fn is_test(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::extraction::{PackageUse, SourceMap};
     use super::*;
 
     fn constant(name: &str, sql: &str, line: usize) -> PackageConstant {

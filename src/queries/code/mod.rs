@@ -32,7 +32,7 @@ mod testing;
 mod typescript;
 
 pub use database::{decide as other_databases, evidence as database_evidence, Evidence, OtherDatabase};
-pub use extraction::{EmbeddedQuery, Extraction, HostPosition, Skipped, SourceMap, Unreadable};
+pub use extraction::{EmbeddedQuery, Extraction, GoPackageSide, HostPosition, Skipped, SourceMap, Unreadable};
 pub use language::Language;
 pub use project_calls::ProjectCalls;
 pub use sql_like::looks_like_sql;
