@@ -75,19 +75,19 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     extract_with(path, text, &ProjectCalls::default())
 }
 
-/// [`extract`], reading the SQL of the project's own wrapper `calls` too (Go, TypeScript and
-/// JavaScript).
+/// [`extract`], reading the SQL of the project's own wrapper `calls` too (Go, Rust, Java,
+/// TypeScript, JavaScript and Python; not Kotlin).
 pub fn extract_with(path: &Path, text: &str, calls: &ProjectCalls) -> Result<Extraction> {
     let Some(language) = language_of(path) else {
         return Ok(Extraction::default());
     };
     let mut found = match language {
         Language::Go => go::extract(text, calls),
-        Language::Rust => rust::extract(text),
-        Language::Java => java::extract(text),
+        Language::Rust => rust::extract(text, calls),
+        Language::Java => java::extract(text, calls),
         Language::Kotlin => kotlin::extract(text),
         Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text, calls),
-        Language::Python => python::extract(text),
+        Language::Python => python::extract(text, calls),
         Language::MyBatis => mybatis::extract(path, text)?,
         Language::SqlxOffline => sqlx_offline::extract(path, text)?,
     };
