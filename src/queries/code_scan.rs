@@ -177,7 +177,7 @@ enum Kept<'a> {
 
 /// The queries of host files (`display` names each, and gives its language), and their notes:
 /// a Go file is judged with its package, the other files of its directory given by `siblings`
-/// (each with what [`evidence`] found in it) when they are not among `files`.
+/// (each as [`sibling`] reads it) when they are not among `files`.
 pub fn scan(
     files: Vec<(String, Arc<str>)>,
     siblings: &[(String, Sibling)],
