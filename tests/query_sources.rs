@@ -284,6 +284,32 @@ fn migration_code_is_counted_never_checked() {
 }
 
 #[test]
+fn test_code_is_counted_never_checked() {
+    let dir = fixture("test_code");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    // The same predicate in the application's code is a finding; in a Go test file, a `testdata`
+    // directory or a Rust `#[cfg(test)]` module it is not.
+    assert_eq!(files, ["fixtures/queries/test_code/internal/store/users.go"]);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    for note in [
+        "fixtures/queries/test_code/internal/store/users_test.go: test code (a Go test file): 1 statement(s) not checked.",
+        "fixtures/queries/test_code/internal/store/testdata/seed.go: test code (in a `testdata` directory): 1 statement(s) not checked.",
+        "fixtures/queries/test_code/src/db.rs: 1 statement(s) in test code (a `#[cfg(test)]` module) were not checked.",
+    ] {
+        assert!(notes.contains(&note), "{notes:#?}");
+    }
+    let listed: Value = serde_json::from_str(&run(&dir, &["queries", "--format", "json", "."])).unwrap();
+    assert_eq!((listed["totals"]["queries"].as_u64(), listed["totals"]["test"].as_u64()), (Some(2), Some(3)));
+}
+
+#[test]
 fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
     let dir = fixture("project_calls");
     let output = Command::cargo_bin("sluice")
