@@ -363,10 +363,11 @@ def measure(name, snapshot, commit, stack, languages, args):
         for note in file["unreadable"]:
             if note["source"].startswith("MyBatis ") and not note["source"].startswith("MyBatis @"):
                 mapper_found[file["path"]] += 1
-        # Another database's SQL and migration code: counted in the file's note, never checked;
-        # a census item there is found (not dropped), as an unreadable mapper statement is.
+        # Another database's SQL, migration code and test code: counted in the file's note, never
+        # checked; a census item there is found (not dropped), as an unreadable mapper statement is.
         aside = sum(o["statements"] for o in file.get("other_database") or [])
         aside += (file.get("migration") or {}).get("statements", 0)
+        aside += (file.get("test") or {}).get("statements", 0)
         set_aside[file["path"]] += aside
         mapper_found[file["path"]] += aside
 
@@ -419,6 +420,7 @@ def measure(name, snapshot, commit, stack, languages, args):
         "sqlx_census": result["sqlx_census"], "sqlx_found": result["sqlx_found"],
         "extra": len(extras),
         "other_database": extracted["totals"].get("other_database", 0), "migration": extracted["totals"].get("migration", 0),
+        "test": extracted["totals"].get("test", 0),
         "aside_found": result["aside_found"],
     }
     return row, misses, extras, extracted
@@ -452,14 +454,14 @@ def main():
         unparsed = [q["sql"][:300] for f in extracted["files"] for q in f["queries"] if not q["parsed"]]
         details[app[0]] = {"misses": misses, "extras": [list(e) for e in extras], "unparsed": unparsed}
         print(json.dumps(row), file=sys.stderr)
-    print("| application | stack | commit | files | queries | parsed | literal/constant found | nativeQuery | MyBatis | .sqlx | run time | unreadable | JPQL skipped | another database / migration code | extra |")
+    print("| application | stack | commit | files | queries | parsed | literal/constant found | nativeQuery | MyBatis | .sqlx | run time | unreadable | JPQL skipped | another database / migration / test code | extra |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['app']} | {r['stack']} | {r['commit']} | {r['scanned']} | {r['queries']} | "
               f"{percent(r['parsed'], r['queries'])} | {r['literal_found']}/{r['literal_census']} ({percent(r['literal_found'], r['literal_census'])}) | "
               f"{r['native_found']}/{r['native_census']} | {r['mapper_found']}/{r['mapper_census']} | {r['sqlx_found']}/{r['sqlx_census']} | "
               f"{r['seconds']} s | {r['unreadable']} (census: {r['dynamic_census']} built at run time) | {r['skipped']} ({r['jpql_census']}) | "
-              f"{r['other_database']} / {r['migration']} | {r['extra']} |")
+              f"{r['other_database']} / {r['migration']} / {r['test']} | {r['extra']} |")
     total = {key: sum(r[key] for r in rows) for key in ("queries", "parsed", "literal_found", "literal_census")}
     print(f"\nAll: {total['parsed']} of {total['queries']} parsed ({percent(total['parsed'], total['queries'])}); "
           f"{total['literal_found']} of {total['literal_census']} literal and constant queries found.")

@@ -78,7 +78,7 @@ fn the_table_shows_file_line_column_source_and_first_line() {
     assert_eq!(lines[1], "internal/store/users.go: 1 unreadable (line 12)");
     assert_eq!(
         lines.last().unwrap(),
-        &"1 queries in 1 files (1 parsed by Sluice), 1 unreadable, 0 skipped, 0 for another database, 0 in migration code; 1 files scanned"
+        &"1 queries in 1 files (1 parsed by Sluice), 1 unreadable, 0 skipped, 0 for another database, 0 in migration code, 0 in test code; 1 files scanned"
     );
 }
 

@@ -346,6 +346,15 @@ fn optional_filters_and_expression_indexes_agree_with_postgresql() {
 
 /// crates.io's tables as its history had them (rust-lang/crates.io `migrations/`), cut to the
 /// columns its queries compare.
+/// langfuse's datasets before its composite key.
+const DATASETS: &str = "CREATE TABLE datasets (id text NOT NULL, project_id text NOT NULL, name text);
+ALTER TABLE datasets ADD CONSTRAINT datasets_pkey PRIMARY KEY (id);";
+const DATASETS_NEW_KEY: &str = "ALTER TABLE \"datasets\" DROP CONSTRAINT \"datasets_pkey\",
+ADD CONSTRAINT \"datasets_pkey\" PRIMARY KEY (\"id\", \"project_id\");";
+const DATASETS_PROJECT_FIRST: &str =
+    "ALTER TABLE datasets DROP CONSTRAINT datasets_pkey, ADD CONSTRAINT datasets_pkey PRIMARY KEY (project_id, id);";
+const DATASET_BY_ID: &str = "SELECT name FROM datasets WHERE id = 'd1'";
+
 const CRATES: &str = "
 CREATE TABLE crates (id serial PRIMARY KEY, name varchar NOT NULL);
 ALTER TABLE crates ADD CONSTRAINT packages_name_key UNIQUE (name);
@@ -513,6 +522,11 @@ CREATE UNIQUE INDEX crate_owners_not_deleted ON crate_owners (crate_id, owner_id
             // … and the unique constraint alone dropped: crate_owners found by `crate_id = 5`
             // through index_crate_owners_crate_id, each row probing teams_pkey and users_pkey.
             (&[CRATES, drop_owner_key], OWNER_REMOVE, "crate_owners", "owner_id", false),
+            // langfuse's `20240718004923_datasets_tables_add_projectid_composite_key`: the new
+            // primary key is added by the dropping ALTER TABLE itself, led by the same column.
+            (&[DATASETS, DATASETS_NEW_KEY], DATASET_BY_ID, "datasets", "id", false),
+            // … led by another column: `id` is no longer searched (the whole index is read).
+            (&[DATASETS, DATASETS_PROJECT_FIRST], DATASET_BY_ID, "datasets", "id", false),
             // Nothing narrows crate_owners: it is read whole to drive the join.
             (
                 &[CRATES, drop_owner_key],

@@ -284,6 +284,32 @@ fn migration_code_is_counted_never_checked() {
 }
 
 #[test]
+fn test_code_is_counted_never_checked() {
+    let dir = fixture("test_code");
+    let output = Command::cargo_bin("sluice")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["lint", "--format", "json", "--no-cache"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    // The same predicate in the application's code is a finding; in a Go test file, a `testdata`
+    // directory or a Rust `#[cfg(test)]` module it is not.
+    assert_eq!(files, ["fixtures/queries/test_code/internal/store/users.go"]);
+    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    for note in [
+        "fixtures/queries/test_code/internal/store/users_test.go: test code (a Go test file): 1 statement(s) not checked.",
+        "fixtures/queries/test_code/internal/store/testdata/seed.go: test code (in a `testdata` directory): 1 statement(s) not checked.",
+        "fixtures/queries/test_code/src/db.rs: 1 statement(s) in test code (a `#[cfg(test)]` module) were not checked.",
+    ] {
+        assert!(notes.contains(&note), "{notes:#?}");
+    }
+    let listed: Value = serde_json::from_str(&run(&dir, &["queries", "--format", "json", "."])).unwrap();
+    assert_eq!((listed["totals"]["queries"].as_u64(), listed["totals"]["test"].as_u64()), (Some(2), Some(3)));
+}
+
+#[test]
 fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
     let dir = fixture("project_calls");
     let output = Command::cargo_bin("sluice")
@@ -348,12 +374,13 @@ fn a_go_constant_passed_in_another_file_of_its_package_is_checked_where_it_is_wr
     let on_code = on_queries(&findings, "internal/reports/");
     let rule = "function-on-indexed-column".to_string();
     // The constant's predicate in query.go, named after the call in repository.go; the test
-    // file's own constant and the one it passes are read too (a test sees its package).
+    // file is set aside, and the constant only it passes is no query.
     assert!(on_code.contains(&("query.go".to_string(), 9, 8, rule.clone())), "{on_code:?}");
     let error = findings.iter().find(|f| f["file"].as_str().unwrap().ends_with("query.go")).unwrap();
     assert!(error["message"].as_str().unwrap().ends_with("(in pgx Query in repository.go:14)"), "{error}");
     let listed = run(&app, &["queries", "internal"]);
-    assert!(listed.contains("4 queries in 2 files"), "{listed}");
+    assert!(listed.contains("2 queries in 1 files"), "{listed}");
+    assert!(listed.contains("query_test.go: 1 in test code (a Go test file), not checked"), "{listed}");
 
     // Served from the cache, the package is joined again: a call that no longer passes the
     // constant takes its query away although query.go did not change.

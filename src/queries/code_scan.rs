@@ -256,8 +256,8 @@ fn set_aside(display: &str, extracted: Extracted, what: String) -> Extracted {
 }
 
 /// What sets a file's code aside, if anything: it is migration code (`relative` is its path below
-/// the directory scanned; `migrations` the configured migrations directory), or its package's or
-/// its own code is another database's.
+/// the directory scanned; `migrations` the configured migrations directory), test code, or its
+/// package's or its own code is another database's.
 fn set_aside_as(
     path: &Path,
     relative: &Path,
@@ -271,6 +271,9 @@ fn set_aside_as(
         .or_else(|| extracted.migration.clone());
     if let Some(why) = migration {
         return Some(format!("migration code ({why})"));
+    }
+    if let Some(why) = code::test_code::by_path(relative) {
+        return Some(format!("test code ({why})"));
     }
     other.map(|other| format!("{} code ({})", other.database, other.shown_by))
 }
@@ -302,6 +305,12 @@ fn note(display: &str, extraction: &Extraction) -> Option<String> {
         parts.push(format!(
             "{} statement(s) for {} ({}) were not checked",
             other.statements, other.database, other.shown_by
+        ));
+    }
+    if extraction.test_statements > 0 {
+        parts.push(format!(
+            "{} statement(s) in test code (a `#[cfg(test)]` module) were not checked",
+            extraction.test_statements
         ));
     }
     if !extraction.skipped.is_empty() {

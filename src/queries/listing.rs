@@ -57,6 +57,11 @@ impl Listing {
         self.files.iter().map(|f| f.extraction.migration_statements).sum()
     }
 
+    /// Statements of test code (see [`code::test_code`], Rust `#[cfg(test)]` modules), not checked.
+    pub fn test(&self) -> usize {
+        self.files.iter().map(|f| f.extraction.test_statements).sum()
+    }
+
     /// Statements for another database (MySQL, SQLite code; MyBatis `databaseId`), not checked.
     pub fn other_database(&self) -> usize {
         self.files.iter().map(|f| f.extraction.other_database_statements()).sum()
@@ -125,10 +130,11 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool, calls: &code::ProjectCalls) -> R
     for (file, other) in files.iter_mut().zip(decided) {
         let relative = paths.iter().find_map(|p| file.path.strip_prefix(p).ok()).unwrap_or(&file.path);
         let migration = code::migration_code::by_path(relative).or_else(|| file.extraction.migration.clone());
-        match (migration, other) {
-            (Some(why), _) => file.extraction.set_aside_as_migration(why),
-            (None, Some(other)) => file.extraction.set_aside(other),
-            (None, None) => {}
+        match (migration, code::test_code::by_path(relative), other) {
+            (Some(why), _, _) => file.extraction.set_aside_as_migration(why),
+            (None, Some(why), _) => file.extraction.set_aside_as_test(why),
+            (None, None, Some(other)) => file.extraction.set_aside(other),
+            (None, None, None) => {}
         }
     }
     files.retain(|f| !f.extraction.is_empty());
@@ -216,6 +222,7 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
             && skipped.is_empty()
             && other_database.is_empty()
             && file.extraction.migration_statements == 0
+            && file.extraction.test_statements == 0
         {
             continue;
         }
@@ -238,6 +245,10 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         if let Some(why) = file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0) {
             notes.push(format!("{} in migration code ({why}), not checked", file.extraction.migration_statements));
         }
+        if file.extraction.test_statements > 0 {
+            let why = file.extraction.test.as_deref().unwrap_or("a `#[cfg(test)]` module");
+            notes.push(format!("{} in test code ({why}), not checked", file.extraction.test_statements));
+        }
         writeln!(out, "{}: {}", file.path.display(), notes.join(", "))?;
         for note in unreadable {
             writeln!(out, "  {}:{} {}: {}", note.at.line, note.at.column, note.source, note.reason)?;
@@ -246,7 +257,7 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
     let files_with_queries = listing.files.iter().filter(|f| !f.extraction.queries.is_empty()).count();
     writeln!(
         out,
-        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database, {} in migration code; {} files scanned",
+        "{} queries in {} files ({} parsed by Sluice), {} unreadable, {} skipped, {} for another database, {} in migration code, {} in test code; {} files scanned",
         listing.queries(),
         files_with_queries,
         listing.parsed(),
@@ -254,6 +265,7 @@ pub fn write_table(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
         listing.skipped(),
         listing.other_database(),
         listing.migration(),
+        listing.test(),
         listing.scanned
     )
 }
@@ -306,6 +318,10 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
                 "other_database": other_database,
                 "migration": file.extraction.migration.as_ref().filter(|_| file.extraction.migration_statements > 0)
                     .map(|why| serde_json::json!({ "shown_by": why, "statements": file.extraction.migration_statements })),
+                "test": (file.extraction.test_statements > 0).then(|| serde_json::json!({
+                    "shown_by": file.extraction.test.as_deref().unwrap_or("a `#[cfg(test)]` module"),
+                    "statements": file.extraction.test_statements,
+                })),
             })
         })
         .collect();
@@ -319,6 +335,7 @@ pub fn write_json(listing: &Listing, out: &mut dyn Write) -> io::Result<()> {
             "skipped": listing.skipped(),
             "other_database": listing.other_database(),
             "migration": listing.migration(),
+            "test": listing.test(),
         },
     });
     serde_json::to_writer_pretty(&mut *out, &document)?;

@@ -122,6 +122,15 @@ fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
     let super::context::Role::Migration(state) = cx.role else { return Vec::new() };
     let mut same_transaction = state.in_transaction();
     let mut out = Vec::new();
+    // A constraint the dropping `ALTER TABLE` itself adds (langfuse's `DROP CONSTRAINT
+    // "datasets_pkey", ADD CONSTRAINT "datasets_pkey" PRIMARY KEY ("id", "project_id")`): one
+    // statement is atomic, and its lock holds every query until the new index is built, in or
+    // out of a transaction.
+    if let Ddl::AlterTable { table, actions, .. } = &cx.statement.ddl {
+        if table == &dropped.table {
+            added_constraints(actions, cx.statement.span.line, true, &mut out);
+        }
+    }
     let after = cx.file.parsed.statements.iter().filter(|s| s.span.start >= cx.statement.span.end);
     for statement in after {
         let line = statement.span.line;
@@ -134,20 +143,24 @@ fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
                 predicate: create.predicate.clone(),
             }),
             Ddl::AlterTable { table, actions, .. } if table == &dropped.table => {
-                for action in actions {
-                    if let AlterAction::AddConstraint(c) = action {
-                        if let ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } = &c.kind
-                        {
-                            let keys = columns.iter().cloned().map(IndexKey::Column).collect();
-                            out.push(Later { line, same_transaction, keys, predicate: None });
-                        }
-                    }
-                }
+                added_constraints(actions, line, same_transaction, &mut out);
             }
             _ => {}
         }
     }
     out
+}
+
+/// The PRIMARY KEY and UNIQUE constraints an `ALTER TABLE`'s `actions` add, as indexes.
+fn added_constraints(actions: &[AlterAction], line: usize, same_transaction: bool, out: &mut Vec<Later>) {
+    for action in actions {
+        if let AlterAction::AddConstraint(c) = action {
+            if let ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } = &c.kind {
+                let keys = columns.iter().cloned().map(IndexKey::Column).collect();
+                out.push(Later { line, same_transaction, keys, predicate: None });
+            }
+        }
+    }
 }
 
 /// Where a user of the dropped index is, to be asked again against the schema at the end of
@@ -720,6 +733,31 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
             ("001.sql", BASE),
             query,
             ("002.sql", "BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX r2 ON reports (region, day);\nCREATE INDEX r3 ON reports (day) WHERE code IS NULL;\nCOMMIT;"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+    }
+
+    #[test]
+    fn a_replacement_added_by_the_dropping_alter_table_is_no_drop() {
+        // langfuse's 20240718004923_datasets_tables_add_projectid_composite_key: the new primary
+        // key, led by the same column, is built by the statement that drops the old one, so no
+        // query runs without it (PostgreSQL reads it: `Index Only Scan using datasets_pkey`,
+        // `Index Cond: ((id = $1) AND (project_id = $2))`), with or without BEGIN around it.
+        let base = "CREATE TABLE datasets (id text NOT NULL, project_id text NOT NULL, name text);\n\
+                    ALTER TABLE datasets ADD CONSTRAINT datasets_pkey PRIMARY KEY (id);";
+        let query = ("queries/q.sql", "SELECT name FROM datasets WHERE id = $1;");
+        for migration in [
+            "ALTER TABLE \"datasets\" DROP CONSTRAINT \"datasets_pkey\",\nADD CONSTRAINT \"datasets_pkey\" PRIMARY KEY (\"id\", \"project_id\");",
+            "BEGIN;\nALTER TABLE datasets DROP CONSTRAINT datasets_pkey, ADD CONSTRAINT datasets_new_pkey PRIMARY KEY (id, project_id);\nCOMMIT;",
+        ] {
+            let found = flagged(&[("001.sql", base), query, ("002.sql", migration)]);
+            assert!(found.is_empty(), "{migration}: {found:#?}");
+        }
+        // A replacement led by another column serves nothing the query asks.
+        let found = flagged(&[
+            ("001.sql", base),
+            query,
+            ("002.sql", "ALTER TABLE datasets DROP CONSTRAINT datasets_pkey, ADD CONSTRAINT datasets_pkey PRIMARY KEY (project_id, id);"),
         ]);
         assert_eq!(found.len(), 1, "{found:#?}");
     }

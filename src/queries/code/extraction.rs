@@ -26,6 +26,11 @@ pub struct Extraction {
     /// A Go file's package-level SQL constants and the names it passes that it does not define:
     /// answered by the other files of its package ([`super::go_package::resolve`]).
     pub go_package: Option<GoPackageSide>,
+    /// The statements of test code (a Rust `#[cfg(test)]` module, or the whole file once
+    /// [`Extraction::set_aside_as_test`] has set it aside), not checked.
+    pub test_statements: usize,
+    /// Why the whole file is test code (`a Go test file`), once set aside as such.
+    pub test: Option<String>,
 }
 
 /// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
@@ -58,6 +63,7 @@ impl Extraction {
             && self.skipped.is_empty()
             && self.other_database.is_empty()
             && self.migration_statements == 0
+            && self.test_statements == 0
     }
 
     /// Sets the file's SQL aside as `other`'s (its queries, and the SQL it could not read):
@@ -77,6 +83,14 @@ impl Extraction {
         self.queries.clear();
         self.unreadable.clear();
         self.migration = Some(why);
+    }
+
+    /// Sets the file's SQL aside as test code (`why`: "a Go test file").
+    pub fn set_aside_as_test(&mut self, why: String) {
+        self.test_statements += self.queries.len() + self.unreadable.len();
+        self.queries.clear();
+        self.unreadable.clear();
+        self.test = Some(why);
     }
 
     /// Counts one statement for `database` (shown by `shown_by`), set aside where it stands.

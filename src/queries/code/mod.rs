@@ -27,6 +27,7 @@ mod signs;
 mod sql_like;
 mod sqlx_offline;
 mod syntax;
+pub mod test_code;
 #[cfg(test)]
 mod testing;
 mod typescript;

@@ -4,9 +4,12 @@
 //!
 //! - `<include refid>` is replaced by the mapper's `<sql id>` fragment (a fragment of another
 //!   mapper is not read: unreadable);
-//! - `<if>` and `<when>` keep their content; a `<choose>` takes its first `<when>` (the
-//!   branches exclude each other: all of them together are no statement MyBatis sends), or its
-//!   `<otherwise>`;
+//! - `<if>` and `<when>` keep their content; a `<choose>` takes one branch (they exclude each
+//!   other: all of them together are no statement MyBatis sends), and each of its `<when>`s and
+//!   its `<otherwise>` is read in a statement of its own: the first with the first branch of
+//!   every `<choose>`, the n-th with the n-th branch of each `<choose>` that has one (the first of
+//!   the others). The branch a deployment takes may be any (guacamole's `UserMapper.xml` compares
+//!   `name` bare when usernames are case-sensitive, `LOWER(name)` in `<otherwise>`);
 //! - `<where>`, `<set>` and `<trim>` add their prefix and drop the leading `AND`/`OR` or trailing
 //!   comma (`prefixOverrides`, `suffixOverrides`) as MyBatis's `TrimSqlNode` does;
 //! - `<foreach>` is one item: `open`, the body, `close`;
@@ -26,6 +29,7 @@ use super::extraction::{Extraction, HostPosition, Unreadable};
 use super::syntax::{Host, SqlText};
 use crate::error::{Error, Result};
 use roxmltree::{Document, Node, ParsingOptions};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -49,7 +53,7 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     let namespace = root.attribute("namespace").unwrap_or("");
     let fragments: HashMap<&str, Node> =
         root.children().filter(|n| n.has_tag_name("sql")).filter_map(|n| n.attribute("id").map(|id| (id, n))).collect();
-    let mapper = Mapper { host: Host::new(text), fragments, namespace };
+    let mapper = Mapper { host: Host::new(text), fragments, namespace, pick: Cell::new(0), more: Cell::new(false) };
     for statement in root.children().filter(|n| STATEMENTS.contains(&n.tag_name().name())) {
         mapper.statement(statement, &mut out);
         for key in statement.children().filter(|n| n.has_tag_name("selectKey")) {
@@ -72,7 +76,7 @@ pub fn script(literal: &SqlText, source: String, out: &mut Extraction) {
             return;
         }
     };
-    let mapper = Mapper { host, fragments: HashMap::new(), namespace: "" };
+    let mapper = Mapper { host, fragments: HashMap::new(), namespace: "", pick: Cell::new(0), more: Cell::new(false) };
     mapper.read(document.root_element(), source, out);
 }
 
@@ -80,7 +84,14 @@ struct Mapper<'a, 'input> {
     host: Host<'a>,
     fragments: HashMap<&'a str, Node<'a, 'input>>,
     namespace: &'a str,
+    /// Which branch of each `<choose>` this expansion takes (the first where it has fewer).
+    pick: Cell<usize>,
+    /// Whether a `<choose>` of this expansion has a branch after the one it took.
+    more: Cell<bool>,
 }
+
+/// How many branch-by-branch expansions of one statement are read, at most.
+const MAX_BRANCHES: usize = 16;
 
 /// Why a statement cannot be read: where and what.
 struct Unread {
@@ -100,16 +111,32 @@ impl<'a, 'input> Mapper<'a, 'input> {
         self.read(node, source, out);
     }
 
-    /// The statement `node` holds, expanded, or why it cannot be read.
+    /// The statement `node` holds, expanded once per branch of its `<choose>`s, or why it
+    /// cannot be read.
     fn read(&self, node: Node<'a, 'input>, source: String, out: &mut Extraction) {
-        let mut text = SqlText::default();
-        let read = self.expand(node, &mut text, 0).and_then(|()| text_interpolation(&text));
-        match read {
-            Ok(()) => {
-                let (start, end) = trimmed(&text.sql);
-                out.queries.push(text.slice(start, end).into_query(source));
+        let mut seen: Vec<String> = Vec::new();
+        for pick in 0..MAX_BRANCHES {
+            self.pick.set(pick);
+            self.more.set(false);
+            let mut text = SqlText::default();
+            let read = self.expand(node, &mut text, 0).and_then(|()| text_interpolation(&text));
+            match read {
+                Ok(()) => {
+                    let (start, end) = trimmed(&text.sql);
+                    let query = text.slice(start, end).into_query(source.clone());
+                    if !seen.contains(&query.sql) {
+                        seen.push(query.sql.clone());
+                        out.queries.push(query);
+                    }
+                }
+                Err(unread) => {
+                    out.unreadable.push(Unreadable { at: unread.at, source: source.clone(), reason: unread.reason });
+                    break;
+                }
             }
-            Err(unread) => out.unreadable.push(Unreadable { at: unread.at, source, reason: unread.reason }),
+            if !self.more.get() {
+                break;
+            }
         }
     }
 
@@ -126,12 +153,17 @@ impl<'a, 'input> Mapper<'a, 'input> {
             match child.tag_name().name() {
                 "include" => self.include(child, out, depth)?,
                 "choose" => {
-                    let branch = child
+                    let branches: Vec<Node> = child
                         .children()
-                        .find(|n| n.has_tag_name("when"))
-                        .or_else(|| child.children().find(|n| n.has_tag_name("otherwise")));
-                    if let Some(branch) = branch {
-                        self.expand(branch, out, depth)?;
+                        .filter(|n| n.has_tag_name("when"))
+                        .chain(child.children().filter(|n| n.has_tag_name("otherwise")))
+                        .collect();
+                    let pick = self.pick.get();
+                    if branches.len() > pick + 1 {
+                        self.more.set(true);
+                    }
+                    if let Some(branch) = branches.get(pick).or_else(|| branches.first()) {
+                        self.expand(*branch, out, depth)?;
                     }
                 }
                 "where" => self.trim(child, out, depth, "WHERE", "AND |OR ", "", "")?,
@@ -363,12 +395,85 @@ mod tests {
         let reason = "${column} is text pasted into the statement where a name or SQL goes";
         assert_eq!(unreadable_lines(&found), vec![(47, reason.to_string())]);
         assert_eq!(found.unreadable[0].at.column, 35);
-        assert_eq!(found.queries.len(), 6);
+        // `search`'s `<choose>` is read once per branch (`ORDER BY created_at DESC`, `ORDER BY id`).
+        assert_eq!(found.queries.len(), 7);
+        let orders: Vec<&str> = found
+            .queries
+            .iter()
+            .filter(|q| q.source == "MyBatis select search")
+            .map(|q| &q.sql[q.sql.find("ORDER BY").unwrap()..])
+            .collect();
+        assert_eq!(orders, ["ORDER BY created_at DESC", "ORDER BY id"]);
         // `byIdMysql` is for MySQL: counted, not read.
         assert!(found.skipped.is_empty());
         let other: Vec<_> =
             found.other_database.iter().map(|o| (o.database.as_str(), o.shown_by.as_str(), o.statements)).collect();
         assert_eq!(other, vec![("mysql", "databaseId=\"mysql\"", 1)]);
+    }
+
+    /// guacamole-client's PostgreSQL `UserMapper.xml` (`selectReadable`'s shape): which side of
+    /// each `<choose>` runs is the deployment's setting.
+    const CHOOSE: &str = r#"<mapper namespace="org.apache.guacamole.auth.jdbc.user.UserMapper">
+    <select id="select" resultMap="UserResultMap">
+        SELECT guacamole_user.user_id FROM guacamole_user
+        JOIN guacamole_entity ON guacamole_user.entity_id = guacamole_entity.entity_id
+        WHERE
+            <choose>
+                <when test="caseSensitivity.caseSensitiveUsernames()">
+                    guacamole_entity.name
+                </when>
+                <otherwise>
+                    LOWER(guacamole_entity.name)
+                </otherwise>
+            </choose>
+            IN
+            <foreach collection="identifiers" item="identifier" open="(" separator="," close=")">
+                <choose>
+                    <when test="caseSensitivity.caseSensitiveUsernames()">
+                        #{identifier,jdbcType=VARCHAR}
+                    </when>
+                    <otherwise>
+                        LOWER(#{identifier,jdbcType=VARCHAR})
+                    </otherwise>
+                </choose>
+            </foreach>
+            AND guacamole_entity.type = 'USER'::guacamole_entity_type
+    </select>
+    <select id="count">SELECT count(*) FROM guacamole_user<choose><when test="a">WHERE disabled</when></choose></select>
+</mapper>"#;
+
+    #[test]
+    fn every_branch_of_a_choose_is_read() {
+        let found = extract(Path::new("UserMapper.xml"), CHOOSE).unwrap();
+        let squashed: Vec<(String, String)> = found
+            .queries
+            .iter()
+            .map(|q| (q.source.clone(), q.sql.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .collect();
+        let head = "SELECT guacamole_user.user_id FROM guacamole_user JOIN guacamole_entity ON \
+                    guacamole_user.entity_id = guacamole_entity.entity_id WHERE";
+        let tail = "AND guacamole_entity.type = 'USER'::guacamole_entity_type";
+        assert_eq!(
+            squashed,
+            vec![
+                (
+                    "MyBatis select select".to_string(),
+                    format!("{head} guacamole_entity.name IN ( #{{identifier,jdbcType=VARCHAR}} ) {tail}")
+                ),
+                (
+                    "MyBatis select select".to_string(),
+                    format!(
+                        "{head} LOWER(guacamole_entity.name) IN ( LOWER(#{{identifier,jdbcType=VARCHAR}}) ) {tail}"
+                    )
+                ),
+                // One branch: read once.
+                ("MyBatis select count".to_string(), "SELECT count(*) FROM guacamole_userWHERE disabled".to_string()),
+            ]
+        );
+        // The second statement's LOWER points at the <otherwise>'s line.
+        let second = &found.queries[1];
+        let at = second.map.position(&second.sql, second.sql.find("LOWER(guacamole_entity").unwrap());
+        assert_eq!(at.line, 11);
     }
 
     #[test]

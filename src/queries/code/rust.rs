@@ -61,7 +61,39 @@ pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
         _ => {}
     });
     syntax_errors(root, &host, "Rust", &STRINGS, &mut out);
+    set_aside_tests(root, &host, &mut out);
     out
+}
+
+/// Sets aside the SQL of `#[cfg(test)]` (and `#[cfg(any(test, …))]`) modules: a unit test's queries run against the test's
+/// own fixtures, not in the application (lakekeeper's `grant.rs` tests look tabulars up by
+/// `tabular_id` alone, which no application query does), so they are counted, never checked.
+fn set_aside_tests(root: Node, host: &Host, out: &mut Extraction) {
+    let mut modules: Vec<(usize, usize)> = Vec::new();
+    walk(root, |node| {
+        if node.kind() != "mod_item" {
+            return;
+        }
+        let mut previous = node.prev_named_sibling();
+        while let Some(attribute) = previous.filter(|p| p.kind() == "attribute_item") {
+            let text: String = host.text_of(attribute).chars().filter(|c| !c.is_whitespace()).collect();
+            // `#[cfg(any(test, feature = "test-utils"))]`: lakekeeper's test modules, shared with
+            // other crates' tests through a feature.
+            if text == "#[cfg(test)]" || text.starts_with("#[cfg(any(test,") {
+                modules.push((node.start_position().row + 1, node.end_position().row + 1));
+                return;
+            }
+            previous = attribute.prev_named_sibling();
+        }
+    });
+    if modules.is_empty() {
+        return;
+    }
+    let in_tests = |line: usize| modules.iter().any(|(start, end)| (*start..=*end).contains(&line));
+    let before = out.queries.len() + out.unreadable.len();
+    out.queries.retain(|q| !in_tests(q.map.start().line));
+    out.unreadable.retain(|u| !in_tests(u.at.line));
+    out.test_statements += before - out.queries.len() - out.unreadable.len();
 }
 
 struct RustFile<'a, 't> {
@@ -316,6 +348,22 @@ mod tests {
         assert_query(&found, FIXTURE, "tokio-postgres query_one", "SELECT total FROM orders WHERE id = $1", (47, 14));
         assert_query(&found, FIXTURE, "diesel sql_query", "SELECT * FROM users ORDER BY id", (55, 24));
         assert_eq!(found.queries.len(), 6, "{:#?}", found.queries);
+    }
+
+    #[test]
+    fn queries_in_cfg_test_modules_are_set_aside() {
+        // lakekeeper's grant.rs: the application's query, then a test module's lookup.
+        let text = "pub async fn list(pool: &PgPool, w: Uuid) {\n    sqlx::query!(\"SELECT tabular_id FROM tabular WHERE warehouse_id = $1\", w);\n}\n\n\
+                    #[cfg(test)]\n#[allow(unused)]\nmod tests {\n    async fn count(pool: &PgPool, id: Uuid) {\n        \
+                    sqlx::query_scalar!(\"SELECT count(*) FROM tabular WHERE tabular_id = $1\", id);\n        \
+                    sqlx::query(&format!(\"DELETE FROM {}\", t));\n    }\n}\n\n\
+                    #[cfg(not(test))]\nmod live {\n    fn f() { sqlx::query!(\"SELECT 1\"); }\n}\n\n\
+                    #[cfg(any(test, feature = \"test-utils\"))]\npub mod shared {\n    fn g() { sqlx::query!(\"SELECT 2\"); }\n}\n";
+        let found = extract(text);
+        let sql: Vec<&str> = found.queries.iter().map(|q| q.sql.as_str()).collect();
+        assert_eq!(sql, vec!["SELECT tabular_id FROM tabular WHERE warehouse_id = $1", "SELECT 1"]);
+        assert!(found.unreadable.is_empty(), "{:?}", found.unreadable);
+        assert_eq!(found.test_statements, 3);
     }
 
     #[test]
