@@ -519,9 +519,7 @@ impl Walker<'_> {
         while let Some((expr, optional, negated, alternative)) = pending.pop() {
             match expr {
                 Expr::Nested(e) => pending.push((e, optional, negated, alternative)),
-                Expr::UnaryOp { op: UnaryOperator::Not, expr } => {
-                    pending.push((expr, optional, !negated, alternative))
-                }
+                Expr::UnaryOp { op: UnaryOperator::Not, expr } => pending.push((expr, optional, !negated, alternative)),
                 Expr::BinaryOp { left, op: BinaryOperator::Or, right } => {
                     let test = parameter_null_test(left).or_else(|| parameter_null_test(right));
                     // `$1 IS NULL OR x = $1` is no alternative in a plan made for the parameter's
