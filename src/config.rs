@@ -138,8 +138,8 @@ pub struct QueriesConfig {
     #[serde(default)]
     pub code: Vec<PathBuf>,
     /// The project's own functions that take SQL (`rawQuery`, `db.rawQuery`): the first
-    /// argument of their calls in the code directories is read as a query (Go, TypeScript,
-    /// JavaScript; see `queries::code::ProjectCalls`).
+    /// argument of their calls in the code directories is read as a query (all languages read but
+    /// Kotlin; see `queries::code::ProjectCalls`).
     #[serde(default)]
     pub calls: Vec<String>,
     /// Exports of production's `pg_stat_statements` (`sluice stats workload`): one snapshot, or

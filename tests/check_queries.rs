@@ -379,3 +379,41 @@ fn a_project_wrapper_named_in_calls_is_checked_in_a_change() {
     let message = finding(&report, "function-on-indexed-column")["message"].as_str().unwrap();
     assert!(message.ends_with("(in store.run (sluice.toml calls))"), "{message}");
 }
+
+/// A Go package that keeps its SQL in query.go; repository.go passes the constants.
+const QUERY_GO: &str = "package reports
+
+const tripsOnDay = `SELECT id FROM trips WHERE day = $1`
+";
+
+const REPOSITORY_GO: &str = "package reports
+
+func (r *Repo) Trips(ctx context.Context, day string) error {
+\t_, err := r.pool.Exec(ctx, tripsOnDay, day)
+\treturn err
+}
+";
+
+#[test]
+fn a_go_constant_passed_in_another_file_is_checked_when_either_changes_or_a_migration_affects_it() {
+    let files = [("internal/reports/query.go", QUERY_GO), ("internal/reports/repository.go", REPOSITORY_GO)];
+    // An added migration drops the index the constant's query needs: the unchanged query.go
+    // names the table, and its package's unchanged call makes its constant a query.
+    let repo = base_repo_with(&files);
+    repo.write("db/migrations/0020_drop.sql", "SET lock_timeout = '5s';\nDROP INDEX CONCURRENTLY trips_day;\n");
+    repo.commit("drop an index");
+    let report = json(repo.check().env("CI", "true"), 1);
+    assert_eq!(found(&report), [pair("drop-index-in-use", "db/migrations/0020_drop.sql")]);
+    let message = finding(&report, "drop-index-in-use")["message"].as_str().unwrap();
+    assert!(message.contains("internal/reports/query.go:3"), "{message}");
+
+    // The constant changes; the call in the file the change leaves alone is read from the base.
+    let repo = base_repo_with(&files);
+    repo.write("internal/reports/query.go", &QUERY_GO.replace("WHERE day = $1", "WHERE day::text = $1"));
+    repo.commit("compare as text");
+    let report = json(repo.check().env("CI", "true"), 1);
+    assert_eq!(found(&report), [pair("function-on-indexed-column", "internal/reports/query.go")]);
+    let hit = finding(&report, "function-on-indexed-column");
+    assert_eq!(hit["line"].as_u64(), Some(3));
+    assert!(hit["message"].as_str().unwrap().ends_with("(in pgx Exec in repository.go:4)"), "{hit}");
+}

@@ -336,3 +336,38 @@ fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_go_constant_passed_in_another_file_of_its_package_is_checked_where_it_is_written() {
+    let work = tempfile::tempdir().unwrap();
+    let app = work.path().join("app");
+    let copied = std::process::Command::new("cp").arg("-r").arg(fixture("go_package")).arg(&app).status().unwrap();
+    assert!(copied.success());
+    let (code, findings) = lint(&app);
+    assert_eq!(code, 1);
+    let on_code = on_queries(&findings, "internal/reports/");
+    let rule = "function-on-indexed-column".to_string();
+    // The constant's predicate in query.go, named after the call in repository.go; the test
+    // file's own constant and the one it passes are read too (a test sees its package).
+    assert!(on_code.contains(&("query.go".to_string(), 9, 8, rule.clone())), "{on_code:?}");
+    let error = findings.iter().find(|f| f["file"].as_str().unwrap().ends_with("query.go")).unwrap();
+    assert!(error["message"].as_str().unwrap().ends_with("(in pgx Query in repository.go:14)"), "{error}");
+    let listed = run(&app, &["queries", "internal"]);
+    assert!(listed.contains("4 queries in 2 files"), "{listed}");
+
+    // Served from the cache, the package is joined again: a call that no longer passes the
+    // constant takes its query away although query.go did not change.
+    let cache = work.path().join("cache");
+    let cached = ["--cache-dir", cache.to_str().unwrap()];
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let cold = lint_with(&app, &["--no-cache"]);
+    assert_eq!(lint_with(&app, &cached), cold, "filling the cache");
+    assert_eq!(lint_with(&app, &cached), cold, "served from the cache");
+    assert!(cold.1.contains(&("query.go".to_string(), 9, rule.clone())), "{cold:?}");
+    let repository = app.join("internal/reports/repository.go");
+    let text = std::fs::read_to_string(&repository).unwrap();
+    std::fs::write(&repository, text.replace("departuresByLocalHour, route", "tripsOnDate, route")).unwrap();
+    let after = lint_with(&app, &cached);
+    assert_eq!(after, lint_with(&app, &["--no-cache"]));
+    assert!(!after.1.contains(&("query.go".to_string(), 9, rule)), "{after:?}");
+}

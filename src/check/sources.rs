@@ -16,7 +16,7 @@ use crate::lint::{self, MigrationSource, Settings, Sources};
 use crate::queries::blob_scan_cache::{BlobEntries, BlobScanCache};
 use crate::queries::changes::{self, QueryChange};
 use crate::queries::code::ProjectCalls;
-use crate::queries::code_scan::{FileNote, FileScan};
+use crate::queries::code_scan::{FileNote, FileScan, Sibling};
 use crate::queries::scan_cache::Extracted;
 use crate::queries::{code, code_scan, sqlc, ParsedQuery, Query, Source};
 use crate::rules::SourceFile;
@@ -238,7 +238,8 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String], calls: &ProjectCalls) -
         })
         .collect::<Result<_>>()?;
     let project = code_scan::Project { migrations: None, calls: calls.clone() };
-    let scanned: Vec<FileScan> = code_scan::scan(texts, &go_package_siblings(repo, side, paths)?, &project)?;
+    let siblings = go_package_siblings(repo, side, paths, calls)?;
+    let scanned: Vec<FileScan> = code_scan::scan(texts, &siblings, &project)?;
     let mut queries = Vec::new();
     let mut notes = Vec::new();
     for (found, note) in scanned {
@@ -249,10 +250,16 @@ fn scan_code(repo: &Repo, side: &Side, paths: &[String], calls: &ProjectCalls) -
 }
 
 /// The other `.go` files of the directories of the Go files among `paths`, with what each shows
-/// of its database: a Go file's SQL is its package's database's (the driver is imported once,
-/// in the file that opens the connection).
-fn go_package_siblings(repo: &Repo, side: &Side, paths: &[String]) -> Result<Vec<(String, Vec<code::Evidence>)>> {
-    go_package_siblings_known(repo, side, paths, &|_| None)
+/// of its database and offers its package: a Go file's SQL is its package's database's (the
+/// driver is imported once, in the file that opens the connection), and its constants are
+/// passed by the package's other files.
+fn go_package_siblings(
+    repo: &Repo,
+    side: &Side,
+    paths: &[String],
+    calls: &ProjectCalls,
+) -> Result<Vec<(String, Sibling)>> {
+    go_package_siblings_known(repo, side, paths, calls, &|_| None)
 }
 
 /// [`go_package_siblings`], taking what `known` (the code cache) has of a sibling before reading
@@ -261,8 +268,9 @@ fn go_package_siblings_known(
     repo: &Repo,
     side: &Side,
     paths: &[String],
-    known: &dyn Fn(&str) -> Option<Vec<code::Evidence>>,
-) -> Result<Vec<(String, Vec<code::Evidence>)>> {
+    calls: &ProjectCalls,
+    known: &dyn Fn(&str) -> Option<Sibling>,
+) -> Result<Vec<(String, Sibling)>> {
     let directory = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
     let scanned: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
     let dirs: BTreeSet<String> = paths.iter().filter(|p| p.ends_with(".go")).map(|p| directory(p)).collect();
@@ -272,10 +280,10 @@ fn go_package_siblings_known(
             if !path.ends_with(".go") || directory(&path) != dir || scanned.contains(path.as_str()) {
                 continue;
             }
-            if let Some(evidence) = known(&path) {
-                siblings.push((path, evidence));
+            if let Some(sibling) = known(&path) {
+                siblings.push((path, sibling));
             } else if let Some(text) = git::read_file(repo, side, &path)? {
-                siblings.push((path.clone(), code_scan::evidence(&path, &text)));
+                siblings.push((path.clone(), code_scan::sibling(&path, &text, calls)));
             }
         }
     }
@@ -313,7 +321,10 @@ impl ChangeSources {
             match blob.and_then(|id| known.get(&path, id.as_bytes()).map(|e| (id, e))) {
                 Some((id, extracted)) => {
                     kept.insert(&path, id.as_bytes(), extracted.clone());
-                    if !extracted.is_empty() {
+                    // A Go file of SQL constants holds no query of its own: its package's calls
+                    // make them queries.
+                    let constants = extracted.go_package.as_ref().is_some_and(|p| !p.constants.is_empty());
+                    if !extracted.is_empty() || constants {
                         to_read.push((path, blob, Some(extracted.clone())));
                     }
                 }
@@ -358,9 +369,8 @@ impl ChangeSources {
         let paths: Vec<String> = named.iter().map(|(path, _, _)| path.clone()).collect();
         let project = code_scan::Project { migrations: None, calls };
         let mut queries = Vec::new();
-        let cached =
-            |path: &str| blobs.get(path).and_then(|id| kept.get(path, id.as_bytes())).map(|e| e.databases.clone());
-        let siblings = go_package_siblings_known(repo, head, &paths, &cached)?;
+        let cached = |path: &str| blobs.get(path).and_then(|id| kept.get(path, id.as_bytes())).map(Sibling::of);
+        let siblings = go_package_siblings_known(repo, head, &paths, &project.calls, &cached)?;
         for (found, note) in code_scan::finish(named, &siblings, &project) {
             queries.extend(found);
             self.sources.query_notes.extend(note);

@@ -58,7 +58,7 @@ pub struct BlobScanCache {
 const MAGIC: &[u8] = b"sluice code blobs\n";
 /// The layout of [`BlobEntries`], and what an extraction finds within one build's lifetime; bump
 /// when either changes.
-const FORMAT: &[u8] = b"1";
+const FORMAT: &[u8] = b"2";
 
 impl BlobScanCache {
     pub fn disabled() -> BlobScanCache {

@@ -103,6 +103,11 @@ pub fn on_disk_cached(
             Ok((shown, extracted, Some(text), kept))
         })
         .collect::<Result<_>>()?;
+    let mut each = each;
+    join_packages(
+        files.iter().zip(each.iter_mut()).map(|(path, read)| (path.as_path(), read.0.as_str(), &mut read.1)).collect(),
+        &[],
+    );
     let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.1.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut kept = Vec::with_capacity(each.len());
@@ -115,7 +120,14 @@ pub fn on_disk_cached(
             Some(what) => set_aside(&shown, extracted, what),
             None => extracted,
         };
-        let (queries, note) = to_scan(shown, extracted, text.unwrap_or_else(|| Arc::from("")));
+        // A file the cache vouched for without queries, given some by its package: its text is
+        // quoted by findings.
+        let text = match text {
+            Some(text) => text,
+            None if !extracted.queries.is_empty() => read_text(path)?.into(),
+            None => Arc::from(""),
+        };
+        let (queries, note) = to_scan(shown, extracted, text);
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
         kept.push(entry);
@@ -154,10 +166,10 @@ enum Kept<'a> {
 
 /// The queries of host files (`display` names each, and gives its language), and their notes:
 /// a Go file is judged with its package, the other files of its directory given by `siblings`
-/// (each with what [`evidence`] found in it) when they are not among `files`.
+/// (each as [`sibling`] reads it) when they are not among `files`.
 pub fn scan(
     files: Vec<(String, Arc<str>)>,
-    siblings: &[(String, Vec<code::Evidence>)],
+    siblings: &[(String, Sibling)],
     project: &Project,
 ) -> Result<Vec<FileScan>> {
     let extracted: Vec<Extracted> = files
@@ -172,14 +184,18 @@ pub fn scan(
 /// the whole set is known: a Go file's SQL is its package's database's (the other files of its
 /// directory among `files` or `siblings`), and migration code is set aside.
 pub fn finish(
-    files: Vec<(String, Extracted, Arc<str>)>,
-    siblings: &[(String, Vec<code::Evidence>)],
+    mut files: Vec<(String, Extracted, Arc<str>)>,
+    siblings: &[(String, Sibling)],
     project: &Project,
 ) -> Vec<FileScan> {
+    join_packages(
+        files.iter_mut().map(|(display, e, _)| (Path::new(display.as_str()), display.as_str(), e)).collect(),
+        siblings,
+    );
     let all = files
         .iter()
         .map(|(display, e, _)| (Path::new(display.as_str()), e.databases.as_slice()))
-        .chain(siblings.iter().map(|(display, evidence)| (Path::new(display.as_str()), evidence.as_slice())));
+        .chain(siblings.iter().map(|(display, s)| (Path::new(display.as_str()), s.evidence.as_slice())));
     let decided = code::other_databases(all);
     files
         .into_iter()
@@ -195,9 +211,12 @@ pub fn finish(
         .collect()
 }
 
-/// What a file shows of the database its SQL is for (for a sibling of a scanned Go file).
-pub fn evidence(display: &str, text: &str) -> Vec<code::Evidence> {
-    code::language_of(Path::new(display)).map_or_else(Vec::new, |language| code::database_evidence(language, text))
+/// What a sibling of a scanned Go file shows and offers (its text read, not its queries).
+pub fn sibling(display: &str, text: &str, calls: &code::ProjectCalls) -> Sibling {
+    match code::extract_with(Path::new(display), text, calls) {
+        Ok(extraction) => Sibling { evidence: extraction.databases, go_package: extraction.go_package },
+        Err(_) => Sibling::default(),
+    }
 }
 
 /// What one host file's extraction keeps: its queries, its note and its signs of a database.
@@ -213,6 +232,7 @@ pub fn extract(display: &str, path: &Path, text: &str, calls: &code::ProjectCall
         note,
         databases: extraction.databases,
         migration: extraction.migration,
+        go_package: extraction.go_package,
     })
 }
 
@@ -265,13 +285,7 @@ pub fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileSca
 fn note(display: &str, extraction: &Extraction) -> Option<String> {
     let mut parts = Vec::new();
     if !extraction.unreadable.is_empty() {
-        let lines: Vec<String> =
-            extraction.unreadable.iter().map(|u| format!("line {} ({}: {})", u.at.line, u.source, u.reason)).collect();
-        parts.push(format!(
-            "{} SQL string(s) at database calls are built at run time and were not checked: {}",
-            extraction.unreadable.len(),
-            lines.join(", ")
-        ));
+        parts.push(unreadable_part(&extraction.unreadable));
     }
     for other in &extraction.other_database {
         parts.push(format!(
@@ -289,6 +303,69 @@ fn note(display: &str, extraction: &Extraction) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| format!("{display}: {}.", parts.join("; ")))
+}
+
+fn unreadable_part(unreadable: &[code::Unreadable]) -> String {
+    let lines: Vec<String> =
+        unreadable.iter().map(|u| format!("line {} ({}: {})", u.at.line, u.source, u.reason)).collect();
+    format!(
+        "{} SQL string(s) at database calls are built at run time and were not checked: {}",
+        unreadable.len(),
+        lines.join(", ")
+    )
+}
+
+/// Adds what the file's Go package adds to it (the queries its constants are in other files,
+/// the names of its calls the package cannot answer) to what its own extraction kept.
+fn add_package(display: &str, extracted: &mut Extracted, resolved: code::go_package::Resolved) {
+    extracted.statements += resolved.queries.len() + resolved.unreadable.len();
+    extracted.queries.extend(resolved.queries);
+    extracted.queries.sort_by_key(|q| q.map.start());
+    if !resolved.unreadable.is_empty() {
+        let part = unreadable_part(&resolved.unreadable);
+        extracted.note = Some(match extracted.note.take() {
+            Some(note) => format!("{}; {part}.", note.trim_end_matches('.')),
+            None => format!("{display}: {part}."),
+        });
+    }
+}
+
+/// Joins the Go files among `files` (path, display, what was extracted) with their packages
+/// ([`code::go_package::resolve`]); `siblings` are other files of their packages, not scanned.
+fn join_packages(mut files: Vec<(&Path, &str, &mut Extracted)>, siblings: &[(String, Sibling)]) {
+    let resolved = {
+        let sides: Vec<(&Path, Option<&code::GoPackageSide>)> = files
+            .iter()
+            .map(|(path, _, e)| (*path, e.go_package.as_ref()))
+            .chain(siblings.iter().map(|(display, s)| (Path::new(display.as_str()), s.go_package.as_ref())))
+            .collect();
+        if sides.iter().all(|(_, side)| side.is_none()) {
+            return;
+        }
+        let starts =
+            |i: usize| files.get(i).map_or_else(Vec::new, |f| f.2.queries.iter().map(|q| q.map.start()).collect());
+        code::go_package::resolve(&sides, &starts)
+    };
+    for ((_, display, extracted), resolved) in files.iter_mut().zip(resolved) {
+        if resolved != code::go_package::Resolved::default() {
+            add_package(display, extracted, resolved);
+        }
+    }
+}
+
+/// Another file of a scanned Go file's package, not scanned itself: what it shows of its
+/// database, and what it offers its package and asks of it.
+#[derive(Debug, Clone, Default)]
+pub struct Sibling {
+    pub evidence: Vec<code::Evidence>,
+    pub go_package: Option<code::GoPackageSide>,
+}
+
+impl Sibling {
+    /// What the cache kept of it.
+    pub fn of(extracted: &Extracted) -> Sibling {
+        Sibling { evidence: extracted.databases.clone(), go_package: extracted.go_package.clone() }
+    }
 }
 
 #[cfg(test)]

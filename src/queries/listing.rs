@@ -108,13 +108,19 @@ pub fn scan(paths: &[PathBuf], no_ignore: bool, calls: &code::ProjectCalls) -> R
                 Err(Error::NotUtf8 { line, .. }) => not_utf8(line),
                 Err(other) => return Err(other),
             };
-            if extraction.is_empty() && extraction.databases.is_empty() {
+            if extraction.is_empty() && extraction.databases.is_empty() && extraction.go_package.is_none() {
                 return Ok(None);
             }
             Ok(Some(FileListing { path, language, extraction, parsed: Vec::new() }))
         })
         .collect::<Result<_>>()?;
     let mut files: Vec<FileListing> = files.into_iter().flatten().collect();
+    let sides: Vec<_> = files.iter().map(|f| (f.path.as_path(), f.extraction.go_package.as_ref())).collect();
+    let starts = |i: usize| files[i].extraction.queries.iter().map(|q| q.map.start()).collect();
+    let resolved = code::go_package::resolve(&sides, &starts);
+    for (file, resolved) in files.iter_mut().zip(resolved) {
+        file.extraction.add_package_queries(resolved.queries, resolved.unreadable);
+    }
     let decided = code::other_databases(files.iter().map(|f| (f.path.as_path(), f.extraction.databases.as_slice())));
     for (file, other) in files.iter_mut().zip(decided) {
         let relative = paths.iter().find_map(|p| file.path.strip_prefix(p).ok()).unwrap_or(&file.path);

@@ -14,6 +14,7 @@
 //! One cache file per set of code directories and build ([`crate::cache::build_id`]); a file
 //! that does not decode (torn, another version's layout) is a miss, never an error.
 
+use super::code::GoPackageSide;
 use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,8 @@ pub struct Extracted {
     pub databases: Vec<Evidence>,
     /// Why it is migration code, when its text shows it (a goose Go migration).
     pub migration: Option<String>,
+    /// A Go file's SQL constants and the names it passes (joined with its package's each run).
+    pub go_package: Option<GoPackageSide>,
 }
 
 impl Extracted {
@@ -214,7 +217,7 @@ pub struct ScanCache {
 const MAGIC: &[u8] = b"sluice code scan\n";
 /// The layout of [`Entries`], and what an extraction finds within one build's lifetime; bump
 /// when either changes.
-const FORMAT: &[u8] = b"3";
+const FORMAT: &[u8] = b"4";
 
 impl ScanCache {
     pub fn disabled() -> ScanCache {

@@ -312,6 +312,14 @@ impl<'a> Statement<'a> {
         out
     }
 
+    /// Whether lexeme `i` follows a comparison operator with nothing between them.
+    fn comparison_right_before(&self, i: usize) -> bool {
+        i.checked_sub(1).is_some_and(|p| {
+            self.lexemes[p].end.byte == self.lexemes[i].start.byte
+                && matches!(self.str(p), "=" | "<>" | "!=" | "<" | ">" | "<=" | ">=")
+        })
+    }
+
     /// The parameter starting at lexeme `i`, if any: the index of its last lexeme and what
     /// replaces it.
     fn parameter_at(&self, i: usize, in_brackets: bool) -> Option<(usize, Replacement)> {
@@ -321,7 +329,9 @@ impl<'a> Statement<'a> {
         let part_of_operator = |b: Option<u8>| b.is_some_and(is_operator_char);
         let named = |s: &str| Replacement::Parameter(Some(unquote(s)));
         match self.str(i) {
-            "?" if !part_of_operator(before) && !part_of_operator(after) => {
+            // `id=?` (boundary's `where dkv.private_id=?`): a comparison right before it, and no
+            // PostgreSQL type has an `=?` operator.
+            "?" if (!part_of_operator(before) || self.comparison_right_before(i)) && !part_of_operator(after) => {
                 let operand_before = i.checked_sub(1).is_some_and(|p| self.ends_operand(p));
                 // SQLite's numbered `?NNN`: the same number is the same parameter.
                 let number = self.str(i + 1);
@@ -411,6 +421,8 @@ mod tests {
         assert_eq!(rewritten("WHERE a = #{id} AND b = #{name,jdbcType=VARCHAR}"), "WHERE a = $1 AND b = $2");
         assert_eq!(rewritten("WHERE a = :id AND b = :'name' AND c = :\"col\""), "WHERE a = $1 AND b = $2 AND c = $3");
         assert_eq!(rewritten("SELECT sqlc.embed(users), 1 FROM users"), "SELECT users.*, 1 FROM users");
+        // Without blanks (boundary's `where dkv.private_id=?`): one operator to the lexer.
+        assert_eq!(rewritten("WHERE a=? AND b<>? AND c>=?"), "WHERE a=$1 AND b<>$2 AND c>=$3");
     }
 
     #[test]

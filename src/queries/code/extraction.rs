@@ -23,6 +23,9 @@ pub struct Extraction {
     pub migration: Option<String>,
     /// The statements of migration code, not checked.
     pub migration_statements: usize,
+    /// A Go file's package-level SQL constants and the names it passes that it does not define:
+    /// answered by the other files of its package ([`super::go_package::resolve`]).
+    pub go_package: Option<GoPackageSide>,
 }
 
 /// One SQL statement (or several, as the driver sends them) found in a host file. Serializable:
@@ -82,6 +85,15 @@ impl Extraction {
             Some(other) => other.statements += 1,
             None => self.other_database.push(OtherDatabase { database: database.to_string(), shown_by, statements: 1 }),
         }
+    }
+
+    /// What the file's Go package adds to it: the queries its constants are in other files,
+    /// the names of its calls the package cannot answer.
+    pub fn add_package_queries(&mut self, queries: Vec<EmbeddedQuery>, unreadable: Vec<Unreadable>) {
+        self.queries.extend(queries);
+        self.queries.sort_by_key(|q| q.map.start());
+        self.unreadable.extend(unreadable);
+        self.unreadable.sort_by_key(|u| u.at);
     }
 
     /// Statements for another database.
@@ -151,4 +163,41 @@ pub struct Unreadable {
 pub struct Skipped {
     pub at: HostPosition,
     pub reason: String,
+}
+
+/// What a Go file offers its package and asks of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoPackageSide {
+    /// The `package` clause's name (`target`, `target_test`).
+    pub package: String,
+    /// Package-level `const` and `var` names defined once in the file whose value is SQL text.
+    pub constants: Vec<PackageConstant>,
+    /// Names passed as the SQL of a database call that the file does not define.
+    pub uses: Vec<PackageUse>,
+}
+
+impl GoPackageSide {
+    pub fn is_empty(&self) -> bool {
+        self.constants.is_empty() && self.uses.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageConstant {
+    pub name: String,
+    pub sql: String,
+    pub map: SourceMap,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageUse {
+    pub name: String,
+    /// The call's argument.
+    pub at: HostPosition,
+    /// The call, as in [`EmbeddedQuery::source`] (`pgx Query`).
+    pub source: String,
+    /// The call takes only SQL (a `[queries] calls` wrapper): a name the package does not define
+    /// is reported as unreadable. A method other libraries share (`Query`, `Get`) is read only
+    /// when the name is an SQL constant.
+    pub certain: bool,
 }

@@ -11,14 +11,17 @@
 //! The SQL argument is read when it is a string literal (interpreted or raw), a `+` of them, or
 //! a name with a single definition in the file (a package-level or local `const`, a `var` or
 //! `:=` never assigned again) whose value is one of these. `fmt.Sprintf` and names changed at
-//! run time are reported as unreadable when a literal part of them looks like SQL. A constant
-//! of another file of the package is not read (each file is read on its own).
+//! run time are reported as unreadable when a literal part of them looks like SQL. A name the
+//! file does not define is asked of its package: the file's package-level SQL constants and the
+//! names it passes are kept, and joined with the other files' once all are read
+//! ([`super::go_package`]).
 
-use super::extraction::Extraction;
+use super::extraction::{Extraction, GoPackageSide, PackageConstant, PackageUse};
 use super::project_calls::ProjectCalls;
+use super::sql_like::looks_like_sql;
 use super::syntax::{
     arguments, c_like_escape, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of, syntax_errors,
-    walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
+    walk, Certainty, Escape, Eval, Host, LazyNames, Names, Resolved, SqlText,
 };
 use tree_sitter::Node;
 
@@ -56,7 +59,11 @@ fn is_scope(kind: &str) -> bool {
 pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
     let known = ["Query", "Exec", "Get", "Select", "Queue", "Prepare", "Raw"].iter().any(|m| text.contains(m));
-    if !known && !calls.may_be_called_in(text) {
+    // A file of SQL constants (a `query.go`) has no call: its package's other files pass them.
+    let constants = ["SELECT", "select ", "INSERT", "insert into", "UPDATE ", "update ", "DELETE", "delete from"]
+        .iter()
+        .any(|k| text.contains(k));
+    if !known && !constants && !calls.may_be_called_in(text) {
         return out;
     }
     let tree = parse(&tree_sitter_go::LANGUAGE.into(), text);
@@ -69,6 +76,8 @@ pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
             file.call(node, &mut out);
         }
     });
+    let package = file.package_side(root, out.go_package.take().map(|side| side.uses).unwrap_or_default());
+    out.go_package = Some(package).filter(|side| !side.is_empty());
     syntax_errors(root, &host, "Go", &STRINGS, &mut out);
     out
 }
@@ -97,9 +106,73 @@ impl<'t> GoFile<'_, 't> {
         });
         let Some(index) = sql_argument(method, &args, context_first) else { return };
         let Some(&argument) = args.get(index) else { return };
-        let value = self.eval(argument, 0);
         let source = format!("{} {method}", self.library(method, context_first));
-        record(out, self.host, source, value, Certainty::IfSqlLike);
+        if self.asked_of_package(argument, &source, false, out) {
+            return;
+        }
+        record(out, self.host, source, self.eval(argument, 0), Certainty::IfSqlLike);
+    }
+
+    /// Whether `argument` is a name the file does not define: then it is kept for the package
+    /// to answer ([`super::go_package::resolve`]).
+    fn asked_of_package(&self, argument: Node<'t>, source: &str, certain: bool, out: &mut Extraction) -> bool {
+        if argument.kind() != "identifier" {
+            return false;
+        }
+        let name = self.host.text_of(argument);
+        if !matches!(self.names.get().resolve(name, argument, is_scope), Resolved::NotFound) {
+            return false;
+        }
+        let used = PackageUse {
+            name: name.to_string(),
+            at: self.host.position(argument.start_byte()),
+            source: source.to_string(),
+            certain,
+        };
+        out.go_package.get_or_insert_with(GoPackageSide::default).uses.push(used);
+        true
+    }
+
+    /// The file's `package` name and its package-level SQL constants: `const` and `var` names
+    /// defined once and never assigned in the file, whose value is SQL text (a `var` assigned in
+    /// another file of the package is not seen: none of the applications read does that).
+    fn package_side(&self, root: Node<'t>, uses: Vec<PackageUse>) -> GoPackageSide {
+        let mut side = GoPackageSide { uses, ..GoPackageSide::default() };
+        let mut cursor = root.walk();
+        if let Some(clause) = root.children(&mut cursor).find(|n| n.kind() == "package_clause") {
+            side.package = arguments(clause).first().map_or("", |n| self.host.text_of(*n)).to_string();
+        }
+        // A package-level `var` assigned in a function of the file is no constant (the names
+        // table sees such an assignment in the function's scope only).
+        let mut assigned = Vec::new();
+        walk(root, |node| {
+            if node.kind() == "assignment_statement" {
+                let left = node.child_by_field_name("left").map(arguments).unwrap_or_default();
+                assigned.extend(left.iter().map(|n| self.host.text_of(*n)));
+            }
+        });
+        walk(root, |node| {
+            if !matches!(node.kind(), "const_spec" | "var_spec") || scope_of(node, is_scope) != Some(root) {
+                return;
+            }
+            let mut cursor = node.walk();
+            let declared: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
+            let values = node.child_by_field_name("value").map(arguments).unwrap_or_default();
+            for (name, value) in declared.into_iter().zip(values) {
+                let name = self.host.text_of(name);
+                if node.kind() == "var_spec" && assigned.contains(&name) {
+                    continue;
+                }
+                let single =
+                    matches!(self.names.get().resolve(name, value, is_scope), Resolved::Value(v) if v == value);
+                if let (true, Eval::Text(text)) = (single, self.eval(value, 0)) {
+                    if looks_like_sql(&text.sql) {
+                        side.constants.push(PackageConstant { name: name.to_string(), sql: text.sql, map: text.map });
+                    }
+                }
+            }
+        });
+        side
     }
 
     /// A call of one of the project's wrappers (`[queries] calls`): its first argument, or the
@@ -113,7 +186,10 @@ impl<'t> GoFile<'_, 't> {
             first.contains("ctx") || first.contains("context")
         };
         if let Some(&argument) = args.get(usize::from(context_first)) {
-            record(out, self.host, format!("{name} (sluice.toml calls)"), self.eval(argument, 0), Certainty::Sql);
+            let source = format!("{name} (sluice.toml calls)");
+            if !self.asked_of_package(argument, &source, true, out) {
+                record(out, self.host, source, self.eval(argument, 0), Certainty::Sql);
+            }
         }
         true
     }
@@ -293,6 +369,18 @@ mod tests {
         assert_eq!(unreadable_lines(&found), vec![(25, "built at run time with fmt.Sprintf".into())]);
         // `QueryTable("artifact")` and a `Raw` of a non-SQL string are not queries.
         assert_eq!(found.queries.len(), 2);
+    }
+
+    #[test]
+    fn a_file_offers_its_package_sql_constants_and_asks_for_the_names_it_does_not_define() {
+        let text = "package store\n\nconst byID = `SELECT * FROM t WHERE id = $1`\n\nvar (\n\tlater = \"SELECT 1 FROM t\"\n\tlabel = \"not sql\"\n)\n\nfunc f() {\n\tlater = \"SELECT 2 FROM t\"\n\tdb.QueryRow(ctx, elsewhere, 1)\n\tdb.QueryRow(ctx, byID, 1)\n}\n";
+        let found = extract(text, &ProjectCalls::default());
+        let side = found.go_package.expect("a package side");
+        assert_eq!(side.package, "store");
+        // `later` is assigned again in f: not a constant; `label` is no SQL.
+        assert_eq!(side.constants.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["byID"]);
+        assert_eq!(side.uses.iter().map(|u| (u.name.as_str(), u.at.line)).collect::<Vec<_>>(), [("elsewhere", 12)]);
+        assert_eq!(found.queries.len(), 1, "byID is read in its own file");
     }
 
     #[test]

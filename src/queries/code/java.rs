@@ -14,9 +14,10 @@
 //! [`spring`] is shared with the Kotlin extractor.
 
 use super::extraction::Extraction;
+use super::project_calls::ProjectCalls;
 use super::syntax::{
     arguments, c_like_escape, concat, is_plus, parse, plus, quoted_literal, record, resolve_name, scope_of,
-    syntax_errors, walk, Escape, Eval, Host, LazyNames, Names, SqlText,
+    syntax_errors, walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
 };
 use tree_sitter::Node;
 
@@ -35,16 +36,16 @@ fn is_scope(kind: &str) -> bool {
     )
 }
 
-pub fn extract(text: &str) -> Extraction {
+pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
-    if !spring::TRIGGERS.iter().any(|t| text.contains(t)) {
+    if !spring::TRIGGERS.iter().any(|t| text.contains(t)) && !calls.may_be_called_in(text) {
         return out;
     }
     let tree = parse(&tree_sitter_java::LANGUAGE.into(), text);
     let host = Host::new(text);
     let root = tree.root_node();
-    let file =
-        JavaFile { host: &host, names: LazyNames::new(|| names(root, &host)), imports: spring::Imports::of(text) };
+    let names = LazyNames::new(|| names(root, &host));
+    let file = JavaFile { host: &host, names, imports: spring::Imports::of(text), calls };
     walk(root, |node| match node.kind() {
         "annotation" => file.annotation(node, &mut out),
         "method_invocation" => file.call(node, &mut out),
@@ -58,6 +59,7 @@ struct JavaFile<'a, 't> {
     host: &'a Host<'a>,
     names: LazyNames<'t>,
     imports: spring::Imports,
+    calls: &'a ProjectCalls,
 }
 
 impl<'t> JavaFile<'_, 't> {
@@ -83,7 +85,16 @@ impl<'t> JavaFile<'_, 't> {
 
     fn call(&self, node: Node<'t>, out: &mut Extraction) {
         let Some(method) = node.child_by_field_name("name").map(|n| self.host.text_of(n)) else { return };
-        let Some((source, certainty)) = spring::method(method, &self.imports) else { return };
+        let callee = || {
+            let object = node.child_by_field_name("object").map(|o| format!("{}.", self.host.text_of(o)));
+            format!("{}{method}", object.unwrap_or_default())
+        };
+        let configured = self.calls.may_match(method).then(|| self.calls.matching(&callee())).flatten();
+        let known = match configured {
+            Some(call) => Some((format!("{call} (sluice.toml calls)"), Certainty::Sql)),
+            None => spring::method(method, &self.imports),
+        };
+        let Some((source, certainty)) = known else { return };
         let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else {
             return;
         };
@@ -327,9 +338,15 @@ pub(super) mod spring {
             "NamedNativeQuery" => "JPA @NamedNativeQuery".to_string(),
             mybatis => format!("MyBatis @{mybatis}"),
         };
+        let mybatis = matches!(name, "Select" | "Insert" | "Update" | "Delete");
         for (key, value) in values.filter(|(key, _)| keys.contains(key)) {
             let source = if key == "countQuery" { format!("{source} countQuery") } else { source.clone() };
-            record(out, host, source, annotation_value(value, &eval), Certainty::Sql);
+            match annotation_value(value, &eval) {
+                Eval::Text(text) if mybatis && text.sql.trim_start().starts_with("<script>") => {
+                    super::super::mybatis::script(&text, source, out)
+                }
+                value => record(out, host, source, value, Certainty::Sql),
+            }
         }
     }
 
@@ -368,8 +385,13 @@ pub(super) mod spring {
 
 #[cfg(test)]
 mod tests {
+    use super::super::extraction::Extraction;
     use super::super::testing::{assert_query, unreadable_lines};
-    use super::extract;
+    use super::ProjectCalls;
+
+    fn extract(text: &str) -> Extraction {
+        super::extract(text, &ProjectCalls::default())
+    }
 
     #[test]
     fn a_file_whose_only_call_is_batch_update_is_read() {
@@ -401,6 +423,37 @@ mod tests {
         assert_eq!(found.skipped.iter().map(|s| s.at.line).collect::<Vec<_>>(), vec![29]);
     }
 
+    const SCRIPTS: &str = include_str!("../../../fixtures/queries/mybatis/SessionMapper.java");
+
+    #[test]
+    fn mybatis_scripts_in_annotations_expand_like_mappers() {
+        let found = extract(SCRIPTS);
+        let purge = assert_query(
+            &found,
+            SCRIPTS,
+            "MyBatis @Delete",
+            "DELETE FROM sessions WHERE client_id IN  ( #{id} )  AND kind = #{kind}",
+            (11, 15),
+        );
+        // Each part lands on its own line of the annotation.
+        let at = |sql: &str| purge.map.position(&purge.sql, purge.sql.find(sql).unwrap());
+        assert_eq!((at("#{id}").line, at("#{id}").column), (12, 84));
+        assert_eq!(at("kind =").line, 13);
+        // `&lt;` is XML's `<`; <where> adds its keyword.
+        assert_query(
+            &found,
+            SCRIPTS,
+            "MyBatis @Select",
+            "SELECT * FROM sessions WHERE id = #{id} AND expires_at < now()",
+            (17, 22),
+        );
+        assert_eq!(found.queries.len(), 2, "{:#?}", found.queries);
+        let broken = unreadable_lines(&found);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].0, 20);
+        assert!(broken[0].1.starts_with("not a well-formed MyBatis <script>"), "{broken:?}");
+    }
+
     #[test]
     fn jdbc_template_constants_and_what_is_built_at_run_time() {
         let found = extract(DAO);
@@ -410,5 +463,21 @@ mod tests {
         assert_query(&found, DAO, "MyBatis @Select", "SELECT * FROM orders WHERE id = #{id} FOR UPDATE", (33, 19));
         assert_eq!(found.queries.len(), 4, "{:#?}", found.queries);
         assert_eq!(unreadable_lines(&found), vec![(28, "built at run time with format".to_string())]);
+    }
+
+    #[test]
+    fn a_project_wrapper_named_in_calls_is_read() {
+        let text = "class R {\n  void f() { db.runSql(\"SELECT id FROM riders WHERE lower(email) = ?\", e); other.runSql(\"x\"); }\n}\n";
+        let calls = ProjectCalls::new(["db.runSql".to_string()]);
+        let found = super::extract(text, &calls);
+        assert_query(
+            &found,
+            text,
+            "db.runSql (sluice.toml calls)",
+            "SELECT id FROM riders WHERE lower(email) = ?",
+            (2, 25),
+        );
+        assert_eq!(found.queries.len(), 1, "{:#?}", found.queries);
+        assert!(extract(text).queries.is_empty(), "not a known call without the setting");
     }
 }

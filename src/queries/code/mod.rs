@@ -9,11 +9,12 @@
 //!
 //! [`extract`] reads one file; [`language_of`] says which files it reads. Every extractor is
 //! given the whole text and returns what it found in it; none reads another file (a Go constant
-//! of another file of the package is reported as not read, never guessed).
+//! of another file of the package is joined afterwards, by [`go_package::resolve`]).
 
 mod database;
 mod extraction;
 mod go;
+pub mod go_package;
 mod java;
 mod kotlin;
 mod language;
@@ -31,7 +32,7 @@ mod testing;
 mod typescript;
 
 pub use database::{decide as other_databases, evidence as database_evidence, Evidence, OtherDatabase};
-pub use extraction::{EmbeddedQuery, Extraction, HostPosition, Skipped, SourceMap, Unreadable};
+pub use extraction::{EmbeddedQuery, Extraction, GoPackageSide, HostPosition, Skipped, SourceMap, Unreadable};
 pub use language::Language;
 pub use project_calls::ProjectCalls;
 pub use sql_like::looks_like_sql;
@@ -74,19 +75,19 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     extract_with(path, text, &ProjectCalls::default())
 }
 
-/// [`extract`], reading the SQL of the project's own wrapper `calls` too (Go, TypeScript and
-/// JavaScript).
+/// [`extract`], reading the SQL of the project's own wrapper `calls` too (Go, Rust, Java,
+/// TypeScript, JavaScript and Python; not Kotlin).
 pub fn extract_with(path: &Path, text: &str, calls: &ProjectCalls) -> Result<Extraction> {
     let Some(language) = language_of(path) else {
         return Ok(Extraction::default());
     };
     let mut found = match language {
         Language::Go => go::extract(text, calls),
-        Language::Rust => rust::extract(text),
-        Language::Java => java::extract(text),
+        Language::Rust => rust::extract(text, calls),
+        Language::Java => java::extract(text, calls),
         Language::Kotlin => kotlin::extract(text),
         Language::TypeScript | Language::Tsx | Language::JavaScript => typescript::extract(language, text, calls),
-        Language::Python => python::extract(text),
+        Language::Python => python::extract(text, calls),
         Language::MyBatis => mybatis::extract(path, text)?,
         Language::SqlxOffline => sqlx_offline::extract(path, text)?,
     };

@@ -18,6 +18,9 @@
 //! and is reported as unreadable. Statements for another database (`databaseId="mysql"`, any id but
 //! `postgresql`, `postgres…`, `pg`, `pgsql`) are counted, never read; one without `databaseId`
 //! is read.
+//!
+//! The same dynamic SQL in an annotation (`@Delete("<script>… <foreach …>#{id}</foreach></script>")`,
+//! MyBatis's `XMLLanguageDriver`) is read by [`script`], positioned in the Java file.
 
 use super::extraction::{Extraction, HostPosition, Unreadable};
 use super::syntax::{Host, SqlText};
@@ -56,6 +59,23 @@ pub fn extract(path: &Path, text: &str) -> Result<Extraction> {
     Ok(out)
 }
 
+/// A MyBatis annotation's value that is a `<script>` (`literal`, read out of the Java file): its
+/// dynamic SQL expanded as a mapper's statement is. `<include>` names fragments of an XML mapper
+/// this does not see: unreadable, as is a script that is not well-formed XML.
+pub fn script(literal: &SqlText, source: String, out: &mut Extraction) {
+    let host = Host::within(literal);
+    let document = match Document::parse(&literal.sql) {
+        Ok(document) => document,
+        Err(e) => {
+            let at = host.position(literal.sql.len() - literal.sql.trim_start().len());
+            out.unreadable.push(Unreadable { at, source, reason: format!("not a well-formed MyBatis <script>: {e}") });
+            return;
+        }
+    };
+    let mapper = Mapper { host, fragments: HashMap::new(), namespace: "" };
+    mapper.read(document.root_element(), source, out);
+}
+
 struct Mapper<'a, 'input> {
     host: Host<'a>,
     fragments: HashMap<&'a str, Node<'a, 'input>>,
@@ -77,6 +97,11 @@ impl<'a, 'input> Mapper<'a, 'input> {
             out.count_other_database(database, format!("databaseId=\"{database}\""));
             return;
         }
+        self.read(node, source, out);
+    }
+
+    /// The statement `node` holds, expanded, or why it cannot be read.
+    fn read(&self, node: Node<'a, 'input>, source: String, out: &mut Extraction) {
         let mut text = SqlText::default();
         let read = self.expand(node, &mut text, 0).and_then(|()| text_interpolation(&text));
         match read {

@@ -5,7 +5,7 @@
 //! An entry is a function or method name (`rawQuery`: any call whose callee ends in it,
 //! `rawQuery(…)`, `prisma.rawQuery(…)`), or a dotted path (`prisma.rawQuery`: that callee only,
 //! as written). The SQL is the call's first argument (in Go, the second when the first is a
-//! context). Read in Go, TypeScript and JavaScript.
+//! context). Read in Go, TypeScript, JavaScript, Rust, Python and Java (not Kotlin).
 
 /// The configured wrapper calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -25,6 +25,12 @@ impl ProjectCalls {
     /// Whether `text` may call one of them (a prefilter: the grammar decides).
     pub fn may_be_called_in(&self, text: &str) -> bool {
         self.names.iter().any(|name| text.contains(name.rsplit('.').next().unwrap_or(name)))
+    }
+
+    /// Whether an entry ends in `name` (a call's function or method name): only then is the
+    /// callee's path worth resolving for [`ProjectCalls::matching`].
+    pub fn may_match(&self, name: &str) -> bool {
+        self.names.iter().any(|entry| entry.rsplit('.').next() == Some(name))
     }
 
     /// The entry `callee` (a call's function as written, `prisma.rawQuery`) matches.
@@ -50,5 +56,6 @@ mod tests {
         assert_eq!(calls.matching("store.run"), Some("store.run"));
         assert_eq!(calls.matching("other.run"), None);
         assert_eq!(calls.matching("rawQueryAll"), None);
+        assert!(calls.may_match("rawQuery") && calls.may_match("run") && !calls.may_match("rawQueryAll"));
     }
 }

@@ -9,6 +9,7 @@
 //! `sql.SQL(…).format(…)` are text built at run time: unreadable.
 
 use super::extraction::Extraction;
+use super::project_calls::ProjectCalls;
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, parse, record, resolve_name, scope_of, syntax_errors,
     walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
@@ -21,9 +22,9 @@ fn is_scope(kind: &str) -> bool {
     matches!(kind, "module" | "function_definition" | "class_definition" | "lambda")
 }
 
-pub fn extract(text: &str) -> Extraction {
+pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
-    if !["execute", "fetch", "text("].iter().any(|t| text.contains(t)) {
+    if !["execute", "fetch", "text("].iter().any(|t| text.contains(t)) && !calls.may_be_called_in(text) {
         return out;
     }
     let tree = parse(&tree_sitter_python::LANGUAGE.into(), text);
@@ -35,6 +36,7 @@ pub fn extract(text: &str) -> Extraction {
         names: LazyNames::new(|| names(root, &host)),
         asyncpg: imports("asyncpg") && !DB_API.iter().any(|m| imports(m)),
         sqlalchemy: imports("sqlalchemy"),
+        calls,
     };
     walk(root, |node| {
         if node.kind() == "call" {
@@ -51,6 +53,7 @@ struct PythonFile<'a, 't> {
     /// asyncpg is imported and no DB-API driver is: `execute` is asyncpg's.
     asyncpg: bool,
     sqlalchemy: bool,
+    calls: &'a ProjectCalls,
 }
 
 const DB_API: [&str; 8] = ["psycopg", "sqlite3", "pymysql", "MySQLdb", "aiopg", "aiosqlite", "pg8000", "cx_Oracle"];
@@ -63,7 +66,11 @@ impl<'t> PythonFile<'_, 't> {
             "identifier" => self.host.text_of(function),
             _ => return,
         };
+        let configured = self.calls.may_match(name).then(|| self.calls.matching(self.host.text_of(function))).flatten();
         let (source, certainty) = match name {
+            _ if configured.is_some() => {
+                (format!("{} (sluice.toml calls)", configured.unwrap_or(name)), Certainty::Sql)
+            }
             // SQLAlchemy's `text()` also makes fragments (`server_default=text("now()")`).
             "text" if self.sqlalchemy && self.is_sqlalchemy_text(function) => {
                 ("SQLAlchemy text()".to_string(), Certainty::IfSqlLike)
@@ -195,8 +202,13 @@ fn names<'t>(root: Node<'t>, host: &Host<'t>) -> Names<'t> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::extraction::Extraction;
     use super::super::testing::{assert_query, unreadable_lines};
-    use super::extract;
+    use super::ProjectCalls;
+
+    fn extract(text: &str) -> Extraction {
+        super::extract(text, &ProjectCalls::default())
+    }
 
     const FIXTURE: &str = include_str!("../../../fixtures/queries/python/repository.py");
 
@@ -247,5 +259,21 @@ mod tests {
                 (41, "built at run time with %-formatting".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn a_project_wrapper_named_in_calls_is_read() {
+        let text = "from app import store\n\ndef find(email):\n    return store.run_sql(\"SELECT id FROM riders WHERE lower(email) = %s\", email)\n\ndef other():\n    cache.run_sql(\"not sql\")\n";
+        let calls = ProjectCalls::new(["store.run_sql".to_string()]);
+        let found = super::extract(text, &calls);
+        assert_query(
+            &found,
+            text,
+            "store.run_sql (sluice.toml calls)",
+            "SELECT id FROM riders WHERE lower(email) = %s",
+            (4, 27),
+        );
+        assert_eq!(found.queries.len(), 1, "{:#?}", found.queries);
+        assert!(extract(text).queries.is_empty(), "not a known call without the setting");
     }
 }

@@ -11,6 +11,7 @@
 //! is reported as unreadable.
 
 use super::extraction::Extraction;
+use super::project_calls::ProjectCalls;
 use super::syntax::{
     arguments, c_like_escape, concat, decode_body, descendants, is_plus, parse, plus, record, resolve_name, scope_of,
     syntax_errors, walk, Certainty, Escape, Eval, Host, LazyNames, Names, SqlText,
@@ -37,9 +38,9 @@ fn is_scope(kind: &str) -> bool {
     matches!(kind, "source_file" | "mod_item" | "function_item" | "closure_expression" | "impl_item")
 }
 
-pub fn extract(text: &str) -> Extraction {
+pub fn extract(text: &str, calls: &ProjectCalls) -> Extraction {
     let mut out = Extraction::default();
-    if !["query", "execute", "prepare"].iter().any(|m| text.contains(m)) {
+    if !["query", "execute", "prepare"].iter().any(|m| text.contains(m)) && !calls.may_be_called_in(text) {
         return out;
     }
     let tree = parse(&tree_sitter_rust::LANGUAGE.into(), text);
@@ -53,7 +54,7 @@ pub fn extract(text: &str) -> Extraction {
         } else {
             "Rust"
         };
-    let file = RustFile { host: &host, names: LazyNames::new(|| names(root, &host)), client };
+    let file = RustFile { host: &host, names: LazyNames::new(|| names(root, &host)), client, calls };
     walk(root, |node| match node.kind() {
         "macro_invocation" => file.macro_call(node, &mut out),
         "call_expression" => file.call(node, &mut out),
@@ -68,6 +69,7 @@ struct RustFile<'a, 't> {
     names: LazyNames<'t>,
     /// Whose methods `query`, `execute` … are, by what the file names.
     client: &'static str,
+    calls: &'a ProjectCalls,
 }
 
 impl<'t> RustFile<'_, 't> {
@@ -90,6 +92,13 @@ impl<'t> RustFile<'_, 't> {
         let Some(first) = node.child_by_field_name("arguments").and_then(|a| arguments(a).first().copied()) else {
             return;
         };
+        // `db.run_sql(…)`, `store::fetch_rows(…)`: the callee as written, `::` read as `.`.
+        let written = self.host.text_of(function).split("::<").next().unwrap_or("").replace("::", ".");
+        let name = written.rsplit('.').next().unwrap_or("");
+        if let Some(call) = self.calls.may_match(name).then(|| self.calls.matching(&written)).flatten() {
+            record(out, self.host, format!("{call} (sluice.toml calls)"), self.eval(first, 0), Certainty::Sql);
+            return;
+        }
         let (source, certainty) = match function.kind() {
             "field_expression" => {
                 let Some(method) = function.child_by_field_name("field").map(|f| self.host.text_of(f)) else { return };
@@ -275,8 +284,13 @@ fn names<'t>(root: Node<'t>, host: &Host<'t>) -> Names<'t> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::extraction::Extraction;
     use super::super::testing::{assert_query, unreadable_lines};
-    use super::extract;
+    use super::ProjectCalls;
+
+    fn extract(text: &str) -> Extraction {
+        super::extract(text, &ProjectCalls::default())
+    }
 
     const FIXTURE: &str = include_str!("../../../fixtures/queries/rust/users.rs");
 
@@ -316,5 +330,24 @@ mod tests {
     fn format_is_unreadable_and_other_query_methods_are_not_sql() {
         let found = extract(FIXTURE);
         assert_eq!(unreadable_lines(&found), vec![(61, "built at run time with format!".to_string())]);
+    }
+
+    #[test]
+    fn a_project_wrapper_named_in_calls_is_read() {
+        let text = "fn f(db: &Db) {\n    store::fetch_rows(db, \"SELECT id FROM riders WHERE lower(email) = $1\");\n    db.fetch_rows(\"x\");\n}\n";
+        let calls = ProjectCalls::new(["store.fetch_rows".to_string()]);
+        let found = super::extract(text, &calls);
+        assert_eq!(found.queries.len(), 0, "the SQL is the first argument: {:#?}", found.queries);
+        let text = text.replace("(db, ", "(");
+        let found = super::extract(&text, &calls);
+        assert_query(
+            &found,
+            &text,
+            "store.fetch_rows (sluice.toml calls)",
+            "SELECT id FROM riders WHERE lower(email) = $1",
+            (2, 24),
+        );
+        assert_eq!(found.queries.len(), 1, "{:#?}", found.queries);
+        assert!(extract(&text).queries.is_empty(), "not a known call without the setting");
     }
 }

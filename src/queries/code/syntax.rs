@@ -31,15 +31,26 @@ pub fn parse(grammar: &Grammar, text: &str) -> Tree {
 pub struct Host<'a> {
     pub text: &'a str,
     line_starts: OnceCell<Vec<usize>>,
+    /// Where `text` itself stands when it is a literal read out of a host file (a MyBatis
+    /// `<script>` in a Java annotation): positions are that file's.
+    within: Option<&'a SourceMap>,
 }
 
 impl<'a> Host<'a> {
     pub fn new(text: &'a str) -> Self {
-        Host { text, line_starts: OnceCell::new() }
+        Host { text, line_starts: OnceCell::new(), within: None }
+    }
+
+    /// The text of `literal`, a string read out of a host file, positioned in that file.
+    pub fn within(literal: &'a SqlText) -> Self {
+        Host { text: &literal.sql, line_starts: OnceCell::new(), within: Some(&literal.map) }
     }
 
     /// The 1-based line and column (in characters) of byte `offset`.
     pub fn position(&self, offset: usize) -> HostPosition {
+        if let Some(map) = self.within {
+            return map.position(self.text, offset);
+        }
         let starts = self
             .line_starts
             .get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(i, _)| i + 1)).collect());
@@ -66,6 +77,11 @@ impl SqlText {
     pub fn verbatim(&mut self, host: &Host, start: usize, end: usize) {
         if start < end {
             self.map.push(self.sql.len(), host.position(start));
+            // A literal's text is no one run of its file: each piece keeps its own start.
+            for run in host.within.iter().flat_map(|map| &map.runs).filter(|r| r.sql_start > start && r.sql_start < end)
+            {
+                self.map.push(self.sql.len() + run.sql_start - start, run.start);
+            }
             self.sql.push_str(&host.text[start..end]);
         }
     }
