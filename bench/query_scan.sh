@@ -14,8 +14,12 @@
 #   code-warm      with the code directories, the scan cache warm
 #   code-cold      with the code directories and --no-cache
 # reporting median wall, user and system time. The ratio warm / without is the target's figure.
+# With BEFORE (another build, e.g. main's), its warm and --no-cache runs are timed in the same
+# rounds (before-warm, before-cold), after checking that both builds, warm and cold, report the
+# same findings.
 #
 # Env: RUNS (default 10), WARMUP (2), SLUICE (binary; default: a release build of this tree),
+#      BEFORE (binary),
 #      TEMPORAL_REPO (where to clone from; default GitHub), SCHEMA (the schema dump, relative to
 #      the repository; default: temporal's).
 set -euo pipefail
@@ -69,7 +73,25 @@ echo "$("$SLUICE" --version); $files files, $code_files code files Sluice reads;
 "$SLUICE" lint --config with.toml --cache-dir "$work/cache" > /dev/null || true   # fills the scan cache
 "$SLUICE" lint --config with.toml --cache-dir "$work/cache" | tail -n 4 || true
 "$SLUICE" lint --config without.toml --cache-dir "$work/cache" | tail -n 2 || true
+before=()
+if [[ -n "${BEFORE:-}" ]]; then
+  BEFORE=$(realpath "$BEFORE")
+  "$BEFORE" lint --config with.toml --cache-dir "$work/cache" > /dev/null || true   # its own caches
+  rm -f "$work/first.json"
+  for run in "$BEFORE --no-cache" "$BEFORE --cache-dir $work/cache" "$SLUICE --no-cache" "$SLUICE --cache-dir $work/cache"; do
+    # shellcheck disable=SC2086 # the binary and its cache flags
+    set -- ${run}
+    "$1" lint --config with.toml "${@:2}" --format json | jq -S .findings > "$work/findings.json" || true
+    if [[ -f "$work/first.json" ]] && ! cmp -s "$work/first.json" "$work/findings.json"; then
+      echo "the findings differ: $run" >&2
+      exit 1
+    fi
+    mv "$work/findings.json" "$work/first.json"
+  done
+  before=("before-warm=$BEFORE lint --config with.toml --cache-dir $work/cache"
+    "before-cold=$BEFORE lint --config with.toml --no-cache")
+fi
 python3 "$root/bench/interleave.py" --runs "$runs" --warmup "$warmup" \
   "without-code=$SLUICE lint --config without.toml --cache-dir $work/cache" \
   "code-warm=$SLUICE lint --config with.toml --cache-dir $work/cache" \
-  "code-cold=$SLUICE lint --config with.toml --no-cache"
+  "code-cold=$SLUICE lint --config with.toml --no-cache" "${before[@]}"

@@ -120,17 +120,21 @@ impl BlobStore {
     pub fn load<T: DeserializeOwned>(&self, key: &Key) -> Option<T> {
         let path = self.path(key);
         let mut file = std::fs::File::open(&path).ok()?;
-        if !written_by(&file.metadata().ok()?, nix::unistd::geteuid().as_raw()) {
+        let metadata = file.metadata().ok()?;
+        if !written_by(&metadata, nix::unistd::geteuid().as_raw()) {
             return None;
         }
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
         let value = self.decode(&bytes, key);
         match &value {
-            Some(_) => {
+            // Marked used unless it was lately: a warm run that reads the same files again and
+            // again writes nothing (eviction only needs the order of files used minutes apart).
+            Some(_) if !used_lately(&metadata) => {
                 let _ =
                     std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
             }
+            Some(_) => {}
             None => {
                 let _ = std::fs::remove_file(&path);
             }
@@ -203,6 +207,14 @@ impl BlobStore {
     }
 }
 
+/// How recently a file must have been used for a read not to mark it used again.
+const USED_LATELY: Duration = Duration::from_secs(600);
+
+/// Whether the file was written or marked used within [`USED_LATELY`].
+fn used_lately(metadata: &std::fs::Metadata) -> bool {
+    metadata.modified().is_ok_and(|m| m.elapsed().is_ok_and(|age| age < USED_LATELY))
+}
+
 /// Whether a file is this user's: `euid` owns it.
 fn written_by(metadata: &std::fs::Metadata, euid: u32) -> bool {
     std::os::unix::fs::MetadataExt::uid(metadata) == euid
@@ -271,6 +283,22 @@ mod tests {
         assert_eq!(store(dir.path()).load::<(String, String)>(&key), None);
         assert!(store(dir.path()).save(&key, &("text".to_string(), 1u8)));
         assert_eq!(store(dir.path()).load::<(u64, u64)>(&key), None);
+    }
+
+    #[test]
+    fn a_read_marks_a_file_used_unless_it_was_lately() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = digest(&[b"k"]);
+        let store = store(dir.path());
+        assert!(store.save(&key, &1u32));
+        let path = store.path(&key);
+        let written = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert_eq!(store.load::<u32>(&key), Some(1));
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), written, "just written: not touched");
+        let long_ago = SystemTime::now() - 2 * USED_LATELY;
+        std::fs::File::options().append(true).open(&path).unwrap().set_modified(long_ago).unwrap();
+        assert_eq!(store.load::<u32>(&key), Some(1));
+        assert!(std::fs::metadata(&path).unwrap().modified().unwrap() > long_ago, "marked used");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn queries(
     }
     for query in sources.queries.iter().filter(|q| !changed.contains(&q.query.file)) {
         let read: BTreeSet<String> =
-            query.file.parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
+            query.file().parsed.statements.iter().filter_map(|s| s.ast.as_deref()).flat_map(relations).collect();
         for table in &read {
             if let Some(by) = touched.get(table) {
                 out.entry(query.query.file.clone()).or_default().extend(by.iter().cloned());

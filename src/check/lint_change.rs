@@ -22,6 +22,8 @@ pub(super) fn settings(loaded: &Loaded, policies: &GatePolicies, options: &Optio
         under_review: true,
         cache: options.cache.clone(),
         max_not_understood_percent: loaded.config.migrations.max_not_understood_percent,
+        // `check`'s queries come from git objects; its own blob cache serves their extraction.
+        query_cache: lint::query_cache::QueryCache::disabled(),
     }
 }
 

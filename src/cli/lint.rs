@@ -84,6 +84,12 @@ pub fn run(args: LintArgs) -> Result<ExitCode> {
     }
     let (mut sources, mut settings) = load::load_with(&loaded, &root, &args.paths, &args.cache.scan_cache())?;
     settings.cache = cache;
+    // One cache of query findings per project: its root and configuration file.
+    let project_root = std::path::absolute(&loaded.root).unwrap_or_else(|_| loaded.root.clone());
+    let config_file = loaded.file.as_deref().map(|f| std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
+    let mut identity = vec![project_root.as_os_str().as_encoded_bytes()];
+    identity.extend(config_file.as_ref().map(|f| f.as_os_str().as_encoded_bytes()));
+    settings.query_cache = args.cache.query_cache(&identity);
     // A down file named on the command line is linted as the rollback it is, not as a query file.
     let downs: Vec<usize> = sources
         .migrations

@@ -128,6 +128,15 @@ impl CacheArgs {
         }
     }
 
+    /// The findings of unchanged queries, for the project `identity` names.
+    pub fn query_cache(&self, identity: &[&[u8]]) -> crate::lint::query_cache::QueryCache {
+        if self.no_cache {
+            crate::lint::query_cache::QueryCache::disabled()
+        } else {
+            crate::lint::query_cache::QueryCache::in_cache_dir(self.cache_dir.as_deref(), identity)
+        }
+    }
+
     pub fn calendar_cache(&self) -> CalendarCache {
         if self.no_cache {
             CalendarCache::disabled()

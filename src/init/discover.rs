@@ -251,7 +251,7 @@ pub fn sqlc_configs(root: &Path) -> Result<Vec<FoundSource>> {
         for file in &files {
             let text = crate::error::read_text(file)?;
             let query = crate::queries::Query::whole_file("", text, crate::queries::Source::QueryFile);
-            queries += crate::queries::ParsedQuery::parse(query).file.parsed.statements.len();
+            queries += crate::queries::ParsedQuery::parse(query).file().parsed.statements.len();
         }
         let detail = config.queries.iter().map(|q| display(&relative_to(root, q))).collect::<Vec<_>>().join(", ");
         found.push(FoundSource { path: relative_to(root, entry.path()), files: files.len(), queries, detail });

@@ -139,7 +139,8 @@ pub fn load_with(
     let mut query_notes = code.notes;
     let workload = read_workload(loaded, root, &mut query_notes)?;
     queries.extend(workload.iter().flat_map(|w| w.queries()));
-    let queries = queries.into_par_iter().map(ParsedQuery::parse).collect();
+    // Parsed when a rule first reads them (in parallel then): the query cache spares most.
+    let queries = queries.into_iter().map(ParsedQuery::unparsed).collect();
 
     let schema_dump =
         loaded.config.migrations.schema_dump.as_ref().map(|p| read(&loaded.resolve(p), root)).transpose()?;

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod load;
 pub mod policies;
+pub mod query_cache;
 pub mod since;
 mod suppress;
 
@@ -213,6 +214,9 @@ pub struct Settings {
     pub under_review: bool,
     /// `[migrations] max_not_understood_percent` (`None`: the default).
     pub max_not_understood_percent: Option<u32>,
+    /// The findings of unchanged queries, kept between runs (disabled by default: `sluice lint`
+    /// turns it on).
+    pub query_cache: query_cache::QueryCache,
 }
 
 fn check_statement(cx: &Context, out: &mut Vec<Finding>) {
@@ -454,7 +458,7 @@ fn lint_stages(sources: &Sources, settings: &Settings, selected: Selector) -> (R
         rule.finish_history(&schema, &facts, &mut findings);
     }
     findings.extend(sources.notices.iter().filter(|f| selected(&f.file)).cloned());
-    findings.extend(check_queries(&sources.queries, &schema, &facts, selected));
+    findings.extend(check_queries(sources, settings, &schema, &facts, selected));
     let policies = policies::check(&settings.policies, &schema);
     // Freeing a long history's schema (hundreds of thousands of allocations) is not the
     // report's business: a worker does it while the report is written.
@@ -469,7 +473,7 @@ fn facts<'a>(sources: &'a Sources, settings: &'a Settings) -> Facts<'a> {
     Facts {
         postgres_version: settings.postgres_version,
         policies: &settings.policies,
-        queries: &sources.queries,
+        queries: rules::Queries::new(&sources.queries),
         under_review: settings.under_review,
     }
 }
@@ -581,7 +585,8 @@ pub fn final_schema(sources: &Sources) -> Schema {
 /// Replays `migrations[range]` onto `schema`, unchecked.
 fn replay_onto(schema: &mut Schema, migrations: &[MigrationSource], range: Range<usize>, postgres_version: u32) {
     let policies = Policies::default();
-    let facts = Facts { postgres_version, policies: &policies, queries: &[], under_review: false };
+    let facts =
+        Facts { postgres_version, policies: &policies, queries: rules::Queries::default(), under_review: false };
     let layout_has_down = migrations.iter().any(|m| m.down.is_some());
     let mut coverage = Coverage::default();
     parse_in_order(migrations, range, |index, parsed| {
@@ -762,33 +767,79 @@ struct FileRun<'r> {
     findings: Vec<Finding>,
 }
 
-/// The application's queries, checked in parallel against the final schema. Rules and
-/// directives see the SQL with its parameters written `$n`; what they find is then moved to
-/// where the query is written (its file, line and column, the query's name or call).
-fn check_queries(queries: &[ParsedQuery], schema: &Schema, facts: &Facts, selected: Selector) -> Vec<Finding> {
-    queries
+/// The application's queries, checked in parallel against the final schema; those the query
+/// cache holds are taken from it, neither parsed nor checked.
+fn check_queries(
+    sources: &Sources,
+    settings: &Settings,
+    schema: &Schema,
+    facts: &Facts,
+    selected: Selector,
+) -> Vec<Finding> {
+    let queries = &sources.queries;
+    let run = queries.iter().any(|q| selected(&q.query.file)).then(|| open_query_cache(sources, settings)).flatten();
+    let Some(run) = run else {
+        return queries
+            .par_iter()
+            .filter(|q| selected(&q.query.file))
+            .flat_map_iter(|q| check_query(q, schema, facts))
+            .collect();
+    };
+    let checked: Vec<(Vec<Finding>, query_cache::Outcome)> = queries
         .par_iter()
-        .filter(|query| selected(&query.query.file))
-        .flat_map_iter(|query| {
-            let file = &query.file;
-            let mut out = Vec::new();
-            for statement in &file.parsed.statements {
-                check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
+        .enumerate()
+        .filter(|(_, query)| selected(&query.query.file))
+        .map(|(index, query)| {
+            if let Some((key, findings)) = run.found(index) {
+                return (findings, query_cache::Outcome::Found(key));
             }
-            let out = suppress::apply(file, out);
-            let mut out: Vec<Finding> = out
-                .into_iter()
-                .map(|finding| {
-                    let statement = query.statement_at(finding.line);
-                    query.locate(finding, statement)
-                })
-                .collect();
-            // After suppression: nothing hides what was not read.
-            let at = |line, column| query.host_position(line, column);
-            out.extend(unread_text::findings_at(file, &at).map(|finding| query.host_excerpt(finding)));
-            out
+            let read = std::sync::atomic::AtomicBool::new(false);
+            let facts = Facts { queries: facts.queries.marking(&read), ..*facts };
+            let findings = check_query(query, schema, &facts);
+            let outcome = run.checked(index, &findings, read.load(std::sync::atomic::Ordering::Relaxed));
+            (findings, outcome)
         })
-        .collect()
+        .collect();
+    let (findings, outcomes): (Vec<Vec<Finding>>, Vec<query_cache::Outcome>) = checked.into_iter().unzip();
+    run.finish(outcomes);
+    findings.into_iter().flatten().collect()
+}
+
+/// The query cache for this run: its entries hold for the schema the whole history builds (its
+/// snapshot key) and the facts the rules read besides the queries.
+fn open_query_cache<'c>(sources: &Sources, settings: &'c Settings) -> Option<query_cache::Run<'c>> {
+    if !settings.query_cache.is_enabled() {
+        return None;
+    }
+    let chain = chain(sources, settings);
+    let schema = chain.key(chain.len());
+    let policies = format!("{:?}", settings.policies);
+    let under_review = [u8::from(settings.under_review)];
+    let context: [&[u8]; 3] = [schema, policies.as_bytes(), &under_review];
+    settings.query_cache.open(&context, &sources.queries)
+}
+
+/// One query checked: rules and directives see the SQL with its parameters written `$n`; what
+/// they find is then moved to where the query is written (its file, line and column, the
+/// query's name or call).
+fn check_query(query: &ParsedQuery, schema: &Schema, facts: &Facts) -> Vec<Finding> {
+    let file = query.file();
+    let mut out = Vec::new();
+    for statement in &file.parsed.statements {
+        check_statement(&Context::new(file, statement, schema, Role::Query, facts), &mut out);
+    }
+    let out = suppress::apply(file, out);
+    let mut out: Vec<Finding> = out
+        .into_iter()
+        .map(|finding| {
+            let statement = query.statement_at(finding.line);
+            query.locate(finding, statement)
+        })
+        .collect();
+    // After suppression: nothing hides what was not read.
+    let at = |line, column| query.host_position(line, column);
+    out.extend(unread_text::findings_at(file, &at).map(|finding| query.host_excerpt(finding)));
+    out
 }
 
 /// Lints the down (rollback) file of migration `index` as a down migration: against the schema

@@ -26,7 +26,7 @@ fn keyed<'a>(queries: impl IntoIterator<Item = &'a ParsedQuery>) -> BTreeMap<(St
     let mut out = BTreeMap::new();
     let mut ordinal: BTreeMap<(String, String), usize> = BTreeMap::new();
     for query in queries {
-        for statement in &query.file.parsed.statements {
+        for statement in &query.file().parsed.statements {
             let label = match (QueryName::of(statement), query.describe(statement)) {
                 (Some(name), Some(what)) if what.contains(&name.name) => what,
                 (_, what) => {
@@ -36,7 +36,7 @@ fn keyed<'a>(queries: impl IntoIterator<Item = &'a ParsedQuery>) -> BTreeMap<(St
                     format!("{what} #{n}")
                 }
             };
-            let text = query.file.parsed.statement_text(statement).trim().to_string();
+            let text = query.file().parsed.statement_text(statement).trim().to_string();
             let line = query.host_line(statement.span.line, statement.span.column);
             out.insert((query.query.file.clone(), label), (text, line));
         }

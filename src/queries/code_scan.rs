@@ -49,9 +49,9 @@ pub struct Project<'a> {
     pub calls: code::ProjectCalls,
 }
 
-/// One file as the scan read it: its extraction, its text (unless the cache vouched for a file
-/// without queries), and what the cache keeps of it.
-type Read<'a> = (Extracted, Option<Arc<str>>, Kept<'a>);
+/// One file as the scan read it: its name as findings show it, its extraction, its text (unless
+/// the cache vouched for a file without queries), and what the cache keeps of it.
+type Read<'a> = (String, Extracted, Option<Arc<str>>, Kept<'a>);
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
 /// metadata is what it was is neither read nor parsed (most of an application's code, which
@@ -79,7 +79,7 @@ pub fn on_disk_cached(
             let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
             let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
                 Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
-                    return Ok((entry.extracted.clone(), None, Kept::Known(entry)));
+                    return Ok((shown, entry.extracted.clone(), None, Kept::Known(entry)));
                 }
                 Known::Unchanged(entry) => (Some(entry), true),
                 Known::Suspect(entry) => (Some(entry), false),
@@ -100,31 +100,20 @@ pub fn on_disk_cached(
                 }
                 (_, None) => Kept::Nothing,
             };
-            Ok((extracted, Some(text), kept))
+            Ok((shown, extracted, Some(text), kept))
         })
         .collect::<Result<_>>()?;
     let mut each = each;
-    let shown: Vec<String> = files
-        .iter()
-        .zip(&each)
-        .map(|(path, read)| read.0.go_package.as_ref().map_or_else(String::new, |_| display(path)))
-        .collect();
     join_packages(
-        files
-            .iter()
-            .zip(&shown)
-            .zip(each.iter_mut())
-            .map(|((path, shown), read)| (path.as_path(), shown.as_str(), &mut read.0))
-            .collect(),
+        files.iter().zip(each.iter_mut()).map(|(path, read)| (path.as_path(), read.0.as_str(), &mut read.1)).collect(),
         &[],
     );
-    let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.0.databases.as_slice())));
+    let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.1.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
     let mut kept = Vec::with_capacity(each.len());
-    for ((path, (extracted, text, entry)), other) in files.iter().zip(each).zip(decided) {
+    for ((path, (shown, extracted, text, entry)), other) in files.iter().zip(each).zip(decided) {
         // Below the directories scanned (a `migrations` directory under `internal`), or, when
         // findings name files from the project's root, below that (`code = ["migrations"]`).
-        let shown = display(path);
         let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
         let relative = if Path::new(&shown).is_relative() { Path::new(&shown) } else { below_dir };
         let extracted = match set_aside_as(path, relative, migrations.as_deref(), &extracted, other) {

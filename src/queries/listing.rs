@@ -189,7 +189,7 @@ fn wanted_directory(path: &Path) -> bool {
 /// (`DROP INDEX CONCURRENTLY …`, which sqlparser refuses).
 pub fn parses(sql: &str) -> bool {
     let query = ParsedQuery::parse(Query::whole_file(String::new(), sql, Source::QueryFile));
-    let parsed = &query.file.parsed;
+    let parsed = &query.file().parsed;
     parsed.unread.is_empty()
         && !parsed.statements.is_empty()
         && parsed.statements.iter().all(|s| s.too_deep.is_none() && (s.parse_error.is_none() || s.fully_recognized))

@@ -7,24 +7,57 @@ use crate::finding::{Finding, Snippet};
 use crate::sql::parse::Statement;
 use crate::sql::placeholders::{self, Rewrite};
 use crate::sql::source::SourceFile;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
 pub struct ParsedQuery {
     pub query: Query,
-    /// The SQL with every parameter written `$n`, parsed, named by the query's file: what the
-    /// rules check.
-    pub file: SourceFile,
-    rewrite: Rewrite,
+    /// Rewritten and parsed when first asked: a warm `sluice lint` takes most queries'
+    /// findings from the query cache (`lint::query_cache`) and never parses them, and the
+    /// migration rules that search the queries' text (`drop-column`) need no syntax tree.
+    rewritten: OnceLock<(Arc<str>, Rewrite)>,
+    file: OnceLock<SourceFile>,
 }
 
 impl ParsedQuery {
+    /// The query, parsed now.
     pub fn parse(query: Query) -> ParsedQuery {
-        let rewrite = placeholders::rewrite(&query.sql);
-        let text: Arc<str> =
-            if rewrite.is_identity() { Arc::clone(&query.sql) } else { rewrite.text(&query.sql).into() };
-        let file = SourceFile::parse_shared(query.file.clone(), text);
-        ParsedQuery { query, file, rewrite }
+        let parsed = ParsedQuery::unparsed(query);
+        parsed.file();
+        parsed
+    }
+
+    /// The query, rewritten and parsed when a rule first reads it.
+    pub fn unparsed(query: Query) -> ParsedQuery {
+        ParsedQuery { query, rewritten: OnceLock::new(), file: OnceLock::new() }
+    }
+
+    /// Whether it has been parsed (see [`unparsed`](Self::unparsed)).
+    pub fn is_parsed(&self) -> bool {
+        self.file.get().is_some()
+    }
+
+    fn rewritten(&self) -> &(Arc<str>, Rewrite) {
+        self.rewritten.get_or_init(|| {
+            let sql = &self.query.sql;
+            let rewrite = placeholders::rewrite(sql);
+            let text: Arc<str> = if rewrite.is_identity() { Arc::clone(sql) } else { rewrite.text(sql).into() };
+            (text, rewrite)
+        })
+    }
+
+    /// The SQL with every parameter written `$n`: the text the rules read.
+    pub fn text(&self) -> &Arc<str> {
+        &self.rewritten().0
+    }
+
+    /// [`text`](Self::text) parsed, named by the query's file: what the rules check.
+    pub fn file(&self) -> &SourceFile {
+        self.file.get_or_init(|| SourceFile::parse_shared(self.query.file.clone(), Arc::clone(self.text())))
+    }
+
+    fn rewrite(&self) -> &Rewrite {
+        &self.rewritten().1
     }
 
     /// The name a sqlc header gives `statement`, if any.
@@ -39,7 +72,7 @@ impl ParsedQuery {
 
     /// Whether positions in what the rules read are positions in the query's file as they are.
     fn positions_are_the_file(&self) -> bool {
-        self.rewrite.is_identity() && self.query.place == Place::WholeFile
+        self.rewrite().is_identity() && self.query.place == Place::WholeFile
     }
 
     /// The line and column in the query's file of `line`, `column` (1-based, columns in
@@ -48,7 +81,7 @@ impl ParsedQuery {
         if self.positions_are_the_file() {
             return (line, column);
         }
-        let offset = self.rewrite.original(offset_of(&self.file.parsed.text, line, column));
+        let offset = self.rewrite().original(offset_of(&self.file().parsed.text, line, column));
         match &self.query.place {
             Place::Record { line } => (*line, 1),
             Place::WholeFile => line_column(&self.query.sql, offset),
@@ -125,14 +158,14 @@ impl ParsedQuery {
 
     /// A statement's text as the application wrote it (placeholders in its style).
     pub fn written(&self, statement: &Statement) -> &str {
-        let start = self.rewrite.original(statement.span.start);
-        let end = self.rewrite.original(statement.span.end).max(start);
+        let start = self.rewrite().original(statement.span.start);
+        let end = self.rewrite().original(statement.span.end).max(start);
         self.query.sql.get(start..end).unwrap_or_default()
     }
 
     /// The statement that holds `line` of what the rules read.
     pub fn statement_at(&self, line: usize) -> Option<&Statement> {
-        let statements = &self.file.parsed.statements;
+        let statements = &self.file().parsed.statements;
         let index = statements.partition_point(|s| s.span.line <= line).checked_sub(1)?;
         let statement = &statements[index];
         (line <= statement.span.end_line).then_some(statement)
@@ -199,11 +232,11 @@ mod tests {
             Source::Sqlc { config: "sqlc.yaml".into() },
         );
         let parsed = ParsedQuery::parse(query);
-        let names: Vec<String> = parsed.file.parsed.statements.iter().filter_map(|s| parsed.describe(s)).collect();
+        let names: Vec<String> = parsed.file().parsed.statements.iter().filter_map(|s| parsed.describe(s)).collect();
         assert_eq!(names, ["sqlc query GetUser", "sqlc query ListUsers"]);
-        assert_eq!(QueryName::of(&parsed.file.parsed.statements[0]).unwrap().command.as_deref(), Some(":one"));
+        assert_eq!(QueryName::of(&parsed.file().parsed.statements[0]).unwrap().command.as_deref(), Some(":one"));
         assert_eq!(
-            parsed.file.parsed.statement_text(&parsed.file.parsed.statements[0]),
+            parsed.file().parsed.statement_text(&parsed.file().parsed.statements[0]),
             "SELECT * FROM users WHERE id = $1"
         );
     }
@@ -213,7 +246,7 @@ mod tests {
         // `?` became `$1` and `$2`: columns after them moved by one each.
         let text = "SELECT 1 FROM t\nWHERE a = ? AND b = ? AND lower(c) = 'x'";
         let parsed = ParsedQuery::parse(Query::whole_file("q.sql", text, Source::QueryFile));
-        let rewritten = &parsed.file.parsed.text;
+        let rewritten = &parsed.file().parsed.text;
         let column = rewritten.lines().nth(1).unwrap().find("lower").unwrap() + 1;
         let expected = text.lines().nth(1).unwrap().find("lower").unwrap() + 1;
         assert_eq!(parsed.host_position(2, column), (2, expected));
@@ -233,7 +266,7 @@ mod tests {
             place: Place::Embedded { map, host: Arc::clone(&host) },
         };
         let parsed = ParsedQuery::parse(query);
-        let statement = &parsed.file.parsed.statements[0];
+        let statement = &parsed.file().parsed.statements[0];
         let finding = Finding::new("r", crate::finding::Severity::Error, "src/main.rs", "m").at(2, 15, 2, 23);
         let finding = parsed.locate(finding, Some(statement));
         assert_eq!((finding.line, finding.column), (3, 15));

@@ -22,9 +22,57 @@ pub struct Facts<'a> {
     pub postgres_version: u32,
     pub policies: &'a Policies,
     /// The queries the application runs (query files, sqlc's, SQL in code), parsed.
-    pub queries: &'a [crate::queries::ParsedQuery],
+    pub queries: Queries<'a>,
     /// Checking a change under review (`sluice check`) rather than a whole project.
     pub under_review: bool,
+}
+
+/// The application's queries as the rules read them. Reading them (every access goes through
+/// `Deref`) marks the reader when [`marking`](Self::marking) asked: a query whose rules read
+/// the other queries (a `DROP INDEX` looks for the queries that need the index) has findings
+/// that depend on them, which the query cache must know. The lint engine parses a query only
+/// when a rule first reads it (`ParsedQuery::unparsed`); [`parsed`](Self::parsed) parses them
+/// all at once, in parallel, for a rule about to read every syntax tree.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Queries<'a> {
+    all: &'a [crate::queries::ParsedQuery],
+    read: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+impl<'a> Queries<'a> {
+    pub fn new(all: &'a [crate::queries::ParsedQuery]) -> Queries<'a> {
+        Queries { all, read: None }
+    }
+
+    /// The same queries, setting `read` when a rule reads them.
+    pub fn marking(self, read: &'a std::sync::atomic::AtomicBool) -> Queries<'a> {
+        Queries { read: Some(read), ..self }
+    }
+}
+
+impl std::ops::Deref for Queries<'_> {
+    type Target = [crate::queries::ParsedQuery];
+
+    fn deref(&self) -> &Self::Target {
+        if let Some(read) = self.read {
+            read.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.all
+    }
+}
+
+impl Queries<'_> {
+    /// Every query, parsed (those not parsed yet in parallel).
+    pub fn parsed(&self) -> &[crate::queries::ParsedQuery] {
+        use rayon::prelude::*;
+        let all: &[crate::queries::ParsedQuery] = self;
+        if !all.iter().all(crate::queries::ParsedQuery::is_parsed) {
+            all.par_iter().for_each(|query| {
+                query.file();
+            });
+        }
+        all
+    }
 }
 
 /// A migration's rollback, parsed the first time a rule asks what it drops: most migrations add
@@ -877,6 +925,28 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 mod tests {
     use super::*;
     use crate::rules::testing::{lint_files, lint_with, Setup};
+
+    #[test]
+    fn reading_the_queries_marks_the_reader_and_parses_them_when_asked() {
+        use crate::queries::{ParsedQuery, Query, Source};
+        let queries: Vec<ParsedQuery> = ["SELECT 1", "SELECT * FROM t WHERE a = ?"]
+            .iter()
+            .enumerate()
+            .map(|(i, sql)| ParsedQuery::unparsed(Query::whole_file(format!("q{i}.sql"), *sql, Source::QueryFile)))
+            .collect();
+        let read = std::sync::atomic::AtomicBool::new(false);
+        let all = Queries::new(&queries).marking(&read);
+        assert!(!queries.iter().any(ParsedQuery::is_parsed) && !read.load(std::sync::atomic::Ordering::Relaxed));
+        assert_eq!(all.len(), 2);
+        assert!(read.load(std::sync::atomic::Ordering::Relaxed), "the reader is marked");
+        assert!(!queries.iter().any(ParsedQuery::is_parsed), "counting them parses none");
+        assert_eq!(all.parsed().len(), 2);
+        assert!(queries.iter().all(ParsedQuery::is_parsed), "parsed, all at once");
+        assert_eq!(
+            queries[1].file().parsed.statement_text(&queries[1].file().parsed.statements[0]),
+            "SELECT * FROM t WHERE a = $1"
+        );
+    }
 
     fn rules_on(files: &[(&str, &str)]) -> Vec<(String, usize, String)> {
         lint_with(files, &Setup::default()).into_iter().map(|f| (f.rule, f.line, f.message)).collect()

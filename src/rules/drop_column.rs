@@ -42,11 +42,19 @@ pub fn mentions(cx: &Context, column: &str) -> Vec<String> {
         .queries
         .iter()
         .filter(|q| {
-            let text = q.file.parsed.text.to_lowercase();
-            text.match_indices(column).any(|(i, _)| {
-                !text[..i].chars().next_back().is_some_and(is_word)
-                    && !text[i + column.len()..].chars().next().is_some_and(is_word)
-            })
+            let mentions = |text: &str| {
+                let text = text.to_lowercase();
+                text.match_indices(column).any(|(i, _)| {
+                    !text[..i].chars().next_back().is_some_and(is_word)
+                        && !text[i + column.len()..].chars().next().is_some_and(is_word)
+                })
+            };
+            // The rewritten text keeps the SQL as written between its parameters (which become
+            // `$n`), so a query whose SQL does not hold the name at all cannot mention it, and
+            // most queries are never rewritten. (For an ASCII name: lowercasing is per character but for
+            // the final sigma, which is not ASCII.)
+            let may = !column.is_ascii() || q.query.sql.to_lowercase().contains(column);
+            may && mentions(q.text())
         })
         .map(|q| q.query.file.clone())
         .collect::<std::collections::BTreeSet<_>>()

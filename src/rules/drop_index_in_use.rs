@@ -325,11 +325,11 @@ fn users(
         Served::NotUsed | Served::By(_) => false,
     };
     let mut out = Vec::new();
-    for (q, query) in cx.facts.queries.iter().enumerate() {
-        for (s, statement) in query.file.parsed.statements.iter().enumerate() {
+    for (q, query) in cx.facts.queries.parsed().iter().enumerate() {
+        for (s, statement) in query.file().parsed.statements.iter().enumerate() {
             let Some(ast) = &statement.ast else { continue };
             let uses = predicate_uses(ast, cx.schema, 0);
-            if !needs(&uses, query.file.parsed.statement_text(statement)) {
+            if !needs(&uses, query.file().parsed.statement_text(statement)) {
                 continue;
             }
             let Some(u) = uses_of(&uses, table, leading, cx.schema).into_iter().next() else { continue };
@@ -337,7 +337,7 @@ fn users(
             let what = query.describe(statement).unwrap_or_else(|| "query".into());
             let (traffic, sql) = match &query.query.source {
                 Source::Workload(origin) => {
-                    (Some(origin.weight()), Some(query.file.parsed.statement_text(statement).to_string()))
+                    (Some(origin.weight()), Some(query.file().parsed.statement_text(statement).to_string()))
                 }
                 _ => (None, None),
             };
@@ -599,13 +599,13 @@ fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Opt
         let served = match &user.at {
             UserAt::Query { query, statement } => {
                 let query = facts.queries.get(*query);
-                let statement = query.and_then(|q| q.file.parsed.statements.get(*statement));
+                let statement = query.and_then(|q| q.file().parsed.statements.get(*statement));
                 match (query, statement.and_then(|s| s.ast.as_deref().map(|ast| (s, ast)))) {
                     (Some(query), Some((statement, ast))) => {
                         let uses = predicate_uses(ast, end, 0);
                         served_by(
                             &uses,
-                            query.file.parsed.statement_text(statement),
+                            query.file().parsed.statement_text(statement),
                             table,
                             leading,
                             &alternatives,

@@ -65,7 +65,8 @@ mod unbatched_backfill;
 pub(crate) mod testing;
 
 pub use context::{
-    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Role, Rollback, RunnerTransaction, SourceFile, TableSize,
+    Context, DeclaredColumn, Facts, HeldLock, MigrationState, Queries, Role, Rollback, RunnerTransaction, SourceFile,
+    TableSize,
 };
 pub use meta::{Category, RuleMeta};
 pub use rule::Rule;

@@ -256,7 +256,7 @@ SELECT created_at day FROM v1_worker_slot_config;
             query,
             crate::queries::Source::QueryFile,
         ));
-        let statements = &parsed.file.parsed.statements;
+        let statements = &parsed.file().parsed.statements;
         let Some(sqlparser::ast::Statement::Insert(upsert)) = statements[0].ast.as_deref() else {
             panic!("{:?}", statements[0].parse_error)
         };
