@@ -320,6 +320,13 @@ impl<'a> Statement<'a> {
         })
     }
 
+    /// Whether lexeme `i` follows `=`, `<>` or `!=` with nothing between them.
+    fn equality_right_before(&self, i: usize) -> bool {
+        i.checked_sub(1).is_some_and(|p| {
+            self.lexemes[p].end.byte == self.lexemes[i].start.byte && matches!(self.str(p), "=" | "<>" | "!=")
+        })
+    }
+
     /// The parameter starting at lexeme `i`, if any: the index of its last lexeme and what
     /// replaces it.
     fn parameter_at(&self, i: usize, in_brackets: bool) -> Option<(usize, Replacement)> {
@@ -342,7 +349,11 @@ impl<'a> Statement<'a> {
                 };
                 (!operand_before).then_some(replacement)
             }
-            "@" if !part_of_operator(before) && after.is_some_and(is_ident_start) && self.adjacent(i) => {
+            // `public_id=@public_id` (boundary): no PostgreSQL operator is `=@` (but `<@` is).
+            "@" if (!part_of_operator(before) || self.equality_right_before(i))
+                && after.is_some_and(is_ident_start)
+                && self.adjacent(i) =>
+            {
                 Some((i + 1, named(self.str(i + 1))))
             }
             ":" if !in_brackets && before != Some(b':') && !matches!(after, Some(b':' | b'=')) && self.adjacent(i) => {
@@ -423,6 +434,7 @@ mod tests {
         assert_eq!(rewritten("SELECT sqlc.embed(users), 1 FROM users"), "SELECT users.*, 1 FROM users");
         // Without blanks (boundary's `where dkv.private_id=?`): one operator to the lexer.
         assert_eq!(rewritten("WHERE a=? AND b<>? AND c>=?"), "WHERE a=$1 AND b<>$2 AND c>=$3");
+        assert_eq!(rewritten("WHERE id=@id AND r <@ @range AND s<@t"), "WHERE id=$1 AND r <@ $2 AND s<@t");
     }
 
     #[test]
