@@ -247,8 +247,13 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
     if served {
         return None;
     }
+    // Only a B-tree is searched from its leading keys as this reasons; a GiST index (an EXCLUDE
+    // constraint's) is searched by any key, and never for a range's bounds (boundary's
+    // `upper(active_time_range) IS NULL` beside `EXCLUDE USING gist (session_id WITH =,
+    // active_time_range WITH &&)`).
     let candidates: Vec<(&'s Index, usize)> = on_table
         .into_iter()
+        .filter(|i| i.btree)
         .filter_map(|i| Some((i, i.keys.iter().position(|k| k.column() == Some(u.column.as_str()))?)))
         .collect();
     // Any comparison of the keys before the column counts here: with them compared, the bare
@@ -388,6 +393,28 @@ CREATE UNIQUE INDEX events_key ON events (event_type, event_key) WHERE event_key
         let found = query("SELECT * FROM events e WHERE lower(e.event_type) = $1 AND e.event_key IS NOT NULL;");
         assert_eq!(found.len(), 1, "{found:#?}");
         assert!(found[0].message.contains("events_key"), "{}", found[0].message);
+    }
+
+    #[test]
+    fn an_index_that_is_no_b_tree_is_not_blamed() {
+        let schema = "CREATE EXTENSION btree_gist;
+CREATE TABLE session_state (session_id text, state text, active_time_range tstzrange,
+    EXCLUDE USING gist (session_id WITH =, active_time_range WITH &&));
+CREATE TABLE events (payload jsonb, created_at timestamptz);
+CREATE INDEX events_created ON events USING brin (created_at);";
+        for query in [
+            "SELECT 1 FROM session_state WHERE session_id = $1 AND upper(active_time_range) IS NULL",
+            "SELECT 1 FROM events WHERE date_trunc('day', created_at) = $1",
+        ] {
+            let found = lint_files(&[("001.sql", schema), ("queries/q.sql", query)], "");
+            let found: Vec<_> = found.into_iter().filter(|f| f.rule == "function-on-indexed-column").collect();
+            assert!(found.is_empty(), "{query}: {found:#?}");
+        }
+        // The same keys in a B-tree: blamed.
+        let btree = schema.replace("USING brin (created_at)", "(created_at)");
+        let query = "SELECT 1 FROM events WHERE date_trunc('day', created_at) = $1";
+        let found = lint_files(&[("001.sql", btree.as_str()), ("queries/q.sql", query)], "");
+        assert!(found.iter().any(|f| f.rule == "function-on-indexed-column"), "{found:#?}");
     }
 
     #[test]

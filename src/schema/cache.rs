@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 /// PostgreSQL makes them, search_path, DO blocks, ALTER TABLE drops first (issue 9). 3: statements
 /// split by PostgreSQL's lexical rules, too-deep statements refused, byte-order marks dropped
 /// (issue 16). 4: constraint names seen, for choosing new ones without a scan (issue 13).
-pub const FORMAT: u32 = 5;
+/// 6: whether an index is a B-tree.
+pub const FORMAT: u32 = 6;
 
 /// How many snapshots are kept (the most recently used): one project needs one or two at a time.
 const KEEP: usize = 16;

@@ -113,6 +113,15 @@ pub struct Index {
     /// The constraint this index backs, if any.
     pub constraint: Option<Name>,
     pub origin: Origin,
+    /// A B-tree: what the rules that reason about searching an index from its leading keys
+    /// (`function-on-indexed-column`) know. An EXCLUDE constraint's index is taken for none
+    /// (GiST in practice: any of its keys can be searched, and a range's bounds never are).
+    #[serde(default = "a_btree")]
+    pub btree: bool,
+}
+
+fn a_btree() -> bool {
+    true
 }
 
 impl Index {

@@ -609,6 +609,7 @@ impl Schema {
                         predicate: None,
                         constraint: Some(name.clone()),
                         origin: origin.clone(),
+                        btree: purpose != IndexPurpose::Exclusion,
                     },
                 );
                 Some(index)
@@ -657,6 +658,7 @@ impl Schema {
             predicate: index.predicate.clone(),
             constraint: None,
             origin: origin.clone(),
+            btree: index.btree,
         };
         self.indexes.insert(name, created.clone());
         // An index on a partitioned table is built on each partition too (or adopts an

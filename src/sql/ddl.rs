@@ -158,6 +158,8 @@ pub struct CreateIndex {
     /// Normalized `WHERE` predicate of a partial index.
     pub predicate: Option<String>,
     pub nulls_not_distinct: bool,
+    /// Built with the B-tree access method (no `USING`, or `USING btree`).
+    pub btree: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

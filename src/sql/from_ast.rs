@@ -453,6 +453,7 @@ pub fn ddl(statement: &Statement, leading: &str) -> Ddl {
             key_names: key_names(i.columns.iter().map(|c| &c.column.expr), &i.include),
             predicate: i.predicate.as_ref().map(expression),
             nulls_not_distinct: i.nulls_distinct == Some(false),
+            btree: matches!(i.using, None | Some(sqlparser::ast::IndexType::BTree)),
         })),
         Statement::Drop { object_type, if_exists, names: list, cascade, .. } => Ddl::Drop {
             kind: object_kind(object_type),

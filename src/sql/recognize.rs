@@ -202,8 +202,9 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
     }
     let only = c.eat(&["ONLY"]);
     let table = c.name()?;
+    let mut btree = true;
     if c.eat(&["USING"]) {
-        c.name();
+        btree = c.name().is_some_and(|method| method.eq_ignore_ascii_case("btree"));
     }
     let (keys, mut raw_names): (Vec<IndexKey>, Vec<Name>) =
         c.parenthesized_list()?.iter().map(|k| index_key(k)).unzip();
@@ -251,6 +252,7 @@ fn create_index(c: &mut Cursor) -> Option<Ddl> {
         key_names: names::index_column_names(&raw_names),
         predicate,
         nulls_not_distinct,
+        btree,
     })))
 }
 
