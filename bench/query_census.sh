@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The query census (issue 35): on eleven real public applications of different stacks, the
+# The query census (issue 35): on fourteen real public applications of different stacks, the
 # queries at known database calls counted by an independent method (Go's go/ast, the JDK's
 # compiler tree API, the TypeScript compiler, Python's ast, expat, json; a token scan for Rust)
 # against what `sluice queries --format json` extracts: recall, the share Sluice parses, what is
