@@ -120,7 +120,9 @@ impl<'t> GoFile<'_, 't> {
             return false;
         }
         let name = self.host.text_of(argument);
-        if !matches!(self.names.get().resolve(name, argument, is_scope), Resolved::NotFound) {
+        if !matches!(self.names.get().resolve(name, argument, is_scope), Resolved::NotFound)
+            || self.bound_locally(argument, name)
+        {
             return false;
         }
         let used = PackageUse {
@@ -131,6 +133,38 @@ impl<'t> GoFile<'_, 't> {
         };
         out.go_package.get_or_insert_with(GoPackageSide::default).uses.push(used);
         true
+    }
+
+    /// Whether `name` at `at` is bound by an enclosing function's parameters, receiver or
+    /// results, or by an enclosing `for … range` (which the names table does not record): a
+    /// wrapper's `query string` parameter is no package constant of that name.
+    fn bound_locally(&self, at: Node<'t>, name: &str) -> bool {
+        let binds = |list: Option<Node<'t>>| {
+            let mut found = false;
+            if let Some(list) = list {
+                walk(list, |n| found |= n.kind() == "identifier" && self.host.text_of(n) == name);
+            }
+            found
+        };
+        let mut node = at.parent();
+        while let Some(ancestor) = node {
+            let bound = match ancestor.kind() {
+                "function_declaration" | "method_declaration" | "func_literal" => {
+                    ["parameters", "receiver", "result"].iter().any(|f| binds(ancestor.child_by_field_name(f)))
+                }
+                "for_statement" => {
+                    let mut cursor = ancestor.walk();
+                    let range = ancestor.children(&mut cursor).find(|c| c.kind() == "range_clause");
+                    binds(range.and_then(|r| r.child_by_field_name("left")))
+                }
+                _ => false,
+            };
+            if bound {
+                return true;
+            }
+            node = ancestor.parent();
+        }
+        false
     }
 
     /// The file's `package` name and its package-level SQL constants: `const` and `var` names
@@ -381,6 +415,9 @@ mod tests {
         assert_eq!(side.constants.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["byID"]);
         assert_eq!(side.uses.iter().map(|u| (u.name.as_str(), u.at.line)).collect::<Vec<_>>(), [("elsewhere", 12)]);
         assert_eq!(found.queries.len(), 1, "byID is read in its own file");
+        // A parameter or a range variable of the name is no package constant.
+        let text = "package store\n\nfunc (d *DB) Run(ctx context.Context, query string) {\n\td.pool.Exec(ctx, query)\n\tfor _, q := range all {\n\t\td.pool.Exec(ctx, q)\n\t}\n}\n";
+        assert!(extract(text, &ProjectCalls::default()).go_package.is_none());
     }
 
     #[test]
