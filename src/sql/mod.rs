@@ -10,6 +10,7 @@ pub mod from_ast;
 pub mod lex;
 pub mod names;
 pub mod parse;
+pub mod parser_gaps;
 pub mod placeholders;
 pub mod plain_tokens;
 pub mod plpgsql;

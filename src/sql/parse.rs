@@ -6,7 +6,7 @@ use super::ddl::{Ddl, Lock};
 use super::depth::{self, TooDeep};
 use super::split::{split, split_each, Comment, Origin, RawStatement, Reading, Span, Split, Unread};
 pub use super::statement::Statement;
-use super::{from_ast, plpgsql, recognize};
+use super::{from_ast, parser_gaps, plpgsql, recognize};
 use rayon::prelude::*;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -218,7 +218,7 @@ pub(crate) fn parse_statement(text: &str, raw: RawStatement) -> Statement {
         }
     };
     let raw_tokens = if drop_index_concurrently { raw.tokens.clone() } else { Vec::new() };
-    match parse_alone(raw.tokens, drop_index_concurrently, nesting) {
+    match parse_alone(parser_gaps::bridge(raw.tokens), drop_index_concurrently, nesting) {
         Ok(statement) => {
             let mut ddl = from_ast::ddl(&statement, &leading);
             with_body_locks(&mut ddl, text, &raw.span);
