@@ -25,7 +25,8 @@ pub fn bridge(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             _ => None,
         })
         .collect();
-    let is_trigger = words.iter().take(4).any(|(_, k)| *k == Keyword::TRIGGER)
+    // `CREATE [OR REPLACE] [CONSTRAINT] TRIGGER`.
+    let is_trigger = words.iter().take(5).any(|(_, k)| *k == Keyword::TRIGGER)
         && words.first().is_some_and(|(_, k)| *k == Keyword::CREATE);
     let mut dropped = vec![false; tokens.len()];
     for pair in words.windows(3) {
@@ -89,6 +90,7 @@ mod tests {
         for sql in [
             "CREATE TRIGGER immutable BEFORE UPDATE ON t FOR EACH ROW EXECUTE PROCEDURE immutable_columns('id', 'name');",
             "CREATE OR REPLACE TRIGGER a AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION audit_row('api_key');",
+            "CREATE CONSTRAINT TRIGGER c AFTER INSERT ON t DEFERRABLE FOR EACH ROW EXECUTE FUNCTION check_row('x');",
             "SELECT * FROM memo WHERE id = $1 FOR KEY SHARE OF memo;",
             "SELECT * FROM memo WHERE id = $1 FOR NO KEY UPDATE;",
         ] {
