@@ -8,8 +8,8 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/queries").join(name)
 }
 
-/// `sluice lint --format json` in `dir`: the exit code and the findings.
-fn lint(dir: &Path) -> (i32, Vec<Value>) {
+/// `sluice lint --format json --no-cache` in `dir`: the exit code and the whole report.
+fn lint_doc(dir: &Path) -> (i32, Value) {
     let output = Command::cargo_bin("sluice")
         .unwrap()
         .current_dir(dir)
@@ -19,7 +19,18 @@ fn lint(dir: &Path) -> (i32, Vec<Value>) {
     let doc: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!("not JSON ({e}): {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
     });
-    (output.status.code().unwrap(), doc["findings"].as_array().unwrap().clone())
+    (output.status.code().unwrap(), doc)
+}
+
+/// `sluice lint --format json` in `dir`: the exit code and the findings.
+fn lint(dir: &Path) -> (i32, Vec<Value>) {
+    let (code, doc) = lint_doc(dir);
+    (code, doc["findings"].as_array().unwrap().clone())
+}
+
+/// The report's notes.
+fn notes(doc: &Value) -> Vec<&str> {
+    doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect()
 }
 
 /// (file name, line, column, rule) of the findings on query files.
@@ -205,13 +216,7 @@ fn the_code_scan_cache_serves_unchanged_files_and_never_hides_a_change() {
 #[test]
 fn other_databases_code_is_counted_never_checked() {
     let dir = fixture("other_database");
-    let output = Command::cargo_bin("sluice")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json", "--no-cache"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (_, doc) = lint_doc(&dir);
     let findings: Vec<(String, String)> = doc["findings"]
         .as_array()
         .unwrap()
@@ -228,7 +233,7 @@ fn other_databases_code_is_counted_never_checked() {
             "function-on-indexed-column".to_string()
         )]
     );
-    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let notes = notes(&doc);
     let on = |file: &str| {
         notes.iter().filter(|n| n.starts_with(&format!("fixtures/queries/other_database/{file}:"))).count()
     };
@@ -262,17 +267,11 @@ fn other_databases_code_is_counted_never_checked() {
 #[test]
 fn migration_code_is_counted_never_checked() {
     let dir = fixture("migration_code");
-    let output = Command::cargo_bin("sluice")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json", "--no-cache"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (_, doc) = lint_doc(&dir);
     let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
     // The same predicate in the application's code is a finding; in the migrations it is not.
     assert_eq!(files, ["fixtures/queries/migration_code/internal/store/views.go"]);
-    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let notes = notes(&doc);
     for note in [
         "fixtures/queries/migration_code/internal/migrations/v3.0.0.go: migration code (in a `migrations` directory): 1 statement(s) not checked.",
         "fixtures/queries/migration_code/db/goose/20240101_add_views.go: migration code (it registers a goose migration with goose.AddMigrationContext): 1 statement(s) not checked.",
@@ -286,18 +285,12 @@ fn migration_code_is_counted_never_checked() {
 #[test]
 fn test_code_is_counted_never_checked() {
     let dir = fixture("test_code");
-    let output = Command::cargo_bin("sluice")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json", "--no-cache"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (_, doc) = lint_doc(&dir);
     let files: Vec<&str> = doc["findings"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
     // The same predicate in the application's code is a finding; in a Go test file, a `testdata`
     // directory or a Rust `#[cfg(test)]` module it is not.
     assert_eq!(files, ["fixtures/queries/test_code/internal/store/users.go"]);
-    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let notes = notes(&doc);
     for note in [
         "fixtures/queries/test_code/internal/store/users_test.go: test code (a Go test file): 1 statement(s) not checked.",
         "fixtures/queries/test_code/internal/store/testdata/seed.go: test code (in a `testdata` directory): 1 statement(s) not checked.",
@@ -312,13 +305,7 @@ fn test_code_is_counted_never_checked() {
 #[test]
 fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
     let dir = fixture("project_calls");
-    let output = Command::cargo_bin("sluice")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["lint", "--format", "json", "--no-cache"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (_, doc) = lint_doc(&dir);
     let findings: Vec<(u64, String, String)> = doc["findings"]
         .as_array()
         .unwrap()
@@ -333,7 +320,7 @@ fn a_project_wrapper_named_in_calls_is_read_and_a_bad_entry_is_exit_2() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!((findings[0].0, findings[0].1.as_str()), (7, "function-on-indexed-column"));
     assert!(findings[0].2.ends_with("(in prisma.rawQuery (sluice.toml calls))"), "{}", findings[0].2);
-    let notes: Vec<&str> = doc["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let notes = notes(&doc);
     assert!(
         notes
             .iter()
