@@ -637,3 +637,102 @@ fn rows_found_through_another_index_agree_with_postgresql() {
         server.shutdown(false).await.expect("shutdown");
     });
 }
+
+/// lakekeeper's tabulars and view representations, boundary's host dimension view, and an
+/// order history: rows another index finds once an index is dropped.
+const ELSEWHERE: &str = "
+CREATE TABLE tabular (tabular_id bigint PRIMARY KEY, warehouse_id int, typ text, name text, metadata_location text);
+CREATE INDEX tabular_typ_tabular_id_idx ON tabular (typ, tabular_id);
+CREATE TABLE view_representation (id bigint PRIMARY KEY, view_id int, view_version_id int, sql text);
+CREATE INDEX vr_view_id_version_id_idx ON view_representation (view_id, view_version_id);
+CREATE TABLE host (public_id text PRIMARY KEY, catalog_id text NOT NULL);
+CREATE TABLE host_set (public_id text PRIMARY KEY, catalog_id text NOT NULL);
+ALTER TABLE host_set ADD CONSTRAINT host_set_catalog_id_public_id_key UNIQUE (catalog_id, public_id);
+CREATE TABLE target (public_id text PRIMARY KEY, name text);
+CREATE TABLE target_host_set (target_id text, host_set_id text, PRIMARY KEY (target_id, host_set_id));
+CREATE VIEW host_dimension AS SELECT h.public_id AS host_id, hs.public_id AS host_set_id, t.public_id AS target_id
+  FROM host h JOIN host_set hs ON h.catalog_id = hs.catalog_id
+  JOIN target_host_set ts ON hs.public_id = ts.host_set_id JOIN target t ON ts.target_id = t.public_id;
+CREATE TABLE customers (id bigint PRIMARY KEY, email text UNIQUE);
+CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint);
+CREATE INDEX orders_customer_id ON orders (customer_id);
+CREATE TABLE shipments (id bigint PRIMARY KEY, order_id bigint);
+";
+
+/// Whether PostgreSQL finds every row of `table` it reads through an index search (no
+/// sequential scan, no whole-index read).
+async fn all_searched(client: &tokio_postgres::Client, query: &str, table: &str) -> bool {
+    reads(client, query).await.iter().filter(|r| r.table == table).all(Read::searched)
+}
+
+/// Whether the plan searches `index` (of `table`).
+async fn searches_index(client: &tokio_postgres::Client, query: &str, table: &str, index: &str) -> bool {
+    reads(client, query).await.iter().any(|r| r.table == table && r.index.as_deref() == Some(index) && r.searched())
+}
+
+#[test]
+fn rows_another_index_finds_after_a_drop_agree_with_postgresql() {
+    require_postgres();
+    runtime().block_on(async {
+        let mut server =
+            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+        server.create_database("sluice_test_elsewhere", None).await.expect("create");
+        let client = server.connect("sluice_test_elsewhere").await.expect("connect");
+        client
+            .batch_execute("SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off")
+            .await
+            .expect("set");
+        let drop_typ = "DROP INDEX tabular_typ_tabular_id_idx;";
+        let drop_host_set_key = "ALTER TABLE host_set DROP CONSTRAINT host_set_catalog_id_public_id_key;";
+        let drop_target_key = "ALTER TABLE target_host_set DROP CONSTRAINT target_host_set_pkey;";
+        let add_warehouse = "DROP INDEX vr_view_id_version_id_idx;
+ALTER TABLE view_representation ADD COLUMN warehouse_id int;
+CREATE INDEX vr_view_id_version_id_idx ON view_representation (warehouse_id, view_id, view_version_id);";
+        // What boundary's warehouse functions ask of the view: each relation by its key.
+        let consumer = "SELECT * FROM host_dimension WHERE host_id = 'h' AND host_set_id = 's' AND target_id = 't'";
+        // (drop, the query, the table, the dropped index, whether the drop's file runs in a
+        // transaction, whether the query runs before it: one on a column it adds does not).
+        let cases: &[(&str, &str, &str, &str, bool, bool)] = &[
+            // The primary key finds the tabular; `typ` filters it.
+            (drop_typ, "SELECT name FROM tabular WHERE warehouse_id = 1 AND tabular_id = 2 AND typ = 'view'", "tabular", "tabular_typ_tabular_id_idx", false, true),
+            // Nothing else narrows it: the drop leaves the table read whole.
+            (drop_typ, "SELECT name FROM tabular WHERE warehouse_id = 1 AND typ = 'view'", "tabular", "tabular_typ_tabular_id_idx", false, true),
+            // One alternative of an OR: the dropped index served it neither.
+            (drop_typ, "SELECT name FROM tabular WHERE warehouse_id = 1 AND (metadata_location IS NOT NULL OR typ = 'view')", "tabular", "tabular_typ_tabular_id_idx", false, true),
+            // A column the transaction adds after the drop, then indexes.
+            (add_warehouse, "SELECT sql FROM view_representation WHERE warehouse_id = 1 AND view_id = 2", "view_representation", "vr_view_id_version_id_idx", true, false),
+            // The view's joins, as its consumer filters it: host_set by its primary key …
+            (drop_host_set_key, consumer, "host_set", "host_set_catalog_id_public_id_key", false, true),
+            // … target_host_set only by the key dropped.
+            (drop_target_key, consumer, "target_host_set", "target_host_set_pkey", false, true),
+            // Driven from the customer's email, the orders are found only through the index dropped.
+            (
+                "DROP INDEX orders_customer_id;",
+                "SELECT s.id FROM customers c JOIN orders o ON o.customer_id = c.id JOIN shipments s ON s.order_id = o.id WHERE c.email = 'x'",
+                "orders",
+                "orders_customer_id",
+                false,
+                true,
+            ),
+        ];
+        for (drop, query, table, index, in_transaction, runs_before) in cases {
+            let migration = if *in_transaction { format!("BEGIN;\n{drop}\nCOMMIT;") } else { drop.to_string() };
+            let found = drop_findings(sluice_as(&[ELSEWHERE, &migration], query, &Settings::default(), false));
+            client.batch_execute("BEGIN").await.expect("begin");
+            client.batch_execute(ELSEWHERE).await.expect("schema");
+            let used = !runs_before || searches_index(&client, query, table, index).await;
+            client.batch_execute(drop).await.unwrap_or_else(|e| panic!("{drop}: {e}"));
+            let found_otherwise = all_searched(&client, query, table).await;
+            let plan: Vec<String> =
+                reads(&client, query).await.iter().map(|r| format!("{} via {:?} {:?}", r.table, r.index, r.terms)).collect();
+            client.batch_execute("ROLLBACK").await.expect("rollback");
+            // Sluice reports exactly the drops that take from PostgreSQL the index search it
+            // made for the table and leave it no other.
+            let needed = used && !found_otherwise;
+            assert_eq!(!found.is_empty(), needed, "{drop}\n{query}\nused before: {used}\nafter: {plan:#?}\nSluice: {found:#?}");
+        }
+
+        drop(client);
+        server.shutdown(false).await.expect("shutdown");
+    });
+}

@@ -5,10 +5,10 @@ use super::rule::Rule;
 use crate::finding::{Finding, Severity};
 use crate::policy::index_usage::{IndexScans, IndexUsage};
 use crate::queries::Source;
-use crate::schema::index_search::{same_key, Constrained, IndexShape};
+use crate::schema::index_search::{one_row_through, same_key, Constrained, IndexShape};
 use crate::schema::{Index, Schema};
 use crate::sql::ddl::{AlterAction, ConstraintKind, Ddl, IndexKey, ObjectKind};
-use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse};
+use crate::sql::query::{canonical_expression, predicate_uses, ColumnUse, Comparison};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -27,13 +27,20 @@ narrows through equalities on a prefix of the keys, then the column by equality 
 comparison under NOT) on a key before it leaves the column unsearched (PostgreSQL documentation, 11.3 \
 Multicolumn Indexes); a partial index counts only when the query implies its predicate (11.8) — the same \
 reasoning as `function-on-indexed-column` (crates.io's `unique_num (crate_id, num)` serves `versions.num = … AND \
-versions.crate_id = crates.id`). A join equality `t.col = other.key` is also served when `other.key` has an index \
+versions.crate_id = crates.id`). A unique index whose every key the query compares by equality with a value \
+finds the one row itself, whatever else the query checks on it (lakekeeper's `tabular … WHERE tabular_id = $2 AND \
+typ = $4` under the primary key, once `(typ, tabular_id)` is dropped). A comparison no B-tree search can serve on \
+its own (one alternative of an OR, `<>`, `LIKE`, `IS NOT NULL`) does not need the index. A join equality `t.col = other.key` is also served when `other.key` has an index \
 and the query reaches `t` through an index on a key it compares with a value (`crate_owners.crate_id = $1`): \
 the planner finds those rows first and probes the other side's index with each (a nested loop). The other side's \
-index alone is not enough: with nothing else narrowing `t`, driving the join from it reads `t` whole. An index \
+index alone is not enough: with nothing else narrowing `t`, driving the join from it reads `t` whole. A statement \
+that narrows no table by a value through an index (a view of plain joins) is narrowed by what its consumers filter \
+on: a table it joins by a whole unique key, not on the nullable side of an outer join, is reached through that key \
+(boundary's `whx_host_dimension_source` reaches `host_set` through its primary key). An index \
 (or a PRIMARY KEY or UNIQUE constraint) that serves the query and that the same file creates later, before the \
 drop's transaction commits, replaces it: the drop's ACCESS EXCLUSIVE lock keeps every query waiting until then \
-(crates.io's and ente's migrations); created outside that transaction, the finding stays and says so. The queries \
+(crates.io's and ente's migrations), including one on a column the transaction adds after the drop (lakekeeper's \
+`view_representation.warehouse_id`); created outside that transaction, the finding stays and says so. The queries \
 run against the schema the history ends with: in `sluice lint` (the whole history), a query that an index created \
 by a later migration serves at the end of the history does not need the dropped one (crates.io dropped `UNIQUE \
 (name)` in 2014 and indexed `name` again in 2018) — an index whose statement PostgreSQL or the tool refuses \
@@ -108,11 +115,12 @@ struct Later {
     same_transaction: bool,
     keys: Vec<IndexKey>,
     predicate: Option<String>,
+    unique: bool,
 }
 
 impl Later {
     fn shape<'a>(&'a self, table: &'a str) -> IndexShape<'a> {
-        IndexShape { table, keys: &self.keys, predicate: self.predicate.as_deref() }
+        IndexShape { table, keys: &self.keys, predicate: self.predicate.as_deref(), unique: self.unique }
     }
 }
 
@@ -141,6 +149,7 @@ fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
                 same_transaction,
                 keys: create.keys.clone(),
                 predicate: create.predicate.clone(),
+                unique: create.unique,
             }),
             Ddl::AlterTable { table, actions, .. } if table == &dropped.table => {
                 added_constraints(actions, line, same_transaction, &mut out);
@@ -157,7 +166,7 @@ fn added_constraints(actions: &[AlterAction], line: usize, same_transaction: boo
         if let AlterAction::AddConstraint(c) = action {
             if let ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } = &c.kind {
                 let keys = columns.iter().cloned().map(IndexKey::Column).collect();
-                out.push(Later { line, same_transaction, keys, predicate: None });
+                out.push(Later { line, same_transaction, keys, predicate: None, unique: true });
             }
         }
     }
@@ -201,6 +210,8 @@ impl User {
 /// The indexes a statement's use of the dropped key could go through instead: those of the
 /// dropped index's table, and those of the tables its join partners are in.
 struct Alternatives<'a> {
+    /// The dropped index's table.
+    table: &'a str,
     on_table: Vec<IndexShape<'a>>,
     /// Every index of the schema asked: a join partner's table may be any.
     partners: &'a Schema,
@@ -220,16 +231,22 @@ impl Alternatives<'_> {
     ///   `owner_id`). The other side's index alone is not enough: with nothing narrowing this
     ///   table, driving the join from it reads it whole.
     ///
+    /// - a unique index that finds at most one row of the use's relation ([`one_row_through`]):
+    ///   the planner reads that row through it and checks `key` as a filter (lakekeeper's
+    ///   `tabular_typ_tabular_id_idx (typ, tabular_id)`, whose queries name the primary key).
+    ///
     /// Every use must be served; `None` when one is not.
     fn serving(
         &self,
         uses: &[&ColumnUse],
+        all: &[ColumnUse],
         key: &IndexKey,
         constrained: &Constrained,
         catalog: &Schema,
     ) -> Option<usize> {
         let mut serving = None;
         for u in uses {
+            let one_row = || one_row_through(self.on_table.iter().copied(), all, &u.table, u.relation, constrained);
             let direct = self.on_table.iter().position(|i| constrained.searchable_at(*i, key, catalog).is_some());
             let through_partner = || {
                 let (other, column) = u.joined_to.as_ref()?;
@@ -247,17 +264,103 @@ impl Alternatives<'_> {
                         && i.keys.first().is_some_and(|k| constrained.equal_to_value(i.table, k, catalog))
                 })
             };
-            serving = Some(direct.or_else(through_partner)?);
+            let through_joined_key = || self.through_joined_unique_key(u, all, constrained, catalog);
+            serving = Some(direct.or_else(one_row).or_else(through_partner).or_else(through_joined_key)?);
         }
         serving
     }
 }
 
-/// A statement's uses of `key` of `table`, compared the way an index on it can serve.
+impl Alternatives<'_> {
+    /// For a join use `u` (`host_set.catalog_id = host.catalog_id`) in a statement that narrows
+    /// no relation by a value through an index (a view's plain joins, boundary's
+    /// `whx_host_dimension_source`): a unique index of `on_table` whose every key the statement
+    /// compares by equality on `u`'s relation, one of them joined (`host_set.public_id =
+    /// target_host_set.host_set_id`). Such a statement reads every table it joins when run on
+    /// its own, and is narrowed only by what a consumer filters on: what the view shows of its
+    /// relations' keys reaches this relation through the joined unique key, one row per row of
+    /// the other side, the dropped key being a filter on it. A statement with a value that
+    /// narrows a relation through an index (`customers.email = $1`) is driven from there, and
+    /// the join into this relation may need the dropped index: this does not apply.
+    fn through_joined_unique_key(
+        &self,
+        u: &ColumnUse,
+        all: &[ColumnUse],
+        constrained: &Constrained,
+        catalog: &Schema,
+    ) -> Option<usize> {
+        if !u.against_columns || u.outer || self.narrowed_by_value(all, constrained, catalog) {
+            return None;
+        }
+        // The key is joined to a table read before this relation only when no outer join orders
+        // that table after it (crates.io's `temp_downloads LEFT JOIN crates … LEFT JOIN versions
+        // ON versions.crate_id = crates.id`: `crates` is joined before `versions`).
+        let preserved_partner = |v: &ColumnUse| {
+            all.iter().any(|w| {
+                !w.outer
+                    && w.relation != v.relation
+                    && w.joined_to.as_ref().is_some_and(|(t, c)| t == &v.table && c == &v.column)
+            })
+        };
+        let equal = |column: &str, joined: bool| {
+            all.iter().any(|v| {
+                v.relation == u.relation
+                    && v.table == u.table
+                    && v.column == column
+                    && v.wrapped.is_none()
+                    && !v.alternative
+                    && v.comparison == Comparison::Equality
+                    && (!joined || (v.against_columns && preserved_partner(v)))
+            })
+        };
+        self.on_table.iter().position(|i| {
+            i.unique
+                && i.table == u.table
+                && !i.keys.is_empty()
+                && constrained.usable(*i)
+                && i.keys.iter().all(|k| k.column().is_some_and(|c| equal(c, false)))
+                && i.keys.iter().any(|k| k.column().is_some_and(|c| equal(c, true)))
+        })
+    }
+
+    /// Whether a comparison with a value (outside any OR, not an optional filter) is searched
+    /// through an index the statement can still use: a relation the planner can start from
+    /// without reading its table whole.
+    fn narrowed_by_value(&self, uses: &[ColumnUse], constrained: &Constrained, catalog: &Schema) -> bool {
+        uses.iter()
+            .filter(|v| {
+                v.optional.is_none() && !v.alternative && !v.against_columns && v.comparison != Comparison::Other
+            })
+            .any(|v| {
+                let key = match &v.wrapped {
+                    None => IndexKey::Column(v.column.clone()),
+                    Some(w) => IndexKey::Expression(w.expression.clone()),
+                };
+                let searchable = |i: IndexShape| constrained.searchable_at(i, &key, catalog).is_some();
+                match v.table == self.table {
+                    true => self.on_table.iter().any(|i| searchable(*i)),
+                    false => self
+                        .partners
+                        .indexes_on(&v.table)
+                        .filter(|i| !self.gone.contains(&i.name.as_str()))
+                        .any(|i| searchable(IndexShape::from(i))),
+                }
+            })
+    }
+}
+
+/// A statement's uses of `key` of `table`, compared the way an index on it can serve: by
+/// equality or a range (with a value, or a join's or a subquery's column), outside any OR. An
+/// OR's alternative, `<>`, `LIKE`, `IS NOT NULL` or a comparison under NOT is not searched
+/// through a B-tree on its own (documentation, 11.2; a `BitmapOr` needs an index for every
+/// alternative, which is not reasoned about), so dropping the index takes nothing from it
+/// (lakekeeper's `metadata_location IS NOT NULL OR typ = 'generic-table'`).
 fn uses_of<'u>(uses: &'u [ColumnUse], table: &str, key: &IndexKey, catalog: &Schema) -> Vec<&'u ColumnUse> {
     uses.iter()
         .filter(|u| {
             u.table == table
+                && !u.alternative
+                && u.comparison != Comparison::Other
                 && match key {
                     IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,
                     IndexKey::Expression(e) => u.wrapped.as_ref().is_some_and(|w| {
@@ -282,7 +385,7 @@ fn served_by(
         return Served::NotUsed;
     }
     let constrained = Constrained::of(uses, text, catalog);
-    match alternatives.serving(&of_key, key, &constrained, catalog) {
+    match alternatives.serving(&of_key, uses, key, &constrained, catalog) {
         Some(at) => Served::By(at),
         None => Served::Not,
     }
@@ -309,10 +412,15 @@ fn users(
     let gone: Vec<&str> = dropped.iter().map(|d| d.name.as_str()).collect();
     let remaining = cx.schema.indexes_on(table).filter(|i| !gone.contains(&i.name.as_str())).map(IndexShape::from);
     let in_transaction = later.iter().filter(|l| l.same_transaction).map(|l| l.shape(table));
-    let now = Alternatives { on_table: remaining.chain(in_transaction).collect(), partners: cx.schema, gone: &gone };
+    let now =
+        Alternatives { table, on_table: remaining.chain(in_transaction).collect(), partners: cx.schema, gone: &gone };
     let outside: Vec<&Later> = later.iter().filter(|l| !l.same_transaction).collect();
-    let afterwards =
-        Alternatives { on_table: outside.iter().map(|l| l.shape(table)).collect(), partners: cx.schema, gone: &gone };
+    let afterwards = Alternatives {
+        table,
+        on_table: outside.iter().map(|l| l.shape(table)).collect(),
+        partners: cx.schema,
+        gone: &gone,
+    };
     let mut replaced_at = None;
     let mut needs = |uses: &[ColumnUse], text: &str| match served_by(uses, text, table, leading, &now, cx.schema) {
         Served::Not => {
@@ -392,6 +500,11 @@ struct Unsettled {
     users: Vec<User>,
     /// The line of a later index of the same file, outside the drop's transaction, that serves them.
     replaced_at: Option<usize>,
+    /// The lines of the indexes the same file creates later in the drop's transaction: at the
+    /// end of the history, one that serves a user replaced the dropped index before any query
+    /// ran without it (a query may compare a column the transaction adds only after the drop,
+    /// unknown to the schema at the drop: lakekeeper's `view_representation.warehouse_id`).
+    replaced_in_transaction: Vec<usize>,
     /// The message as the rule composed it (a DO block's branch may follow it).
     composed: String,
 }
@@ -520,6 +633,7 @@ impl Rule for DropIndexInUse {
                     leading: leading.clone(),
                     users,
                     replaced_at,
+                    replaced_in_transaction: later.iter().filter(|l| l.same_transaction).map(|l| l.line).collect(),
                     composed: composed.message,
                 }));
             }
@@ -573,6 +687,10 @@ struct History<'a> {
 ///   the migration that builds the new index, in which the queries run without one: the
 ///   finding stays and says so.
 ///
+/// An index the dropping file creates later in the drop's transaction that serves a user at the
+/// end clears it in both: no query ran without an index (the query may compare a column the
+/// transaction adds after the drop, unknown to the schema at the drop).
+///
 /// In `lint`, a view the end of the history no longer has clears its user too (nothing runs
 /// it). An index that serves a user at the end without coming from a later migration (created
 /// later in the dropping file, outside its transaction, which the finding already says) leaves
@@ -587,11 +705,19 @@ fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Opt
     let window = facts.under_review || still_scanned;
     let on_table: Vec<&Index> =
         end.indexes_on(table).filter(|i| !refused.contains(&(i.origin.file.clone(), i.origin.line))).collect();
-    let alternatives =
-        Alternatives { on_table: on_table.iter().map(|i| IndexShape::from(*i)).collect(), partners: end, gone: &[] };
+    let alternatives = Alternatives {
+        table,
+        on_table: on_table.iter().map(|i| IndexShape::from(*i)).collect(),
+        partners: end,
+        gone: &[],
+    };
     let restore_of = |at: usize| {
         let index = on_table[at];
         index.origin.migration.is_some_and(|m| m > unsettled.migration).then_some(index)
+    };
+    let replaces = |at: usize| {
+        let origin = &on_table[at].origin;
+        origin.migration == Some(unsettled.migration) && unsettled.replaced_in_transaction.contains(&origin.line)
     };
     let mut users = Vec::new();
     let mut restore: Option<&Index> = None;
@@ -624,6 +750,7 @@ fn settle(mut finding: Finding, unsettled: &Unsettled, history: &History) -> Opt
         };
         match served {
             Served::NotUsed if !window => continue,
+            Served::By(at) if replaces(at) => continue,
             Served::By(at) => match restore_of(at) {
                 Some(_) if !window => continue,
                 Some(index) => {
@@ -705,10 +832,13 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
         // crates.io's BRIN recreation of a date index and ente's `DROP CONSTRAINT … ADD
         // CONSTRAINT UNIQUE` with the same leading column, each in one transaction: no query
         // runs between the drop and the commit without an index (the drop's lock holds them).
-        let query = ("queries/q.sql", "SELECT region FROM reports WHERE day > $1 AND code = $2;");
-        for migration in [
-            "BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX reports_day_brin ON reports USING brin (day);\nCOMMIT;",
-            "BEGIN;\nALTER TABLE reports DROP CONSTRAINT reports_code_key;\nALTER TABLE reports ADD CONSTRAINT reports_code_region UNIQUE (code, region);\nCOMMIT;",
+        let query = ("queries/q.sql", "SELECT region FROM reports WHERE day > $1;");
+        for (migration, query) in [
+            ("BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX reports_day_brin ON reports USING brin (day);\nCOMMIT;", query),
+            (
+                "BEGIN;\nALTER TABLE reports DROP CONSTRAINT reports_code_key;\nALTER TABLE reports ADD CONSTRAINT reports_code_region UNIQUE (code, region);\nCOMMIT;",
+                ("queries/q.sql", "SELECT region FROM reports WHERE code = $1;"),
+            ),
         ] {
             let found = flagged(&[("001.sql", BASE), query, ("002.sql", migration)]);
             assert!(found.is_empty(), "{migration}: {found:#?}");
@@ -734,6 +864,112 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
             query,
             ("002.sql", "BEGIN;\nDROP INDEX reports_day;\nCREATE INDEX r2 ON reports (region, day);\nCREATE INDEX r3 ON reports (day) WHERE code IS NULL;\nCOMMIT;"),
         ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+    }
+
+    #[test]
+    fn rows_a_unique_key_finds_need_no_index_on_the_other_columns() {
+        // lakekeeper's 20250904142650_reusable_table_id drops `tabular_typ_tabular_id_idx (typ,
+        // tabular_id)` while its queries look a tabular up by its primary key and check `typ`:
+        // the primary key finds the one row, `typ` filters it.
+        let base = "CREATE TABLE tabular (tabular_id uuid PRIMARY KEY, warehouse_id uuid, typ text, name text, metadata_location text);\n\
+                    CREATE INDEX tabular_typ_tabular_id_idx ON tabular (typ, tabular_id);";
+        let drop = ("002.sql", "DROP INDEX tabular_typ_tabular_id_idx;");
+        for query in [
+            "SELECT name FROM tabular WHERE warehouse_id = $1 AND tabular_id = $2 AND typ = $3;",
+            // An OR's alternative is no search of the index on its own.
+            "SELECT name FROM tabular WHERE warehouse_id = $1 AND (metadata_location IS NOT NULL OR typ = 'generic-table');",
+        ] {
+            let found = flagged(&[("001.sql", base), ("queries/q.sql", query), drop]);
+            assert!(found.is_empty(), "{query}: {found:#?}");
+        }
+        // Part of the key, or the key compared by a range, leaves `typ` the search.
+        for query in [
+            "SELECT name FROM tabular WHERE warehouse_id = $1 AND typ = $2;",
+            "SELECT name FROM tabular WHERE tabular_id > $1 AND typ = $2;",
+        ] {
+            let found = flagged(&[("001.sql", base), ("queries/q.sql", query), drop]);
+            assert_eq!(found.len(), 1, "{query}: {found:#?}");
+        }
+    }
+
+    #[test]
+    fn a_replacement_on_a_column_the_transaction_adds_later_is_no_drop() {
+        // lakekeeper's `view_representation`: the drop comes first, `warehouse_id` is added
+        // after it, then the index is created again led by it, all in the migration's
+        // transaction; the query compares `warehouse_id`, unknown at the drop.
+        let base = "CREATE TABLE view_representation (id bigint PRIMARY KEY, view_id uuid, view_version_id bigint, sql text);\n\
+                    CREATE INDEX vr_view_id_version_id_idx ON view_representation (view_id, view_version_id);";
+        let query = ("queries/q.sql", "SELECT sql FROM view_representation WHERE warehouse_id = $1 AND view_id = $2;");
+        let migration = "BEGIN;\nDROP INDEX vr_view_id_version_id_idx;\n\
+                         ALTER TABLE view_representation ADD COLUMN warehouse_id uuid;\n\
+                         CREATE INDEX vr_view_id_version_id_idx ON view_representation (warehouse_id, view_id, view_version_id);\nCOMMIT;";
+        let found = flagged(&[("001.sql", base), query, ("002.sql", migration)]);
+        assert!(found.is_empty(), "{found:#?}");
+        // Committed between the two, the queries run without an index for a while.
+        let split = migration.replacen("ALTER TABLE", "COMMIT;\nALTER TABLE", 1).replacen("COMMIT;", "", 0);
+        let found = flagged(&[("001.sql", base), query, ("002.sql", &split)]);
+        assert_eq!(found.len(), 1, "{split}: {found:#?}");
+    }
+
+    #[test]
+    fn a_view_of_plain_joins_reaches_a_relation_through_its_joined_unique_key() {
+        // boundary's whx_host_dimension_source: `host_set` is joined by its primary key to
+        // `target_host_set` and by `catalog_id` to `host`; dropping the `(catalog_id, public_id)`
+        // key leaves the primary key to reach it. `target_host_set` has no other way in than its
+        // dropped primary key: that drop is still reported (boundary's 00047_03).
+        let base = "CREATE TABLE host (public_id text PRIMARY KEY, catalog_id text NOT NULL, name text);\n\
+                    CREATE TABLE host_set (public_id text PRIMARY KEY, catalog_id text NOT NULL, name text);\n\
+                    ALTER TABLE host_set ADD CONSTRAINT host_set_catalog_id_public_id_key UNIQUE (catalog_id, public_id);\n\
+                    CREATE TABLE target (public_id text PRIMARY KEY, name text);\n\
+                    CREATE TABLE target_host_set (target_id text, host_set_id text, PRIMARY KEY (target_id, host_set_id));\n\
+                    CREATE VIEW host_dimension AS SELECT h.public_id AS host_id, hs.public_id AS host_set_id, t.public_id AS target_id\n\
+                    FROM host h JOIN host_set hs ON h.catalog_id = hs.catalog_id\n\
+                    JOIN target_host_set ts ON hs.public_id = ts.host_set_id JOIN target t ON ts.target_id = t.public_id;";
+        let found = flagged(&[
+            ("001.sql", base),
+            ("002.sql", "ALTER TABLE host_set DROP CONSTRAINT host_set_catalog_id_public_id_key;"),
+        ]);
+        assert!(found.is_empty(), "{found:#?}");
+        // Tables LEFT JOINed to the key after it do not change how it is reached (boundary's
+        // `left join static_host_set as shs on shs.public_id = hs.public_id`).
+        let trailing = base.replace(
+            "JOIN target t ON ts.target_id = t.public_id;",
+            "JOIN target t ON ts.target_id = t.public_id LEFT JOIN host_set hs2 ON hs2.public_id = hs.public_id;",
+        );
+        let found = flagged(&[
+            ("001.sql", &trailing),
+            ("002.sql", "ALTER TABLE host_set DROP CONSTRAINT host_set_catalog_id_public_id_key;"),
+        ]);
+        assert!(found.is_empty(), "{found:#?}");
+        // Joined by a LEFT JOIN, `target_host_set` is read after `host_set`, never before it.
+        let outer = base.replace("JOIN target_host_set ts", "LEFT JOIN target_host_set ts");
+        let found = flagged(&[
+            ("001.sql", &outer),
+            ("002.sql", "ALTER TABLE host_set DROP CONSTRAINT host_set_catalog_id_public_id_key;"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let found = flagged(&[
+            ("001.sql", base),
+            ("002.sql", "ALTER TABLE target_host_set DROP CONSTRAINT target_host_set_pkey;"),
+        ]);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("view host_dimension"), "{}", found[0].message);
+    }
+
+    #[test]
+    fn a_join_driven_from_a_value_still_needs_the_index_into_the_next_table() {
+        // The customer is found by its email; its orders are then found through
+        // `orders_customer_id`, not through the primary key the shipments join: dropping it
+        // leaves a scan of every order.
+        let base = "CREATE TABLE customers (id bigint PRIMARY KEY, email text UNIQUE);\n\
+                    CREATE TABLE orders (id bigint PRIMARY KEY, customer_id bigint, total numeric);\n\
+                    CREATE INDEX orders_customer_id ON orders (customer_id);\n\
+                    CREATE TABLE shipments (id bigint PRIMARY KEY, order_id bigint);";
+        let query = "SELECT s.id FROM customers c JOIN orders o ON o.customer_id = c.id\n\
+                     JOIN shipments s ON s.order_id = o.id WHERE c.email = $1;";
+        let found =
+            flagged(&[("001.sql", base), ("queries/q.sql", query), ("002.sql", "DROP INDEX orders_customer_id;")]);
         assert_eq!(found.len(), 1, "{found:#?}");
     }
 

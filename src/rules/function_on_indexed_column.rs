@@ -2,7 +2,7 @@ use super::{Context, Role, Rule, RuleMeta};
 use crate::finding::{Finding, Severity};
 use crate::rules::Category;
 use crate::schema::immutability::index_refusal;
-use crate::schema::index_search::{Constrained, IndexShape, Prefix};
+use crate::schema::index_search::{one_row_through, Constrained, IndexShape, Prefix};
 use crate::schema::Index;
 use crate::sql::ddl::{Ddl, IndexKey};
 use crate::sql::parse::parse_file;
@@ -279,34 +279,29 @@ fn defeated_index<'s>(cx: &Context<'s>, u: &ColumnUse, constrained: &Constrained
 /// - the same column of the same relation is also compared bare, for equality or a range
 ///   against a value known before the scan, outside any OR (lakekeeper's `fs_location = ANY($2)
 ///   AND LENGTH(fs_location) <= $3`): the index is searched through that comparison;
-/// - every key of a unique index on the relation is compared for equality with such a value
-///   (synapse's `access_tokens … WHERE token = ?` joined `ON users.name = COALESCE(puppets_user_id,
-///   access_tokens.user_id)`): at most one row, found by that index; a join then runs from it
-///   through the other side's index.
+/// - a unique index finds at most one row of the relation ([`one_row_through`]; synapse's
+///   `access_tokens … WHERE token = ?` joined `ON users.name = COALESCE(puppets_user_id,
+///   access_tokens.user_id)`).
 ///
 /// Checked on PostgreSQL 15: in both, the plan reads the index named here with the wrapped
 /// predicate a `Filter` on what it found (tests/query_precision.rs).
 fn found_otherwise(cx: &Context, u: &ColumnUse, uses: &[ColumnUse], constrained: &Constrained) -> bool {
-    let bare = |column: &str, wanted: &dyn Fn(Comparison) -> bool| {
-        uses.iter().any(|v| {
-            v.relation == u.relation
-                && v.table == u.table
-                && v.column == column
-                && v.optional.is_none()
-                && wanted(v.search())
-        })
-    };
-    if bare(&u.column, &|s| s != Comparison::Other) {
-        return true;
-    }
-    cx.schema
-        .indexes
-        .values()
-        .filter(|i| i.table == u.table && i.unique && constrained.usable(IndexShape::from(*i)))
-        .any(|i| {
-            !i.keys.is_empty()
-                && i.keys.iter().all(|k| k.column().is_some_and(|c| bare(c, &|s| s == Comparison::Equality)))
-        })
+    let compared_bare = uses.iter().any(|v| {
+        v.relation == u.relation
+            && v.table == u.table
+            && v.column == u.column
+            && v.optional.is_none()
+            && v.search() != Comparison::Other
+    });
+    compared_bare
+        || one_row_through(
+            cx.schema.indexes_on(&u.table).map(IndexShape::from),
+            uses,
+            &u.table,
+            u.relation,
+            constrained,
+        )
+        .is_some()
 }
 
 /// Predicates inside a `LANGUAGE sql` function body, with lines mapped back into the file.

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 /// split by PostgreSQL's lexical rules, too-deep statements refused, byte-order marks dropped
 /// (issue 16). 4: constraint names seen, for choosing new ones without a scan (issue 13).
 /// 6: whether an index is a B-tree.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 
 /// How many snapshots are kept (the most recently used): one project needs one or two at a time.
 const KEEP: usize = 16;

@@ -32,12 +32,54 @@ pub struct IndexShape<'a> {
     pub table: &'a str,
     pub keys: &'a [IndexKey],
     pub predicate: Option<&'a str>,
+    /// A UNIQUE index (or a PRIMARY KEY or UNIQUE constraint's): an equality on every key finds
+    /// at most one row.
+    pub unique: bool,
 }
 
 impl<'a> From<&'a Index> for IndexShape<'a> {
     fn from(index: &'a Index) -> Self {
-        IndexShape { table: &index.table, keys: &index.keys, predicate: index.predicate.as_deref() }
+        IndexShape {
+            table: &index.table,
+            keys: &index.keys,
+            predicate: index.predicate.as_deref(),
+            unique: index.unique,
+        }
     }
+}
+
+/// Which of `indexes` finds at most one row of the statement's relation `relation` (a table
+/// named in its FROM or JOIN, see [`ColumnUse::relation`]) of `table`: a unique index PostgreSQL
+/// may use whose every key the statement compares bare, by equality with a value known before
+/// the scan (a parameter, a literal), outside any OR. The planner reads that row through it and
+/// checks every other predicate on the relation as a filter, whatever other index would serve
+/// them; a join then runs from that row through the other side's index (synapse's
+/// `access_tokens … WHERE token = ?`, lakekeeper's `tabular … WHERE warehouse_id = $1 AND
+/// tabular_id = $2 AND typ = $4` under the primary key `(tabular_id)`; tests/query_precision.rs
+/// reads the plans).
+pub fn one_row_through<'i>(
+    indexes: impl IntoIterator<Item = IndexShape<'i>>,
+    uses: &[ColumnUse],
+    table: &str,
+    relation: usize,
+    constrained: &Constrained,
+) -> Option<usize> {
+    let compared_by_value = |column: &str| {
+        uses.iter().any(|u| {
+            u.relation == relation
+                && u.table == table
+                && u.column == column
+                && u.optional.is_none()
+                && u.search() == Comparison::Equality
+        })
+    };
+    indexes.into_iter().position(|i| {
+        i.unique
+            && i.table == table
+            && !i.keys.is_empty()
+            && constrained.usable(i)
+            && i.keys.iter().all(|k| k.column().is_some_and(compared_by_value))
+    })
 }
 
 /// What one statement's predicates constrain, per (table, key): columns compared bare and

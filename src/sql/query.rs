@@ -141,6 +141,11 @@ pub struct ColumnUse {
     /// all found through it.
     #[serde(default)]
     pub alternative: bool,
+    /// Its relation is the nullable side of an outer join (a LEFT JOIN's right, a RIGHT JOIN's
+    /// left, either side of a FULL JOIN): the planner joins it after the side it is joined to,
+    /// so its rows are never found first and the other side reached from them.
+    #[serde(default)]
+    pub outer: bool,
 }
 
 impl ColumnUse {
@@ -222,6 +227,8 @@ struct Walker<'c> {
     negated: bool,
     /// Whether the current term is one alternative of an OR (see [`ColumnUse::alternative`]).
     alternative: bool,
+    /// The relations on the nullable side of an outer join (see [`ColumnUse::outer`]).
+    nullable: std::collections::BTreeSet<usize>,
     /// Relations numbered so far (see [`ColumnUse::relation`]).
     relations: usize,
 }
@@ -453,9 +460,19 @@ impl Walker<'_> {
         ons: &mut Vec<&'a Expr>,
     ) {
         for twj in from {
+            let first = self.relations + 1;
             self.factor(&twj.relation, outer, relations, ons);
             for join in &twj.joins {
+                let before = self.relations + 1;
                 self.factor(&join.relation, outer, relations, ons);
+                let (left, right) = (first..before, before..self.relations + 1);
+                let nullable = match &join.join_operator {
+                    JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => vec![right],
+                    JoinOperator::Right(_) | JoinOperator::RightOuter(_) => vec![left],
+                    JoinOperator::FullOuter(_) => vec![left, right],
+                    _ => Vec::new(),
+                };
+                self.nullable.extend(nullable.into_iter().flatten());
                 let constraint = match &join.join_operator {
                     JoinOperator::Join(c)
                     | JoinOperator::Inner(c)
@@ -656,6 +673,7 @@ impl Walker<'_> {
                     against_columns: false,
                     relation,
                     alternative: self.alternative,
+                    outer: false,
                 });
             }
             return;
@@ -683,6 +701,7 @@ impl Walker<'_> {
                     against_columns: false,
                     relation,
                     alternative: self.alternative,
+                    outer: false,
                 });
             }
         }
@@ -716,10 +735,14 @@ pub fn predicate_uses(statement: &ast::Statement, catalog: &dyn Catalog, line_of
         optional: None,
         negated: false,
         alternative: false,
+        nullable: Default::default(),
         relations: 0,
     };
     walker.statement(statement);
-    walker.uses
+    let nullable = walker.nullable;
+    let mut uses = walker.uses;
+    uses.iter_mut().for_each(|u| u.outer = nullable.contains(&u.relation));
+    uses
 }
 
 /// Every table, view or CTE name a statement names (FROM, JOIN, subqueries, DML targets),
@@ -776,6 +799,24 @@ mod tests {
                    WHERE st.route_id = $1 AND convert_timezone(st.service_timezone, st.departure_time) BETWEEN $2 AND $3";
         let found = wrapped(sql);
         assert!(found.contains(&("stop_times".into(), "departure_time".into())), "{found:?}");
+    }
+
+    #[test]
+    fn the_nullable_side_of_an_outer_join_is_marked() {
+        let outer = |sql: &str| -> Vec<(String, bool)> {
+            uses(sql).into_iter().map(|u| (format!("{}.{}", u.table, u.column), u.outer)).collect()
+        };
+        let on = "ON t.id = st.trip_id WHERE st.route_id = $1 AND u.id = $2";
+        let users = "JOIN users u ON u.id = t.id";
+        let left = outer(&format!("SELECT 1 FROM stop_times st LEFT JOIN trips t {on}"));
+        assert!(left.contains(&("trips.id".into(), true)) && left.contains(&("stop_times.route_id".into(), false)));
+        let right = outer(&format!("SELECT 1 FROM stop_times st {users} RIGHT JOIN trips t {on}"));
+        assert!(right.contains(&("trips.id".into(), false)), "{right:?}");
+        assert!(right.contains(&("stop_times.route_id".into(), true)) && right.contains(&("users.id".into(), true)));
+        let full = outer(&format!("SELECT 1 FROM stop_times st FULL JOIN trips t {on}"));
+        assert!(full.iter().all(|(_, outer)| *outer), "{full:?}");
+        let inner = outer(&format!("SELECT 1 FROM stop_times st JOIN trips t {on}"));
+        assert!(inner.iter().all(|(_, outer)| !*outer), "{inner:?}");
     }
 
     #[test]
