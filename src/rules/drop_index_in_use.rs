@@ -116,11 +116,18 @@ struct Later {
     keys: Vec<IndexKey>,
     predicate: Option<String>,
     unique: bool,
+    nulls_not_distinct: bool,
 }
 
 impl Later {
     fn shape<'a>(&'a self, table: &'a str) -> IndexShape<'a> {
-        IndexShape { table, keys: &self.keys, predicate: self.predicate.as_deref(), unique: self.unique }
+        IndexShape {
+            table,
+            keys: &self.keys,
+            predicate: self.predicate.as_deref(),
+            unique: self.unique,
+            nulls_not_distinct: self.nulls_not_distinct,
+        }
     }
 }
 
@@ -150,6 +157,7 @@ fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
                 keys: create.keys.clone(),
                 predicate: create.predicate.clone(),
                 unique: create.unique,
+                nulls_not_distinct: create.nulls_not_distinct,
             }),
             Ddl::AlterTable { table, actions, .. } if table == &dropped.table => {
                 added_constraints(actions, line, same_transaction, &mut out);
@@ -164,10 +172,13 @@ fn created_later(cx: &Context, dropped: &Index) -> Vec<Later> {
 fn added_constraints(actions: &[AlterAction], line: usize, same_transaction: bool, out: &mut Vec<Later>) {
     for action in actions {
         if let AlterAction::AddConstraint(c) = action {
-            if let ConstraintKind::PrimaryKey { columns } | ConstraintKind::Unique { columns, .. } = &c.kind {
-                let keys = columns.iter().cloned().map(IndexKey::Column).collect();
-                out.push(Later { line, same_transaction, keys, predicate: None, unique: true });
-            }
+            let (columns, nulls_not_distinct) = match &c.kind {
+                ConstraintKind::PrimaryKey { columns } => (columns, false),
+                ConstraintKind::Unique { columns, nulls_not_distinct } => (columns, *nulls_not_distinct),
+                _ => continue,
+            };
+            let keys = columns.iter().cloned().map(IndexKey::Column).collect();
+            out.push(Later { line, same_transaction, keys, predicate: None, unique: true, nulls_not_distinct });
         }
     }
 }
@@ -882,6 +893,18 @@ ALTER TABLE reports ADD CONSTRAINT reports_code_key UNIQUE (code);";
         ] {
             let found = flagged(&[("001.sql", base), ("queries/q.sql", query), drop]);
             assert!(found.is_empty(), "{query}: {found:#?}");
+        }
+        // `IS NULL` on a key pins one row only where NULLs are not distinct (lakekeeper's
+        // `unique NULLS not distinct (namespace_id, name, deleted_at)`).
+        let query =
+            ("queries/q.sql", "SELECT tabular_id FROM tabular WHERE name = $1 AND deleted_at IS NULL AND typ = $2;");
+        for (unique, reported) in [("UNIQUE NULLS NOT DISTINCT", false), ("UNIQUE", true)] {
+            let base = format!(
+                "{base}\nALTER TABLE tabular ADD COLUMN deleted_at timestamptz;\n\
+                 ALTER TABLE tabular ADD CONSTRAINT unique_name {unique} (name, deleted_at);"
+            );
+            let found = flagged(&[("001.sql", &base), query, drop]);
+            assert_eq!(!found.is_empty(), reported, "{unique}: {found:#?}");
         }
         // Part of the key, or the key compared by a range, leaves `typ` the search.
         for query in [

@@ -35,6 +35,8 @@ pub struct IndexShape<'a> {
     /// A UNIQUE index (or a PRIMARY KEY or UNIQUE constraint's): an equality on every key finds
     /// at most one row.
     pub unique: bool,
+    /// `NULLS NOT DISTINCT`: `IS NULL` on a key is one place, not every row with a NULL.
+    pub nulls_not_distinct: bool,
 }
 
 impl<'a> From<&'a Index> for IndexShape<'a> {
@@ -44,6 +46,7 @@ impl<'a> From<&'a Index> for IndexShape<'a> {
             keys: &index.keys,
             predicate: index.predicate.as_deref(),
             unique: index.unique,
+            nulls_not_distinct: index.nulls_not_distinct,
         }
     }
 }
@@ -64,13 +67,16 @@ pub fn one_row_through<'i>(
     relation: usize,
     constrained: &Constrained,
 ) -> Option<usize> {
-    let compared_by_value = |column: &str| {
+    // `IS NULL` pins a key only where NULLs are not distinct: a plain UNIQUE index holds any
+    // number of rows with a NULL key (documentation, 11.6 "Unique Indexes").
+    let compared_by_value = |column: &str, nulls_not_distinct: bool| {
         uses.iter().any(|u| {
             u.relation == relation
                 && u.table == table
                 && u.column == column
                 && u.optional.is_none()
                 && u.search() == Comparison::Equality
+                && (!u.is_null || nulls_not_distinct)
         })
     };
     indexes.into_iter().position(|i| {
@@ -78,7 +84,7 @@ pub fn one_row_through<'i>(
             && i.table == table
             && !i.keys.is_empty()
             && constrained.usable(i)
-            && i.keys.iter().all(|k| k.column().is_some_and(compared_by_value))
+            && i.keys.iter().all(|k| k.column().is_some_and(|c| compared_by_value(c, i.nulls_not_distinct)))
     })
 }
 

@@ -118,6 +118,9 @@ pub struct Index {
     /// (GiST in practice: any of its keys can be searched, and a range's bounds never are).
     #[serde(default = "a_btree")]
     pub btree: bool,
+    /// `NULLS NOT DISTINCT` (PostgreSQL 15): one NULL per key, so `IS NULL` finds at most one row.
+    #[serde(default)]
+    pub nulls_not_distinct: bool,
 }
 
 fn a_btree() -> bool {

@@ -610,6 +610,10 @@ impl Schema {
                         constraint: Some(name.clone()),
                         origin: origin.clone(),
                         btree: purpose != IndexPurpose::Exclusion,
+                        nulls_not_distinct: matches!(
+                            constraint.kind,
+                            ConstraintKind::Unique { nulls_not_distinct: true, .. }
+                        ),
                     },
                 );
                 Some(index)
@@ -659,6 +663,7 @@ impl Schema {
             constraint: None,
             origin: origin.clone(),
             btree: index.btree,
+            nulls_not_distinct: index.nulls_not_distinct,
         };
         self.indexes.insert(name, created.clone());
         // An index on a partitioned table is built on each partition too (or adopts an

@@ -146,6 +146,10 @@ pub struct ColumnUse {
     /// so its rows are never found first and the other side reached from them.
     #[serde(default)]
     pub outer: bool,
+    /// The comparison is `IS NULL`: an equality for a search, but a plain UNIQUE index keeps any
+    /// number of NULLs.
+    #[serde(default)]
+    pub is_null: bool,
 }
 
 impl ColumnUse {
@@ -602,7 +606,11 @@ impl Walker<'_> {
             | Expr::Like { expr, .. }
             | Expr::ILike { expr, .. }
             | Expr::SimilarTo { expr, .. } => self.side(expr, scope, Other),
-            Expr::IsNull(e) => self.side(e, scope, narrowing(Equality)),
+            Expr::IsNull(e) => {
+                let first = self.uses.len();
+                self.side(e, scope, narrowing(Equality));
+                self.uses[first..].iter_mut().for_each(|u| u.is_null = true);
+            }
             Expr::IsNotNull(e) | Expr::IsTrue(e) | Expr::IsFalse(e) => self.side(e, scope, Other),
             Expr::AnyOp { left, compare_op: BinaryOperator::Eq, right, .. } => {
                 let first = self.uses.len();
@@ -674,6 +682,7 @@ impl Walker<'_> {
                     relation,
                     alternative: self.alternative,
                     outer: false,
+                    is_null: false,
                 });
             }
             return;
@@ -702,6 +711,7 @@ impl Walker<'_> {
                     relation,
                     alternative: self.alternative,
                     outer: false,
+                    is_null: false,
                 });
             }
         }
