@@ -187,6 +187,20 @@ fn query_rules_agree_with_postgresql_plans() {
             assert!(errors(&found).iter().any(|f| f.message.contains("users_email")), "{query}: {found:#?}");
         }
 
+        // 5. A comparison within one row (nakama's `edge_count + 1 <= max_count`) bounds no
+        // search: an index on the expression is not searched for it, nor is the bare column's.
+        let own_row = "SELECT id FROM users WHERE org_id + 1 <= id";
+        client.batch_execute("BEGIN; CREATE INDEX users_org_plus_one ON users ((org_id + 1))").await.expect("index");
+        let conditions = index_conditions(&client, own_row).await;
+        assert!(conditions.iter().all(|(_, c)| !c.contains("org_id")), "{conditions:?}");
+        let bare = index_conditions(&client, "SELECT id FROM users WHERE org_id <= id - 1").await;
+        assert!(bare.iter().all(|(_, c)| !c.contains("org_id")), "{bare:?}");
+        client.batch_execute("ROLLBACK").await.expect("rollback");
+        assert!(sluice(&[SCHEMA], own_row).is_empty(), "{:#?}", sluice(&[SCHEMA], own_row));
+        // Against another table's column it is a join a nested loop can probe the index with.
+        let joined = "SELECT u.id FROM users u JOIN users v ON u.org_id + 1 = v.id WHERE v.id = 3";
+        assert_eq!(errors(&sluice(&[SCHEMA], joined)).len(), 1, "{:#?}", sluice(&[SCHEMA], joined));
+
         drop(client);
         server.shutdown(false).await.expect("shutdown");
     });

@@ -371,6 +371,7 @@ fn uses_of<'u>(uses: &'u [ColumnUse], table: &str, key: &IndexKey, catalog: &Sch
         .filter(|u| {
             u.table == table
                 && !u.alternative
+                && !u.against_own_row
                 && u.comparison != Comparison::Other
                 && match key {
                     IndexKey::Column(c) => u.wrapped.is_none() && &u.column == c,

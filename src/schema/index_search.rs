@@ -113,7 +113,8 @@ impl Constrained {
     /// then no partial index serves it).
     pub fn of(uses: &[ColumnUse], statement: &str, catalog: &Schema) -> Constrained {
         let mut constrained = Constrained { statement: comparable(statement), ..Constrained::default() };
-        for u in uses {
+        // A comparison within one row (`a = b` of one table) constrains no search.
+        for u in uses.iter().filter(|u| !u.against_own_row) {
             let strength = match &u.wrapped {
                 None => constrained.columns.entry((u.table.clone(), u.column.clone())).or_default(),
                 Some(w) => constrained

@@ -150,6 +150,10 @@ pub struct ColumnUse {
     /// number of NULLs.
     #[serde(default)]
     pub is_null: bool,
+    /// Every column the other side reads is of the same relation (`edge_count + 1 <=
+    /// max_count`): a comparison within one row, which no index search can bound.
+    #[serde(default)]
+    pub against_own_row: bool,
 }
 
 impl ColumnUse {
@@ -583,8 +587,8 @@ impl Walker<'_> {
                 self.side(left, scope, comparison);
                 let middle = self.uses.len();
                 self.side(right, scope, comparison);
-                self.against(first..middle, right);
-                self.against(middle..self.uses.len(), left);
+                self.against(first..middle, right, scope);
+                self.against(middle..self.uses.len(), left, scope);
                 if comparison == Equality {
                     self.join_partners(first, middle);
                 }
@@ -615,7 +619,7 @@ impl Walker<'_> {
             Expr::AnyOp { left, compare_op: BinaryOperator::Eq, right, .. } => {
                 let first = self.uses.len();
                 self.side(left, scope, narrowing(Equality));
-                self.against(first..self.uses.len(), right);
+                self.against(first..self.uses.len(), right, scope);
             }
             Expr::AnyOp { left, .. } | Expr::AllOp { left, .. } => self.side(left, scope, Other),
             Expr::Exists { subquery, .. } | Expr::Subquery(subquery) => self.query(subquery, scope),
@@ -635,12 +639,21 @@ impl Walker<'_> {
         }
     }
 
-    /// Marks `uses[range]` as compared against `other` when it reads a column or is a subquery.
-    fn against(&mut self, range: std::ops::Range<usize>, other: &Expr) {
+    /// Marks `uses[range]` as compared against `other` when it reads a column or is a subquery,
+    /// and against its own row when every column `other` reads is of the use's relation.
+    fn against(&mut self, range: std::ops::Range<usize>, other: &Expr, scope: &Scope) {
         let mut refs = Vec::new();
         columns_in(other, &mut refs);
-        if !refs.is_empty() || matches!(strip(other), Expr::Subquery(_)) {
-            self.uses[range].iter_mut().for_each(|u| u.against_columns = true);
+        if refs.is_empty() && !matches!(strip(other), Expr::Subquery(_)) {
+            return;
+        }
+        let relations: Option<Vec<usize>> = match strip(other) {
+            Expr::Subquery(_) => None,
+            _ => refs.iter().map(|parts| scope.resolve(parts, self.catalog).map(|(_, _, r)| r)).collect(),
+        };
+        for u in &mut self.uses[range] {
+            u.against_columns = true;
+            u.against_own_row = relations.as_ref().is_some_and(|r| !r.is_empty() && r.iter().all(|&r| r == u.relation));
         }
     }
 
@@ -683,6 +696,7 @@ impl Walker<'_> {
                     alternative: self.alternative,
                     outer: false,
                     is_null: false,
+                    against_own_row: false,
                 });
             }
             return;
@@ -712,6 +726,7 @@ impl Walker<'_> {
                     alternative: self.alternative,
                     outer: false,
                     is_null: false,
+                    against_own_row: false,
                 });
             }
         }
@@ -827,6 +842,22 @@ mod tests {
         assert!(full.iter().all(|(_, outer)| *outer), "{full:?}");
         let inner = outer(&format!("SELECT 1 FROM stop_times st JOIN trips t {on}"));
         assert!(inner.iter().all(|(_, outer)| !*outer), "{inner:?}");
+    }
+
+    #[test]
+    fn a_comparison_within_one_row_is_marked() {
+        let own = |sql: &str| -> Vec<(String, bool)> {
+            uses(sql).into_iter().map(|u| (format!("{}.{}", u.table, u.column), u.against_own_row)).collect()
+        };
+        let found = own("SELECT 1 FROM users WHERE id + 1 <= created_at AND email = $1");
+        assert!(
+            found.contains(&("users.id".into(), true)) && found.contains(&("users.email".into(), false)),
+            "{found:?}"
+        );
+        let joined = own("SELECT 1 FROM users u JOIN trips t ON u.id = t.id + 1");
+        assert!(joined.iter().all(|(_, own)| !*own), "{joined:?}");
+        let aliases = own("SELECT 1 FROM users u JOIN users v ON u.id = v.id");
+        assert!(aliases.iter().all(|(_, own)| !*own), "two relations of one table: {aliases:?}");
     }
 
     #[test]
