@@ -30,7 +30,8 @@ the rows without the wrapped column, so the wrapper only filters what it found (
 15's plans): the same column of the same table alias is also compared bare against a known value outside any OR \
 (`fs_location = ANY($2) AND length(fs_location) <= $3`), or every key of a unique index on it is compared for \
 equality with one (`WHERE token = $1`: one row, which a join then follows through the other side's index). The \
-statement inside `PREPARE … AS` and `EXPLAIN` is the one checked. A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
+statement inside `PREPARE … AS` and `EXPLAIN` is the one checked. A comparison within one row (`edge_count + 1 <= \
+max_count`) bounds no index search, wrapped or bare, and is not reported (nakama's `groups`). A comparison in an optional filter (`$1 IS NULL OR lower(email) = $1`, sqlc's \
 `sqlc.narg(x) IS NULL OR …`) is still an error, and says so: planned for the parameter's value (a custom plan, \
 which PostgreSQL makes for every unnamed statement and for a prepared one while custom plans cost less), the test \
 folds away and the wrapper is what keeps the index out; a generic plan searches no index for such a filter, \
