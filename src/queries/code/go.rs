@@ -209,8 +209,9 @@ impl<'t> GoFile<'_, 't> {
         side
     }
 
-    /// A call of one of the project's wrappers (`[queries] calls`): its first argument, or the
-    /// second after a context, is SQL. Whether it was one.
+    /// A call of one of the project's wrappers (`[queries] calls`): its first argument is SQL,
+    /// after a context and the destinations written `&dest` (zdb's `zdb.Get(ctx, &u, query, …)`,
+    /// as sqlx's `GetContext`). Whether it was one.
     fn project_call(&self, call: Node<'t>, out: &mut Extraction) -> bool {
         let Some(function) = call.child_by_field_name("function") else { return false };
         let Some(name) = self.calls.matching(self.host.text_of(function)) else { return false };
@@ -219,7 +220,9 @@ impl<'t> GoFile<'_, 't> {
             let first = self.host.text_of(args[0]).to_ascii_lowercase();
             first.contains("ctx") || first.contains("context")
         };
-        if let Some(&argument) = args.get(usize::from(context_first)) {
+        let destination = |node: &Node| node.kind() == "unary_expression" && self.host.text_of(*node).starts_with('&');
+        let sql = args.iter().skip(usize::from(context_first)).find(|a| !destination(a));
+        if let Some(&argument) = sql {
             let source = format!("{name} (sluice.toml calls)");
             if !self.asked_of_package(argument, &source, true, out) {
                 record(out, self.host, source, self.eval(argument, 0), Certainty::Sql);
@@ -418,6 +421,21 @@ mod tests {
         // A parameter or a range variable of the name is no package constant.
         let text = "package store\n\nfunc (d *DB) Run(ctx context.Context, query string) {\n\td.pool.Exec(ctx, query)\n\tfor _, q := range all {\n\t\td.pool.Exec(ctx, q)\n\t}\n}\n";
         assert!(extract(text, &ProjectCalls::default()).go_package.is_none());
+    }
+
+    #[test]
+    fn a_project_call_reads_its_sql_after_a_context_and_destinations() {
+        // goatcounter's zdb: `zdb.Get(ctx, &u, query, args…)`, `zdb.Exec(ctx, query, args…)`.
+        let text = "package goatcounter\n\nfunc f(ctx context.Context) {\n\tzdb.Get(ctx, &u, `select * from users where email = $1`, email)\n\tzdb.Exec(ctx, `delete from users where id = $1`, id)\n\trun(`select 1 from users`)\n}\n";
+        let calls = ProjectCalls::new(["zdb.Get".to_string(), "zdb.Exec".to_string(), "run".to_string()]);
+        let found = extract(text, &calls);
+        let sql: Vec<&str> = found.queries.iter().map(|q| q.sql.as_str()).collect();
+        assert_eq!(
+            sql,
+            ["select * from users where email = $1", "delete from users where id = $1", "select 1 from users"],
+            "{found:#?}"
+        );
+        assert!(found.unreadable.is_empty(), "{:#?}", found.unreadable);
     }
 
     #[test]

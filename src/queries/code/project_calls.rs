@@ -4,8 +4,8 @@
 //!
 //! An entry is a function or method name (`rawQuery`: any call whose callee ends in it,
 //! `rawQuery(…)`, `prisma.rawQuery(…)`), or a dotted path (`prisma.rawQuery`: that callee only,
-//! as written). The SQL is the call's first argument (in Go, the second when the first is a
-//! context). Read in Go, TypeScript, JavaScript, Rust, Python and Java (not Kotlin).
+//! as written). The SQL is the call's first argument (in Go, after a context and destinations
+//! written `&dest`: zdb's `zdb.Get(ctx, &u, query)`). Read in Go, TypeScript, JavaScript, Rust, Python and Java (not Kotlin).
 
 /// The configured wrapper calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
