@@ -138,3 +138,47 @@ fn a_migration_rule_that_reads_the_queries_sees_those_the_cache_served() {
     assert!(drop.to_string().contains("internal/store/departures.go"), "{drop}");
     assert_eq!(lint(&app, &cached), after);
 }
+
+/// Every kind of change to the code on disk shows in a warm run, whose caches (the code scan's
+/// and the query findings') trust an unchanged file's metadata, old enough, for its text: an
+/// edit, a `touch` (no change), a file renamed over another, a new file.
+#[test]
+fn a_changed_file_tree_always_shows_in_a_warm_run() {
+    let work = tempfile::tempdir().unwrap();
+    let app = project(work.path());
+    let cache = work.path().join("cache");
+    let cached = ["--cache-dir", cache.to_str().unwrap()];
+    let riders = app.join("app/riders.py");
+    let wrapped = std::fs::read_to_string(&riders).unwrap();
+    let bare = wrapped.replace("\"WHERE lower(email) = lower(%s)\"", "\"WHERE email = lower(%s)\"");
+    assert_ne!(bare, wrapped);
+    let has = |run: &(i32, Vec<Value>, String), file: &str| {
+        rules_on(&run.1, file).contains(&"function-on-indexed-column".to_string())
+    };
+    // Past the racy window, so that each warm run trusts the metadata of what did not change.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let warm = |expected_on_riders: bool| {
+        settle();
+        let run = lint(&app, &cached);
+        assert_eq!(run, lint(&app, &["--no-cache"]));
+        assert_eq!(has(&run, "riders.py"), expected_on_riders, "{:?}", run.1);
+        run
+    };
+    warm(true);
+    warm(true);
+
+    std::fs::write(&riders, &bare).unwrap();
+    let edited = warm(false);
+    let now = std::time::SystemTime::now();
+    std::fs::File::options().append(true).open(&riders).unwrap().set_modified(now).unwrap();
+    assert_eq!(warm(false), edited, "touched, unchanged");
+
+    let replacement = app.join("app/riders.py.new");
+    std::fs::write(&replacement, &wrapped).unwrap();
+    std::fs::rename(&replacement, &riders).unwrap();
+    warm(true);
+
+    std::fs::write(app.join("app/more.py"), wrapped.replace("def by_email", "def more_by_email")).unwrap();
+    let added = warm(true);
+    assert!(has(&added, "more.py"), "{:?}", added.1);
+}

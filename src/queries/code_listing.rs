@@ -12,7 +12,7 @@
 //! file) are checked on every run; when one changed, the whole tree is walked afresh.
 
 use super::code;
-use super::scan_cache::{Dir, Entries, Stat};
+use super::scan_cache::{Dir, Entries, Stat, Table};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -51,7 +51,7 @@ impl Listed<'_> {
     }
 
     /// Every directory's listing, as [`Entries::dirs`] keeps them.
-    pub fn dirs(&self) -> HashMap<Vec<u8>, Dir> {
+    pub fn dirs(&self) -> Table<Dir> {
         let reused = self.reused.iter().map(|(path, dir)| ((*path).clone(), (*dir).clone()));
         reused.chain(self.walked.iter().cloned()).collect()
     }

@@ -8,6 +8,7 @@ use super::code_listing;
 pub use super::scan_cache::ScanCache;
 use super::scan_cache::{text_digest, Entries, Entry, Extracted, Known, Stat};
 use super::{Place, Query, Source};
+use crate::cache::Key;
 use crate::error::{read_text, Error, Result};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -49,14 +50,21 @@ pub struct Project<'a> {
     pub calls: code::ProjectCalls,
 }
 
-/// One file as the scan read it: its name as findings show it, its extraction, its text (unless
-/// the cache vouched for a file without queries), and what the cache keeps of it.
-type Read<'a> = (String, Extracted, Option<Arc<str>>, Kept<'a>);
+/// One file as the scan read it, unless the cache knows it unchanged and inert: its name as
+/// findings show it, its extraction, its text (unless the cache vouched for a file without
+/// queries), and the digest of that text, when known.
+struct Read {
+    shown: String,
+    extracted: Extracted,
+    text: Option<Arc<str>>,
+    digest: Option<Key>,
+}
 
 /// [`on_disk`], skipping what `cache` knows of files that have not changed: a file whose
 /// metadata is what it was is neither read nor parsed (most of an application's code, which
-/// holds no SQL); one that holds queries is read but not parsed (a finding quotes its text);
-/// any other is read, and parsed unless its text is what the cache read.
+/// holds no SQL, is not even named); one that holds queries is read but neither parsed nor
+/// hashed (a finding quotes its text; its metadata vouches for it, as for git's index); any
+/// other is read, and parsed unless its text is what the cache read.
 pub fn on_disk_cached(
     dirs: &[PathBuf],
     project: &Project,
@@ -71,19 +79,27 @@ pub fn on_disk_cached(
     let known = if cache.is_enabled() { cache.load(&dirs, &project.calls) } else { Entries::default() };
     let listed = code_listing::list(&dirs, &known)?;
     let files = &listed.files;
-    let each: Vec<Read<'_>> = files
+    let each: Vec<(Kept<'_>, Option<Read>)> = files
         .par_iter()
         .map(|path| {
-            let shown = display(path);
             // Metadata before the text: a write after the `stat` shows at the next run.
             let stat = cache.is_enabled().then(|| std::fs::metadata(path).ok().map(|m| Stat::of(&m))).flatten();
-            let (entry, trusted) = match known.lookup(path, &shown, stat.as_ref()) {
-                Known::Unchanged(entry) if entry.extracted.queries.is_empty() => {
-                    return Ok((shown, entry.extracted.clone(), None, Kept::Known(entry)));
+            // Most of an application's code: unchanged, and known to yield nothing.
+            if let Some(entry) = known.unchanged_inert(path, stat.as_ref()) {
+                return Ok((Kept::Known(entry), None));
+            }
+            let shown = display(path);
+            let entry = match known.lookup(path, &shown, stat.as_ref()) {
+                Known::Unchanged(entry) => {
+                    let text = match entry.extracted.queries.is_empty() {
+                        true => None,
+                        false => Some(read_text(path)?.into()),
+                    };
+                    let extracted = entry.extracted.clone();
+                    return Ok((Kept::Known(entry), Some(Read { shown, extracted, text, digest: Some(entry.digest) })));
                 }
-                Known::Unchanged(entry) => (Some(entry), true),
-                Known::Suspect(entry) => (Some(entry), false),
-                Known::Unknown => (None, false),
+                Known::Suspect(entry) => Some(entry),
+                Known::Unknown => None,
             };
             let text: Arc<str> = read_text(path)?.into();
             let digest = text_digest(&text);
@@ -93,25 +109,24 @@ pub fn on_disk_cached(
             };
             // A racily clean entry proved unchanged is fresh too: saved as observed now, it is
             // trusted on its metadata next time.
-            let kept = match (entry, stat) {
-                (Some(entry), _) if trusted && entry.digest == digest => Kept::Known(entry),
-                (_, Some(stat)) => {
+            let kept = match stat {
+                Some(stat) => {
                     Kept::Fresh(Box::new(Entry { display: shown.clone(), stat, digest, extracted: extracted.clone() }))
                 }
-                (_, None) => Kept::Nothing,
+                None => Kept::Nothing,
             };
-            Ok((shown, extracted, Some(text), kept))
+            Ok((kept, Some(Read { shown, extracted, text: Some(text), digest: Some(digest) })))
         })
         .collect::<Result<_>>()?;
-    let mut each = each;
-    join_packages(
-        files.iter().zip(each.iter_mut()).map(|(path, read)| (path.as_path(), read.0.as_str(), &mut read.1)).collect(),
-        &[],
-    );
-    let decided = code::other_databases(files.iter().zip(&each).map(|(p, e)| (p.as_path(), e.1.databases.as_slice())));
+    let (kept, reads): (Vec<Kept<'_>>, Vec<Option<Read>>) = each.into_iter().unzip();
+    // The files that yield something, or may for their package; the inert ones play no part.
+    let mut live: Vec<(&Path, Read)> =
+        files.iter().zip(reads).filter_map(|(path, read)| Some((path.as_path(), read?))).collect();
+    join_packages(live.iter_mut().map(|(path, read)| (*path, read.shown.as_str(), &mut read.extracted)).collect(), &[]);
+    let decided = code::other_databases(live.iter().map(|(p, read)| (*p, read.extracted.databases.as_slice())));
     let mut scanned = Scanned { files: files.len(), ..Scanned::default() };
-    let mut kept = Vec::with_capacity(each.len());
-    for ((path, (shown, extracted, text, entry)), other) in files.iter().zip(each).zip(decided) {
+    for ((path, read), other) in live.into_iter().zip(decided) {
+        let Read { shown, extracted, text, digest } = read;
         // Below the directories scanned (a `migrations` directory under `internal`), or, when
         // findings name files from the project's root, below that (`code = ["migrations"]`).
         let below_dir = dirs.iter().find_map(|dir| path.strip_prefix(dir).ok()).unwrap_or(path);
@@ -127,10 +142,9 @@ pub fn on_disk_cached(
             None if !extracted.queries.is_empty() => read_text(path)?.into(),
             None => Arc::from(""),
         };
-        let (queries, note) = to_scan(shown, extracted, text);
+        let (queries, note) = to_scan(shown, extracted, Host { text, digest });
         scanned.queries.extend(queries);
         scanned.notes.extend(note);
-        kept.push(entry);
     }
     // Nothing to write when every file and directory was served as the cache has it: most warm
     // runs build no new cache.
@@ -206,7 +220,7 @@ pub fn finish(
                 Some(what) => set_aside(&display, extracted, what),
                 None => extracted,
             };
-            to_scan(display, extracted, text)
+            to_scan(display, extracted, Host { text, digest: None })
         })
         .collect()
 }
@@ -267,8 +281,14 @@ fn set_aside_as(
     other.map(|other| format!("{} code ({})", other.database, other.shown_by))
 }
 
+/// A host file's text, and its digest when the scan already knows it ([`text_digest`]).
+pub struct Host {
+    pub text: Arc<str>,
+    pub digest: Option<Key>,
+}
+
 /// The queries of `extracted` as the rules take them, read out of `host`.
-pub fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileScan {
+pub fn to_scan(display: String, extracted: Extracted, host: Host) -> FileScan {
     let note = extracted.note.map(|note| (display.clone(), note));
     let queries = extracted
         .queries
@@ -277,7 +297,7 @@ pub fn to_scan(display: String, extracted: Extracted, host: Arc<str>) -> FileSca
             file: display.clone(),
             sql: q.sql.into(),
             source: Source::Code(q.source),
-            place: Place::Embedded { map: q.map, host: Arc::clone(&host) },
+            place: Place::Embedded { map: q.map, host: Arc::clone(&host.text), digest: host.digest },
         })
         .collect();
     (queries, note)
@@ -480,11 +500,13 @@ mod tests {
         // c.go gains a query the cache cannot know of from metadata it is told is unchanged.
         std::fs::write(app.path("c.go"), QUERY).unwrap();
         app.forge_metadata("c.go");
-        // a.go's stored queries are its own only while its text is what was parsed.
+        // a.go changes, keeping its metadata as the cache saw it (forged).
         std::fs::write(app.path("a.go"), OTHER).unwrap();
         app.forge_metadata("a.go");
         app.observed_long_after();
-        assert_eq!(app.scan().0, vec![query("a.go", "teams")], "a.go read and its digest checked; c.go not read");
+        // Both trusted on their metadata, as git trusts its index: c.go is not read, a.go is
+        // read (a finding quotes it) but neither hashed nor parsed again.
+        assert_eq!(app.scan().0, vec![query("a.go", "users")], "a.go's stored queries; c.go not read");
     }
 
     #[test]

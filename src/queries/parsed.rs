@@ -263,7 +263,7 @@ mod tests {
             file: "src/main.rs".into(),
             sql: sql.into(),
             source: Source::Code("sqlx query!".into()),
-            place: Place::Embedded { map, host: Arc::clone(&host) },
+            place: Place::Embedded { map, host: Arc::clone(&host), digest: None },
         };
         let parsed = ParsedQuery::parse(query);
         let statement = &parsed.file().parsed.statements[0];

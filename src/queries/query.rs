@@ -34,8 +34,10 @@ pub enum Source {
 pub enum Place {
     /// The SQL is the whole file.
     WholeFile,
-    /// The SQL is read out of the file's text (`host`) where `map` says.
-    Embedded { map: SourceMap, host: Arc<str> },
+    /// The SQL is read out of the file's text (`host`) where `map` says; `digest` is the host's
+    /// [`text_digest`](super::scan_cache::text_digest) when the scan knew it (the query cache
+    /// keys the query's findings by it, and need not hash the file again).
+    Embedded { map: SourceMap, host: Arc<str>, digest: Option<crate::cache::Key> },
     /// The SQL is a field of the CSV record that starts on `line` (a workload export), as the
     /// source prepared it for the rules: every position in it is that line.
     Record { line: usize },

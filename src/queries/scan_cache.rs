@@ -19,6 +19,11 @@ use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+
+/// The cache's tables: keyed by paths thousands of bytes long in all, hashed by foldhash, not
+/// SipHash (nothing here is chosen by an adversary who could flood one bucket: the keys are the
+/// paths of the user's own tree).
+pub type Table<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -46,6 +51,14 @@ impl Extracted {
     /// No query and no note: what most of an application's code files hold.
     pub fn is_empty(&self) -> bool {
         self.queries.is_empty() && self.note.is_none()
+    }
+
+    /// Nothing at all that the scan makes anything of, in this file or for its package: no
+    /// query, no note, no statement, no sign of a database and no Go package side. What the scan
+    /// makes of the other files does not depend on such a file, nor does its own result on its
+    /// name or place (set aside or not, it yields nothing).
+    pub fn is_inert(&self) -> bool {
+        self.is_empty() && self.statements == 0 && self.databases.is_empty() && self.go_package.is_none()
     }
 }
 
@@ -145,9 +158,9 @@ pub struct Dir {
 pub struct Entries {
     pub observed: Stamp,
     /// By the file's path as the scan lists it (its bytes: a path need not be UTF-8).
-    pub files: HashMap<Vec<u8>, Entry>,
+    pub files: Table<Entry>,
     /// The directories below the code directories, by path.
-    pub dirs: HashMap<Vec<u8>, Dir>,
+    pub dirs: Table<Dir>,
     /// The ignore files outside the code directories that the walk reads (in their parent
     /// directories, the user's global excludes file), by path, and what `stat` said of them.
     pub outside: Vec<(Vec<u8>, Option<Stat>)>,
@@ -179,6 +192,14 @@ impl Entries {
     /// Whether an ignore file's metadata (`None`: absent) is what it was and old enough to tell.
     pub fn unchanged_ignore_file(&self, was: Option<&Stat>, is: Option<&Stat>) -> bool {
         was == is && is.is_none_or(|stat| !self.racy(stat))
+    }
+
+    /// The entry of a file whose metadata is what it was (and old enough to tell) and whose
+    /// extraction [is inert](Extracted::is_inert): the file needs neither reading nor naming.
+    pub fn unchanged_inert(&self, path: &Path, stat: Option<&Stat>) -> Option<&Entry> {
+        let entry = self.files.get(path.as_os_str().as_bytes())?;
+        let stat = stat?;
+        (entry.extracted.is_inert() && *stat == entry.stat && !self.racy(stat)).then_some(entry)
     }
 
     pub fn lookup(&self, path: &Path, display: &str, stat: Option<&Stat>) -> Known<'_> {

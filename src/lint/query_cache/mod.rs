@@ -167,15 +167,18 @@ impl Run<'_> {
 /// Per query, a digest of what its findings depend on besides the context: its file, SQL, source
 /// and place (for SQL in code, the map back to the host file and the host file's text).
 fn identities(queries: &[ParsedQuery]) -> Vec<Key> {
-    let mut hosts: HashMap<usize, &Arc<str>> = HashMap::new();
+    let mut hosts: HashMap<usize, (&Arc<str>, Option<Key>)> = HashMap::new();
     for query in queries {
-        if let Place::Embedded { host, .. } = &query.query.place {
-            hosts.entry(Arc::as_ptr(host) as *const u8 as usize).or_insert(host);
+        if let Place::Embedded { host, digest, .. } = &query.query.place {
+            hosts.entry(Arc::as_ptr(host) as *const u8 as usize).or_insert((host, *digest));
         }
     }
-    // Hosts hold many queries each: hashed once per file, not once per query.
-    let hosts: HashMap<usize, Key> =
-        hosts.into_par_iter().map(|(at, host)| (at, cache::digest(&[host.as_bytes()]))).collect();
+    // Hosts hold many queries each: hashed once per file, not once per query, and not at all
+    // when the code scan knew the digest (the same one: `text_digest`).
+    let hosts: HashMap<usize, Key> = hosts
+        .into_par_iter()
+        .map(|(at, (host, digest))| (at, digest.unwrap_or_else(|| cache::digest(&[host.as_bytes()]))))
+        .collect();
     queries
         .par_iter()
         .map(|parsed| {
@@ -184,7 +187,7 @@ fn identities(queries: &[ParsedQuery]) -> Vec<Key> {
             let place: Vec<u8> = match &query.place {
                 Place::WholeFile => b"whole file".to_vec(),
                 Place::Record { line } => [b"record ".as_slice(), &line.to_le_bytes()].concat(),
-                Place::Embedded { map, host } => {
+                Place::Embedded { map, host, .. } => {
                     let mut bytes = hosts[&(Arc::as_ptr(host) as *const u8 as usize)].to_vec();
                     bytes.extend(format!("{map:?}").into_bytes());
                     bytes
