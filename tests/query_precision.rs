@@ -27,6 +27,31 @@ CREATE INDEX users_email ON users (email);
 CREATE INDEX users_org_kind_created ON users (org_id, kind, created_at);
 ";
 
+/// What the planner is kept from, so that an index it can use shows in the plan.
+enum Planner {
+    /// Sequential scans disabled.
+    NoSeqScan,
+    /// Sequential scans, hash and merge joins disabled: an index a join can search shows in a
+    /// nested loop's inner scan.
+    NestedLoops,
+}
+
+/// An ephemeral PostgreSQL server with database `name`, `schema` loaded, and a client whose
+/// planner is kept as `planner` says.
+async fn throwaway(name: &str, schema: &str, planner: Planner) -> (Server, tokio_postgres::Client) {
+    let mut server =
+        Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
+    server.create_database(name, None).await.expect("create");
+    let client = server.connect(name).await.expect("connect");
+    client.batch_execute(schema).await.expect("schema");
+    let settings = match planner {
+        Planner::NoSeqScan => "SET enable_seqscan = off",
+        Planner::NestedLoops => "SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off",
+    };
+    client.batch_execute(settings).await.expect("set");
+    (server, client)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
@@ -97,12 +122,7 @@ fn errors(found: &[Finding]) -> Vec<&Finding> {
 fn query_rules_agree_with_postgresql_plans() {
     require_postgres();
     runtime().block_on(async {
-        let mut server =
-            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
-        server.create_database("sluice_test_precision", None).await.expect("create");
-        let client = server.connect("sluice_test_precision").await.expect("connect");
-        client.batch_execute(SCHEMA).await.expect("schema");
-        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+        let (server, client) = throwaway("sluice_test_precision", SCHEMA, Planner::NoSeqScan).await;
         let indexdef: String = client
             .query_one("SELECT pg_get_indexdef('users_upper_name'::regclass)", &[])
             .await
@@ -234,12 +254,7 @@ fn suggested_index(finding: &Finding) -> Option<String> {
 fn optional_filters_and_expression_indexes_agree_with_postgresql() {
     require_postgres();
     runtime().block_on(async {
-        let mut server =
-            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
-        server.create_database("sluice_test_optional", None).await.expect("create");
-        let client = server.connect("sluice_test_optional").await.expect("connect");
-        client.batch_execute(RUNS).await.expect("schema");
-        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+        let (server, client) = throwaway("sluice_test_optional", RUNS, Planner::NoSeqScan).await;
 
         // 1. An optional filter, `$1 IS NULL OR …`. Planned for the parameter's value (a custom
         // plan: every unnamed statement, and a prepared one while custom plans cost less),
@@ -495,14 +510,7 @@ fn drop_findings(found: Vec<Finding>) -> Vec<Finding> {
 fn drop_index_in_use_agrees_with_postgresql_plans() {
     require_postgres();
     runtime().block_on(async {
-        let mut server =
-            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
-        server.create_database("sluice_test_drops", None).await.expect("create");
-        let client = server.connect("sluice_test_drops").await.expect("connect");
-        client
-            .batch_execute("SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off")
-            .await
-            .expect("set");
+        let (server, client) = throwaway("sluice_test_drops", "", Planner::NestedLoops).await;
         // crates.io's migrations, as it wrote them: the 2014 drop of the unique constraint on
         // `name` (`20141121191309…`), the 2018 index on it (`2018-10-17-203221…`), the 2017
         // owners' key (`20170308191449…`, in diesel's transaction), the 2019 drop (`2019-06-14-195059…`).
@@ -597,12 +605,7 @@ CREATE INDEX tabular_location ON tabular (warehouse_id, fs_location);
 fn rows_found_through_another_index_agree_with_postgresql() {
     require_postgres();
     runtime().block_on(async {
-        let mut server =
-            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
-        server.create_database("sluice_test_found", None).await.expect("create");
-        let client = server.connect("sluice_test_found").await.expect("connect");
-        client.batch_execute(FOUND).await.expect("schema");
-        client.batch_execute("SET enable_seqscan = off").await.expect("set");
+        let (server, client) = throwaway("sluice_test_found", FOUND, Planner::NoSeqScan).await;
 
         // 1. The token row is found by its unique key; the join runs from it to accounts through
         // accounts' index, the COALESCE on the probing side. tokens_device plays no part.
@@ -688,14 +691,7 @@ async fn searches_index(client: &tokio_postgres::Client, query: &str, table: &st
 fn rows_another_index_finds_after_a_drop_agree_with_postgresql() {
     require_postgres();
     runtime().block_on(async {
-        let mut server =
-            Server::start(&ServerOptions { no_cache: true, ..ServerOptions::default() }).await.expect("server");
-        server.create_database("sluice_test_elsewhere", None).await.expect("create");
-        let client = server.connect("sluice_test_elsewhere").await.expect("connect");
-        client
-            .batch_execute("SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off")
-            .await
-            .expect("set");
+        let (server, client) = throwaway("sluice_test_elsewhere", "", Planner::NestedLoops).await;
         let drop_typ = "DROP INDEX tabular_typ_tabular_id_idx;";
         let drop_host_set_key = "ALTER TABLE host_set DROP CONSTRAINT host_set_catalog_id_public_id_key;";
         let drop_target_key = "ALTER TABLE target_host_set DROP CONSTRAINT target_host_set_pkey;";
