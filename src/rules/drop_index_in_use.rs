@@ -280,9 +280,7 @@ impl Alternatives<'_> {
         }
         serving
     }
-}
 
-impl Alternatives<'_> {
     /// For a join use `u` (`host_set.catalog_id = host.catalog_id`) in a statement that narrows
     /// no relation by a value through an index (a view's plain joins, boundary's
     /// `whx_host_dimension_source`): a unique index of `on_table` whose every key the statement
