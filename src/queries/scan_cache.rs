@@ -19,15 +19,15 @@ use super::code::{EmbeddedQuery, Evidence, ProjectCalls};
 use crate::cache::{self, BlobStore, Key};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// The cache's tables: keyed by paths thousands of bytes long in all, hashed by foldhash, not
 /// SipHash (nothing here is chosen by an adversary who could flood one bucket: the keys are the
 /// paths of the user's own tree).
 pub type Table<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
 
 /// What one code file's extraction keeps: its queries and its note (the note names the file as
 /// findings show it).
