@@ -44,6 +44,9 @@ SLUICE=$(realpath "$SLUICE")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$repo" "$work/app"
+# The copy's files are new: past the caches' racy window (2 s) before any run, as a checked-out
+# tree's are, or a fast repository's rounds would all fall inside it and re-read every file.
+sleep 3
 cd "$work/app"
 rm -rf .git
 files=$(find . -type f | wc -l)
